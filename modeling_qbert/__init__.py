@@ -1,0 +1,1 @@
+"""Q-BERT: the model side (configuration, model, processor, selection, trainer)."""

@@ -1,0 +1,1 @@
+"""Runnable training and evaluation scripts."""

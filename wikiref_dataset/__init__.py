@@ -1,0 +1,1 @@
+"""WikiRef toolkit: the data side (text pipeline, ROUGE, oracle, dataset builders)."""
