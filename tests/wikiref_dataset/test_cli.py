@@ -1,0 +1,96 @@
+"""The ``wikiref`` command: demo on the embedded sample, and ``rouge`` on JSON lines and ROUGE file lists."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from wikiref_dataset.cli import load_sample, main
+from wikiref_dataset.rouge import rouge
+
+
+def test_demo_prints_the_table(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250" in out
+    for system in ("lead", "query_focused", "oracle"):
+        assert system in out
+    assert "best ROUGE-2 recall: oracle" in out
+
+
+def test_sample_is_well_formed():
+    clusters = load_sample()
+    assert len(clusters) == 3
+    for cluster in clusters:
+        assert cluster["title"] and cluster["narrative"]
+        assert len(cluster["references"]) == 3
+        assert all(document["sentences"] for document in cluster["documents"])
+        assert set(cluster["systems"]) == {"lead", "query_focused"}
+
+
+def _write_items(path, items):
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+
+
+ITEMS = [
+    {"id": "a", "prediction": "The cat sat on the mat.", "references": ["A cat sat on a mat.", "The cat sat."]},
+    {"id": "b", "system": "Dogs bark at night.", "references": "Dogs bark loudly at night."},
+]
+
+
+def test_rouge_jsonl_json_output(tmp_path, capsys):
+    _write_items(tmp_path / "items.jsonl", ITEMS)
+    assert main(["rouge", str(tmp_path / "items.jsonl"), "--json", "--per-item"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    expected = rouge([item.get("prediction", item.get("system")) for item in ITEMS],
+                     [item["references"] if isinstance(item["references"], list) else [item["references"]]
+                      for item in ITEMS])
+    assert output["averages"] == expected.to_dict()
+    assert output["per_item"]["a"]["rouge_1"]["recall"] == expected.per_item[0]["rouge_1"].recall
+
+
+def test_rouge_filelist_text_report(tmp_path, capsys):
+    (tmp_path / "sys1.txt").write_bytes("The cat sat on the mat.\nIt was red.".encode())
+    (tmp_path / "ref1.txt").write_bytes(b"A cat sat on a red mat.")
+    (tmp_path / "ref2.txt").write_bytes(b"The cat was on the mat.")
+    (tmp_path / "list.txt").write_text("sys1.txt ref1.txt ref2.txt\n")
+    assert main(["rouge", str(tmp_path / "list.txt"), "--filelist", "--rouge-args", "-n 2 -m -c 95 -r 1000",
+                 "--per-item", "--system-id", "mine"]) == 0
+    out = capsys.readouterr().out
+    expected = rouge(["The cat sat on the mat.\nIt was red."], [["A cat sat on a red mat.", "The cat was on the mat."]],
+                     word_limit=None, rouge_l=True, skip_distance=None)
+    assert expected.averages["rouge_l"].printed("rouge_l", "mine")[0] in out
+    assert f"mine ROUGE-1 Eval 1 R:{expected.per_item[0]['rouge_1'].recall:7.5f}" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json\n", "items.jsonl:1: not valid JSON"),
+        ('{"prediction": "x"}\n', "items.jsonl:1: needs 'references'"),
+        ('{"references": ["x"]}\n', "items.jsonl:1: needs a string field 'prediction'"),
+        ("\n", "no items"),
+    ],
+)
+def test_rouge_bad_input_is_a_clear_error(tmp_path, capsys, content, message):
+    (tmp_path / "items.jsonl").write_text(content)
+    assert main(["rouge", str(tmp_path / "items.jsonl")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_rouge_missing_files_and_bad_options(tmp_path, capsys):
+    assert main(["rouge", str(tmp_path / "absent.jsonl")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    (tmp_path / "list.txt").write_text("sys.txt ref.txt\n")
+    assert main(["rouge", str(tmp_path / "list.txt"), "--filelist"]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    _write_items(tmp_path / "items.jsonl", ITEMS)
+    assert main(["rouge", str(tmp_path / "items.jsonl"), "--rouge-args", "-n 2 -w 1.2"]) == 2
+    assert "not implemented" in capsys.readouterr().err
+
+
+def test_console_script_entry_point_runs():
+    completed = subprocess.run([sys.executable, "-m", "wikiref_dataset.cli", "demo"], capture_output=True, text=True,
+                               check=True)
+    assert "oracle" in completed.stdout

@@ -1,0 +1,670 @@
+"""One spaCy language pipeline for the whole project: sentences, tokens, lemmas and stop words.
+
+Every place that splits a document into sentences, counts tokens or compares lemmas (WikiRef curation, the
+oracle, PSG2SUM, AQuaMuSe, the DUC reader, the dataset builders) goes through :class:`TextPipeline`, so that
+"a sentence", "a token" and "a content lemma" mean the same thing everywhere.
+
+Which spaCy pipeline is used (:func:`get_pipeline`, cached per configuration):
+
+* a *trained* pipeline when one is named in :attr:`TextConfig.model` (package name or path), or, for English
+  with ``model=None``, when ``en_core_web_sm`` is installed. Named-entity recognition is excluded; when the
+  pipeline ships a ``senter`` it replaces the (slower) dependency parser for sentence boundaries.
+* otherwise a *blank* pipeline: ``spacy.blank(lang)`` + the rule-based ``sentencizer`` + the ``lemmatizer`` in
+  ``lookup`` mode, whose tables come from ``spacy-lookups-data`` (no model download, no network). Languages
+  without a lookup table fall back to lemma = lowercased form, with a logged warning. Pass ``model="blank"`` to
+  force this pipeline even where ``en_core_web_sm`` is installed (results then do not depend on the machine).
+
+The rule-based sentencizer splits after every ``.``/``?``/``!`` token. spaCy's English tokenizer already keeps
+most abbreviations whole (``Dr.``, ``U.S.``, ``e.g.``, ``Jan.``, initials), and a token that is not pure
+terminal punctuation never ends a sentence. A small component (``wikiref_sentence_boundaries``) then repairs
+what the sentencizer gets wrong, without changing tokens:
+
+* a boundary is removed when the next sentence starts with a lowercase letter (``approx. three``,
+  ``"Why?" he asked``), when the previous one does not end with terminal punctuation (``et al., 2020``),
+  after an English abbreviation that precedes a name or number (``Fig. 3``, ``No. 5``, ``Capt. Smith``), and
+  between ``et al.`` and a bracket or number (``Smith et al. (2020)``);
+* an opening quote or bracket that the sentencizer glued to the end of a sentence moves to the next one;
+* a blank line (by default; see :attr:`TextConfig.newline_breaks`) always ends a sentence, so that headings
+  and titles without a full stop do not run into the text after them.
+
+Known limit: an abbreviation at the very end of a sentence (``... in the U.S. He ...``) does not end it.
+
+Texts longer than :attr:`TextConfig.max_length` characters are cut into pieces at paragraph boundaries (then
+line breaks, then spaces) that are analysed separately and joined back; a piece boundary is a sentence
+boundary. spaCy's own ``max_length`` is set to the same value.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy
+import spacy
+from spacy.attrs import IS_SPACE, SENT_START
+from spacy.language import Language
+from spacy.lookups import load_lookups
+from spacy.pipeline import Sentencizer
+from spacy.tokens import Doc
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TRAINED_PIPELINES: dict[str, str] = {"en": "en_core_web_sm"}
+"""Trained pipeline used for a language when ``model=None`` and the package is installed."""
+
+BLANK_MODEL = "blank"
+"""Value of :attr:`TextConfig.model` that forces the blank + lookup-tables pipeline."""
+
+NewlineBreaks = Literal["paragraph", "line", "none"]
+
+# Abbreviations (without their period) that precede a name or a number and so almost never end a sentence.
+# Only those spaCy's English tokenizer splits off their period are listed ("Dr.", "Mr.", "St.", "Prof.",
+# "Gen.", "Jan.", "e.g." ... are single tokens already). Abbreviations that often end a sentence ("etc.",
+# "Jr.", "Sr.", "Ave.", "ibid.") are left out on purpose: a lowercase next word still merges them.
+_NON_FINAL_ABBREVIATIONS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        {
+            "Fig", "Figs", "fig", "figs", "No", "Nos", "Vol", "Vols", "vol", "vols", "pp", "Ch", "Chap", "Sec",
+            "Eq", "Eqs", "Ref", "Refs", "approx", "Approx", "cf", "Cf", "ca", "viz", "est", "Est", "incl",
+            "Capt", "Cpl", "Col", "Cmdr", "Lt", "Maj", "Sgt", "Pvt", "Hon", "Mme", "Mlle", "Mx", "Fr", "Ft",
+            "Pres", "Supt", "Insp", "Gov", "Sen", "Rep", "Gen",
+        }
+    ),
+}  # fmt: skip
+
+_LEMMA_COMPONENTS = ("tagger", "attribute_ruler", "morphologizer", "lemmatizer", "wikiref_lemma_fallback")
+"""Components only needed for lemmas; skipped when only sentences are asked for."""
+
+_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")
+_LINE_BREAK = re.compile(r"\n\s*")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class TextConfig:
+    """How texts are analysed. Hashable: pipelines are cached per configuration.
+
+    Args:
+        lang (`str`, *optional*, defaults to `"en"`):
+            ISO code of a language spaCy supports (`spacy.blank(lang)` must work).
+        model (`str`, *optional*):
+            A trained spaCy pipeline (installed package name or path). `None` uses the language's default
+            trained pipeline (`en_core_web_sm` for English) when installed, else the blank pipeline;
+            `"blank"` always uses the blank pipeline (sentencizer + lookup lemmas).
+        newline_breaks (`str`, *optional*, defaults to `"paragraph"`):
+            Which line breaks end a sentence whatever the punctuation: `"paragraph"` (a blank line), `"line"`
+            (every line break) or `"none"`. The default suits both web text (paragraphs) and DUC SGML (hard
+            wrapped lines inside sentences).
+        batch_size (`int`, *optional*, defaults to 256):
+            Texts per batch in `nlp.pipe`.
+        n_process (`int`, *optional*, defaults to 1):
+            Worker processes for `nlp.pipe` in the `*_many` methods.
+        max_length (`int`, *optional*, defaults to 1,000,000):
+            Longest text (characters) handed to spaCy at once; longer texts are cut at paragraph boundaries.
+    """
+
+    lang: str = field(default="en", metadata={"help": "ISO language code (spacy.blank(lang) must work)."})
+    model: str | None = field(
+        default=None,
+        metadata={"help": "Trained pipeline name/path; None = default trained pipeline if installed; 'blank'."},
+    )
+    newline_breaks: NewlineBreaks = field(
+        default="paragraph", metadata={"help": "Line breaks that end a sentence: paragraph, line or none."}
+    )
+    batch_size: int = field(default=256, metadata={"help": "Texts per nlp.pipe batch."})
+    n_process: int = field(default=1, metadata={"help": "Worker processes for nlp.pipe."})
+    max_length: int = field(default=1_000_000, metadata={"help": "Longest text piece handed to spaCy."})
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.lang, str) or not self.lang:
+            raise ValueError(f"lang must be a non-empty language code, got {self.lang!r}")
+        if self.model is not None and (not isinstance(self.model, str) or not self.model):
+            raise ValueError(f"model must be None, 'blank' or a spaCy pipeline name/path, got {self.model!r}")
+        if self.newline_breaks not in ("paragraph", "line", "none"):
+            raise ValueError(f"newline_breaks must be 'paragraph', 'line' or 'none', got {self.newline_breaks!r}")
+        for name in ("batch_size", "n_process", "max_length"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+@dataclass
+class AnalyzedText:
+    """One text, analysed: its sentences and its tokens (whitespace tokens dropped).
+
+    Args:
+        sentences (`list[str]`):
+            Sentence texts, stripped, with every run of whitespace (line wraps included) made one space.
+        sentence_char_spans (`list[tuple[int, int]]`):
+            `(start, end)` character offsets of each sentence in the original text (exact, unnormalised).
+        sentence_token_spans (`list[tuple[int, int]]`):
+            `(start, end)` indices of each sentence's tokens in `tokens`.
+        tokens (`list[str]`):
+            Token texts (punctuation included, whitespace excluded).
+        lemmas (`list[str]`):
+            One lemma per token, as the lemmatizer gives it (case kept for proper nouns).
+        is_stop (`list[bool]`):
+            Whether the token or its lemma is in the language's stop-word list (case-insensitive).
+        is_word (`list[bool]`):
+            Whether the token holds a letter or a digit (`False` for punctuation and symbols).
+    """
+
+    sentences: list[str] = field(default_factory=list)
+    sentence_char_spans: list[tuple[int, int]] = field(default_factory=list)
+    sentence_token_spans: list[tuple[int, int]] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)
+    lemmas: list[str] = field(default_factory=list)
+    is_stop: list[bool] = field(default_factory=list)
+    is_word: list[bool] = field(default_factory=list)
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.sentences)
+
+    @property
+    def n_tokens(self) -> int:
+        """Number of tokens, punctuation included (the length measure of WikiRef curation)."""
+        return len(self.tokens)
+
+    @property
+    def words(self) -> list[str]:
+        """Tokens that hold a letter or a digit."""
+        return [token for token, is_word in zip(self.tokens, self.is_word, strict=True) if is_word]
+
+    @property
+    def content_words(self) -> list[str]:
+        """Lowercased tokens that are words and not stop words."""
+        return [t.lower() for t, w, s in zip(self.tokens, self.is_word, self.is_stop, strict=True) if w and not s]
+
+    @property
+    def content_lemmas(self) -> list[str]:
+        """Lowercased lemmas of the tokens that are words and not stop words (WikiRef's unigram recall)."""
+        return [lem.lower() for lem, w, s in zip(self.lemmas, self.is_word, self.is_stop, strict=True) if w and not s]
+
+    def sentence_tokens(self) -> list[list[str]]:
+        """Tokens of each sentence."""
+        return [self.tokens[start:end] for start, end in self.sentence_token_spans]
+
+    def _shifted(self, char_offset: int, token_offset: int) -> AnalyzedText:
+        return AnalyzedText(
+            sentences=self.sentences,
+            sentence_char_spans=[(s + char_offset, e + char_offset) for s, e in self.sentence_char_spans],
+            sentence_token_spans=[(s + token_offset, e + token_offset) for s, e in self.sentence_token_spans],
+            tokens=self.tokens,
+            lemmas=self.lemmas,
+            is_stop=self.is_stop,
+            is_word=self.is_word,
+        )
+
+    @classmethod
+    def concatenate(cls, parts: list[tuple[int, AnalyzedText]]) -> AnalyzedText:
+        """Join the analyses of consecutive pieces of one text; each part comes with its character offset."""
+        if len(parts) == 1 and parts[0][0] == 0:
+            return parts[0][1]
+        joined = cls()
+        for char_offset, part in parts:
+            shifted = part._shifted(char_offset, len(joined.tokens))
+            joined.sentences += shifted.sentences
+            joined.sentence_char_spans += shifted.sentence_char_spans
+            joined.sentence_token_spans += shifted.sentence_token_spans
+            joined.tokens += shifted.tokens
+            joined.lemmas += shifted.lemmas
+            joined.is_stop += shifted.is_stop
+            joined.is_word += shifted.is_word
+        return joined
+
+
+# --------------------------------------------------------------------------------------------------------------
+# spaCy components
+# --------------------------------------------------------------------------------------------------------------
+
+
+class SentenceBoundaries:
+    """Repairs sentence boundaries in place (see the module docstring for the rules).
+
+    With `merge=False` (pipelines whose boundaries come from a trained senter) only line breaks and opening
+    quotes are handled; with `only_set_starts=True` (placed before a dependency parser, which keeps boundaries
+    set before it) only line-break starts are set.
+    """
+
+    def __init__(self, nlp: Language, newline_breaks: str, merge: bool, only_set_starts: bool) -> None:
+        self.newline_breaks = newline_breaks
+        self.merge = merge
+        self.only_set_starts = only_set_starts
+        self.abbreviations = _NON_FINAL_ABBREVIATIONS.get(nlp.lang, frozenset())
+        sentencizer = nlp.get_pipe("sentencizer") if "sentencizer" in nlp.pipe_names else None
+        punct_chars = getattr(sentencizer, "punct_chars", None) or Sentencizer.default_punct_chars
+        self.terminal_chars = frozenset(punct_chars)
+        self.min_newlines = {"paragraph": 2, "line": 1}.get(newline_breaks, 0)
+
+    def __call__(self, doc: Doc) -> Doc:
+        if len(doc) < 2:
+            return doc
+        # Work on arrays and write back once: `Token.is_sent_start = ...` rescans the whole Doc on every call.
+        columns = doc.to_array([SENT_START, IS_SPACE])
+        sent_start = columns[:, 0].view(numpy.int64).copy()
+        is_space = columns[:, 1].astype(bool).tolist()
+        hard = self._line_break_starts(doc, is_space)
+        if self.only_set_starts:
+            sent_start[sorted(hard)] = 1
+            doc.from_array([SENT_START], sent_start.view(numpy.uint64))
+            return doc
+        sent_start[0] = 1
+        old = numpy.flatnonzero(sent_start == 1).tolist()
+        starts = {self._skip_space(is_space, i) for i in old}
+        starts.update(hard)
+        starts.discard(len(doc))
+        starts.discard(0)
+        new = [0]
+        for i in sorted(starts):
+            if i not in hard:
+                i = self._move_opening_punct(doc, i, new[-1])
+                if i <= new[-1] or (self.merge and self._should_merge(doc, i)):
+                    continue
+            new.append(i)
+        if new != old:
+            sent_start[old] = -1
+            sent_start[new] = 1
+            doc.from_array([SENT_START], sent_start.view(numpy.uint64))
+        return doc
+
+    def _line_break_starts(self, doc: Doc, is_space: list[bool]) -> set[int]:
+        if not self.min_newlines or "\n" not in doc.text:
+            return set()
+        starts = set()
+        for i, space in enumerate(is_space):
+            if space and doc[i].text.count("\n") >= self.min_newlines:
+                start = self._skip_space(is_space, i + 1)
+                if 0 < start < len(doc):
+                    starts.add(start)
+        return starts
+
+    @staticmethod
+    def _skip_space(is_space: list[bool], i: int) -> int:
+        while i < len(is_space) and is_space[i]:
+            i += 1
+        return i
+
+    @staticmethod
+    def _move_opening_punct(doc: Doc, i: int, previous_start: int) -> int:
+        # The sentencizer glues an opening quote/bracket to the sentence before it: `Yes! "No," he said.`
+        while i - 1 > previous_start:
+            token = doc[i - 1]
+            before = doc[i - 2]
+            opening = (token.is_quote or token.is_left_punct) and not token.whitespace_
+            if opening and (before.whitespace_ or before.is_space):
+                i -= 1
+            else:
+                break
+        return i
+
+    def _should_merge(self, doc: Doc, i: int) -> bool:
+        last = i - 1
+        while last > 0 and doc[last].is_space:
+            last -= 1
+        end = last
+        while end > 0 and (doc[end].is_quote or doc[end].is_right_punct):
+            end -= 1
+        if doc[end].text[-1] not in self.terminal_chars:
+            return True  # `et al., 2020`: the sentencizer skipped punctuation after the period
+        first = i
+        while first < len(doc) - 1 and (doc[first].is_quote or doc[first].is_left_punct):
+            first += 1
+        first_char = doc[first].text[0]
+        if first_char.isalpha() and first_char.islower():
+            return True
+        if doc[end].text == "." and end > 0 and not doc[end - 1].whitespace_:
+            word = doc[end - 1].text
+            if word in self.abbreviations:
+                return True
+            if (
+                word == "al"
+                and end > 1
+                and doc[end - 2].lower_ == "et"
+                and (first_char in "([" or first_char.isdigit())
+            ):
+                return True
+        return False
+
+
+class LemmaFallback:
+    """Completes lookup lemmas: sentence-initial capitals and languages without a lemma table.
+
+    spaCy's lookup lemmatizer looks the token text up as written, so `Children` at the start of a sentence
+    stays `Children`; a title-case token left unchanged is looked up again in lowercase. Without a table
+    (`table=None`) every lemma is the lowercased form.
+    """
+
+    def __init__(self, nlp: Language) -> None:
+        self.nlp = nlp
+        self._table: Any = None
+        self._resolved = False
+
+    def _lookup_table(self) -> Any:
+        if not self._resolved:
+            lemmatizer = self.nlp.get_pipe("lemmatizer") if "lemmatizer" in self.nlp.pipe_names else None
+            if lemmatizer is not None and getattr(lemmatizer, "mode", None) == "lookup":
+                self._table = lemmatizer.lookups.get_table("lemma_lookup", None)
+            self._resolved = True
+        return self._table
+
+    def __call__(self, doc: Doc) -> Doc:
+        table = self._lookup_table()
+        for token in doc:
+            if table is None:
+                if not token.lemma_:
+                    token.lemma_ = token.lower_
+            elif token.is_title and token.lemma_ == token.text:
+                lemma = table.get(token.lower_)
+                if lemma is not None:
+                    token.lemma_ = lemma if isinstance(lemma, str) else lemma[0]
+        return doc
+
+
+@Language.factory(
+    "wikiref_sentence_boundaries",
+    default_config={"newline_breaks": "paragraph", "merge": True, "only_set_starts": False},
+)
+def make_sentence_boundaries(
+    nlp: Language, name: str, newline_breaks: str, merge: bool, only_set_starts: bool
+) -> SentenceBoundaries:
+    return SentenceBoundaries(nlp, newline_breaks, merge, only_set_starts)
+
+
+@Language.factory("wikiref_lemma_fallback")
+def make_lemma_fallback(nlp: Language, name: str) -> LemmaFallback:
+    return LemmaFallback(nlp)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Pipeline construction (cached)
+# --------------------------------------------------------------------------------------------------------------
+
+
+def resolve_model(config: TextConfig) -> str:
+    """The spaCy pipeline a configuration uses: `"blank"` or a trained pipeline's name/path."""
+    if config.model is not None:
+        return config.model
+    default = DEFAULT_TRAINED_PIPELINES.get(config.lang)
+    if default is not None and spacy.util.is_package(default):
+        return default
+    return BLANK_MODEL
+
+
+def get_pipeline(config: TextConfig | None = None) -> Language:
+    """The spaCy pipeline for `config`, built once per (lang, model, newline_breaks, max_length) and cached.
+
+    Raises:
+        ValueError: unknown language code, or a trained pipeline for another language than `config.lang`.
+        OSError: `config.model` names a pipeline that is not installed.
+        ImportError: the language needs a tokenizer package that is not installed (e.g. Japanese).
+    """
+    config = config or TextConfig()
+    return _build_pipeline(config.lang, resolve_model(config), config.newline_breaks, config.max_length)
+
+
+@functools.cache
+def _build_pipeline(lang: str, model: str, newline_breaks: str, max_length: int) -> Language:
+    nlp = _blank_pipeline(lang) if model == BLANK_MODEL else _trained_pipeline(lang, model, newline_breaks)
+    if model == BLANK_MODEL:
+        nlp.add_pipe("wikiref_sentence_boundaries", after="sentencizer", config={"newline_breaks": newline_breaks})
+    nlp.max_length = max_length
+    return nlp
+
+
+def _blank_pipeline(lang: str) -> Language:
+    try:
+        nlp = spacy.blank(lang)
+    except ImportError as error:
+        if "E048" in str(error):
+            raise ValueError(f"Unknown language code {lang!r}: spaCy has no `spacy.lang.{lang}`.") from error
+        raise ImportError(f"spaCy's {lang!r} tokenizer needs an extra package: {error}") from error
+    nlp.add_pipe("sentencizer")
+    lookups = load_lookups(lang, ["lemma_lookup"], strict=False)
+    if lookups.has_table("lemma_lookup"):
+        lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
+        lemmatizer.initialize(lookups=lookups)
+    else:
+        logger.warning(
+            "spacy-lookups-data has no lemma table for %r: lemmas will be lowercased forms. "
+            "Pass TextConfig(model=...) with a trained pipeline for real lemmas.",
+            lang,
+        )
+    nlp.add_pipe("wikiref_lemma_fallback")
+    return nlp
+
+
+def _trained_pipeline(lang: str, model: str, newline_breaks: str) -> Language:
+    try:
+        nlp = spacy.load(model, exclude=["ner", "entity_ruler", "entity_linker"])
+    except OSError as error:
+        raise OSError(
+            f"spaCy pipeline {model!r} is not installed (neither a package nor a pipeline folder). Install it, "
+            f"or use TextConfig(model='blank') for the rule-based pipeline with lookup lemmas. ({error})"
+        ) from error
+    if nlp.lang != lang:
+        raise ValueError(f"spaCy pipeline {model!r} is for language {nlp.lang!r}, but TextConfig.lang is {lang!r}.")
+    use_senter = "senter" in nlp.component_names
+    if use_senter:
+        if "parser" in nlp.component_names:
+            nlp.remove_pipe("parser")  # the senter alone is several times faster than the parser
+        nlp.enable_pipe("senter")
+    names = nlp.pipe_names
+    if "parser" in names and not use_senter:
+        nlp.add_pipe(
+            "wikiref_sentence_boundaries",
+            before="parser",
+            config={"newline_breaks": newline_breaks, "only_set_starts": True},
+        )
+    else:
+        if "senter" not in names and "sentencizer" not in names:
+            nlp.add_pipe("sentencizer")
+        source = "senter" if "senter" in nlp.pipe_names else "sentencizer"
+        nlp.add_pipe(
+            "wikiref_sentence_boundaries",
+            after=source,
+            config={"newline_breaks": newline_breaks, "merge": source == "sentencizer"},
+        )
+    if "lemmatizer" not in nlp.pipe_names:
+        logger.warning("spaCy pipeline %r has no lemmatizer: lemmas will be lowercased forms.", model)
+    nlp.add_pipe("wikiref_lemma_fallback")
+    return nlp
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The pipeline the project uses
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _check_text(text: Any, index: int | None = None) -> str:
+    if not isinstance(text, str):
+        where = "text" if index is None else f"texts[{index}]"
+        raise TypeError(f"{where} must be a str, got {type(text).__name__}")
+    return text
+
+
+def split_long_text(text: str, max_length: int) -> list[tuple[int, str]]:
+    """Cut `text` into `(offset, piece)` pieces of at most `max_length` characters.
+
+    Cuts go after the last paragraph break (blank line) that fits, else the last line break, else the last
+    whitespace, else at `max_length` exactly. The pieces, concatenated, give `text` back.
+    """
+    pieces = []
+    start = 0
+    while len(text) - start > max_length:
+        window = text[start : start + max_length]
+        cut = 0
+        for pattern in (_PARAGRAPH_BREAK, _LINE_BREAK, _SPACE):
+            ends = [m.end() for m in pattern.finditer(window) if m.end() < len(window)]
+            if ends:
+                cut = ends[-1]
+                break
+        if cut == 0:
+            cut = max_length
+        pieces.append((start, text[start : start + cut]))
+        start += cut
+    pieces.append((start, text[start:]))
+    return pieces
+
+
+def _is_word(token_text: str) -> bool:
+    return any(char.isalnum() for char in token_text)
+
+
+class TextPipeline:
+    """Sentences, tokens, lemmas and stop words for one language, single texts or batches.
+
+    The `*_many` methods stream through `nlp.pipe` (batched, optionally multi-process) and yield results in
+    input order; use them for corpora. The object pickles as its configuration (the spaCy pipeline is rebuilt
+    or taken from the cache in the receiving process), so it can travel to datatrove workers.
+    """
+
+    def __init__(self, config: TextConfig | None = None) -> None:
+        self.config = config or TextConfig()
+        self._nlp: Language | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.config = state["config"]
+        self._nlp = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.config!r})"
+
+    @property
+    def nlp(self) -> Language:
+        """The cached spaCy pipeline (built on first use)."""
+        if self._nlp is None:
+            self._nlp = get_pipeline(self.config)
+        return self._nlp
+
+    @property
+    def description(self) -> str:
+        """Which pipeline produced the analyses, for dataset cards and statistics files."""
+        nlp = self.nlp
+        model = resolve_model(self.config)
+        if model == BLANK_MODEL:
+            name = f"spacy.blank({nlp.lang!r})"
+        else:
+            name = f"{nlp.meta.get('lang', nlp.lang)}_{nlp.meta.get('name', model)} {nlp.meta.get('version', '')}"
+        return f"{name.strip()} [{', '.join(nlp.pipe_names)}] (spaCy {spacy.__version__})"
+
+    @functools.cached_property
+    def stop_words(self) -> frozenset[str]:
+        """The language's stop words (lowercase)."""
+        return frozenset(word.lower() for word in self.nlp.Defaults.stop_words)
+
+    def is_stop_word(self, word: str) -> bool:
+        """Whether `word` is a stop word (case-insensitive)."""
+        return _check_text(word).lower() in self.stop_words
+
+    # ---- single texts ------------------------------------------------------------------------------------------
+
+    def analyze(self, text: str) -> AnalyzedText:
+        """Sentences, tokens, lemmas and stop-word flags of one text."""
+        return next(self._analyze(iter([_check_text(text)]), n_process=1))
+
+    def split_sentences(self, text: str) -> list[str]:
+        """Sentences of one text (stripped, whitespace runs made single spaces, none empty)."""
+        return next(self.split_sentences_many([_check_text(text)]))
+
+    def tokenize(self, text: str) -> list[str]:
+        """Tokens of one text (whitespace excluded)."""
+        return next(self.tokenize_many([_check_text(text)]))
+
+    def content_lemmas(self, text: str) -> list[str]:
+        """Lowercased lemmas of the non-stop-word words of one text."""
+        return self.analyze(text).content_lemmas
+
+    # ---- batches -----------------------------------------------------------------------------------------------
+
+    def analyze_many(self, texts: Iterable[str]) -> Iterator[AnalyzedText]:
+        """Analyses of many texts, in order, through `nlp.pipe`."""
+        return self._analyze(iter(texts), n_process=self.config.n_process)
+
+    def split_sentences_many(self, texts: Iterable[str]) -> Iterator[list[str]]:
+        """Sentences of many texts, in order (lemma components are skipped)."""
+        disable = [name for name in _LEMMA_COMPONENTS if name in self.nlp.pipe_names]
+        for analysis in self._analyze(iter(texts), n_process=self.config.n_process, disable=disable):
+            yield analysis.sentences
+
+    def tokenize_many(self, texts: Iterable[str]) -> Iterator[list[str]]:
+        """Tokens of many texts, in order (tokenizer only: the other components never change tokens)."""
+        checked = (_check_text(text, i) for i, text in enumerate(texts))
+        for doc in self.nlp.tokenizer.pipe(checked, batch_size=self.config.batch_size):
+            yield [token.text for token in doc if not token.is_space]
+
+    def content_lemmas_many(self, texts: Iterable[str]) -> Iterator[list[str]]:
+        """Lowercased lemmas of the non-stop-word words of many texts, in order."""
+        for analysis in self.analyze_many(texts):
+            yield analysis.content_lemmas
+
+    # ---- internals ---------------------------------------------------------------------------------------------
+
+    def _pieces(self, texts: Iterator[Any]) -> Iterator[tuple[str, tuple[int, int, int]]]:
+        max_length = self.config.max_length
+        for index, text in enumerate(texts):
+            text = _check_text(text, index)
+            if len(text) <= max_length:
+                yield text, (0, 0, 1)
+            else:
+                pieces = split_long_text(text, max_length)
+                for number, (offset, piece) in enumerate(pieces):
+                    yield piece, (offset, number, len(pieces))
+
+    def _analyze(
+        self, texts: Iterator[Any], n_process: int, disable: list[str] | None = None
+    ) -> Iterator[AnalyzedText]:
+        docs = self.nlp.pipe(
+            self._pieces(texts),
+            as_tuples=True,
+            batch_size=self.config.batch_size,
+            n_process=n_process,
+            disable=disable or [],
+        )
+        with_lemmas = not disable
+        parts: list[tuple[int, AnalyzedText]] = []
+        for doc, (offset, number, count) in docs:
+            parts.append((offset, self._extract(doc, with_lemmas)))
+            if number == count - 1:
+                yield AnalyzedText.concatenate(parts)
+                parts = []
+
+    def _extract(self, doc: Doc, with_lemmas: bool) -> AnalyzedText:
+        result = AnalyzedText()
+        text = doc.text
+        stop_words = self.stop_words
+        tokens, lemmas, is_stop, is_word = result.tokens, result.lemmas, result.is_stop, result.is_word
+        for sentence in doc.sents:
+            first = len(tokens)
+            start_char = end_char = -1
+            for token in sentence:
+                if token.is_space:
+                    continue
+                token_text = token.text
+                if start_char < 0:
+                    start_char = token.idx
+                end_char = token.idx + len(token_text)
+                tokens.append(token_text)
+                if with_lemmas:
+                    lemma = token.lemma_ or token.lower_
+                    lemmas.append(lemma)
+                    is_stop.append(token.is_stop or lemma.lower() in stop_words)
+                    is_word.append(_is_word(token_text))
+            if len(tokens) > first:
+                result.sentence_token_spans.append((first, len(tokens)))
+                result.sentence_char_spans.append((start_char, end_char))
+                result.sentences.append(" ".join(text[start_char:end_char].split()))
+        return result
+
+
+@functools.cache
+def default_pipeline() -> TextPipeline:
+    """The shared English :class:`TextPipeline` with the default configuration."""
+    return TextPipeline()
