@@ -33,7 +33,7 @@ import shlex
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
-from itertools import chain
+from itertools import accumulate, chain
 
 import numpy as np
 
@@ -339,42 +339,35 @@ def _union_lcs_marks(reference_unit: Sequence[str], system_units: Sequence[Seque
 
     The DP and backtrack follow ROUGE-1.5.5's tie rule: a match moves diagonally, otherwise "up" (drop a reference
     token) when ``c[i-1][j] >= c[i][j-1]``, else "left"; backtracking starts at the bottom-right corner.
+
+    Two exact shortcuts keep this fast: a reference token absent from the system unit gives a row equal to the row
+    above whose every step is "up", so such rows are left out of the table (the path crosses them vertically, marking
+    nothing); and a row is the running maximum of the row above with ``c[i-1][j-1] + 1`` put in at the matches
+    (``c[i][j-1] <= c[i-1][j-1] + 1`` always holds), which ``itertools.accumulate`` computes without a Python loop.
     """
-    m = len(reference_unit)
-    marks = [False] * m
-    if m == 0:
-        return marks
+    marks = [False] * len(reference_unit)
     for unit in system_units:
-        n = len(unit)
-        if n == 0:
+        positions: dict[str, list[int]] = {}
+        for j, token in enumerate(unit, start=1):
+            positions.setdefault(token, []).append(j)
+        rows = [i for i, token in enumerate(reference_unit) if token in positions]
+        if not rows:
             continue
-        # c[i][j] as rows of lists; direction codes: 0 = diagonal, 1 = up, 2 = left.
-        previous = [0] * (n + 1)
-        directions = []
-        for i in range(1, m + 1):
-            token = reference_unit[i - 1]
-            current = [0] * (n + 1)
-            row_dir = [2] * (n + 1)
-            for j in range(1, n + 1):
-                if unit[j - 1] == token:
-                    current[j] = previous[j - 1] + 1
-                    row_dir[j] = 0
-                elif previous[j] >= current[j - 1]:
-                    current[j] = previous[j]
-                    row_dir[j] = 1
-                else:
-                    current[j] = current[j - 1]
-            directions.append(row_dir)
-            previous = current
-        i, j = m, n
-        while i > 0 and j > 0:
-            step = directions[i - 1][j]
-            if step == 0:
-                marks[i - 1] = True
-                i -= 1
+        table = [[0] * (len(unit) + 1)]
+        for i in rows:
+            previous = table[-1]
+            values = previous[:]
+            for j in positions[reference_unit[i]]:
+                values[j] = previous[j - 1] + 1
+            table.append(list(accumulate(values, max)))
+        t, j = len(rows), len(unit)
+        while t > 0 and j > 0:
+            if unit[j - 1] == reference_unit[rows[t - 1]]:
+                marks[rows[t - 1]] = True
+                t -= 1
                 j -= 1
-            elif step == 1:
-                i -= 1
+            elif table[t - 1][j] >= table[t][j - 1]:
+                t -= 1
             else:
                 j -= 1
     return marks

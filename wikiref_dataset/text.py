@@ -37,6 +37,7 @@ boundary. spaCy's own ``max_length`` is set to the same value.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import logging
 import re
 from collections.abc import Iterable, Iterator
@@ -45,7 +46,7 @@ from typing import Any, Literal
 
 import numpy
 import spacy
-from spacy.attrs import IS_SPACE, SENT_START
+from spacy.attrs import IS_SPACE, IS_TITLE, LEMMA, LOWER, ORTH, SENT_START
 from spacy.language import Language
 from spacy.lookups import load_lookups
 from spacy.pipeline import Sentencizer
@@ -82,6 +83,8 @@ _LEMMA_COMPONENTS = ("tagger", "attribute_ruler", "morphologizer", "lemmatizer",
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")
 _LINE_BREAK = re.compile(r"\n\s*")
 _SPACE = re.compile(r"\s+")
+_WORD_CACHE: dict[str, bool] = {}
+"""Token text -> holds a letter or digit (a token vocabulary is small; the check runs on every token)."""
 
 
 @dataclass(frozen=True)
@@ -353,15 +356,22 @@ class LemmaFallback:
         return self._table
 
     def __call__(self, doc: Doc) -> Doc:
+        if len(doc) == 0:
+            return doc
         table = self._lookup_table()
-        for token in doc:
-            if table is None:
-                if not token.lemma_:
-                    token.lemma_ = token.lower_
-            elif token.is_title and token.lemma_ == token.text:
-                lemma = table.get(token.lower_)
-                if lemma is not None:
-                    token.lemma_ = lemma if isinstance(lemma, str) else lemma[0]
+        if table is None:
+            columns = doc.to_array([LEMMA, LOWER])
+            missing = columns[:, 0] == 0
+            if missing.any():
+                columns[missing, 0] = columns[missing, 1]
+                doc.from_array([LEMMA], columns[:, 0])
+            return doc
+        columns = doc.to_array([IS_TITLE, LEMMA, ORTH])
+        for i in numpy.flatnonzero((columns[:, 0] == 1) & (columns[:, 1] == columns[:, 2])).tolist():
+            token = doc[i]
+            lemma = table.get(token.lower_)
+            if lemma is not None:
+                token.lemma_ = lemma if isinstance(lemma, str) else lemma[0]
         return doc
 
 
@@ -511,10 +521,6 @@ def split_long_text(text: str, max_length: int) -> list[tuple[int, str]]:
     return pieces
 
 
-def _is_word(token_text: str) -> bool:
-    return any(char.isalnum() for char in token_text)
-
-
 class TextPipeline:
     """Sentences, tokens, lemmas and stop words for one language, single texts or batches.
 
@@ -549,11 +555,14 @@ class TextPipeline:
         """Which pipeline produced the analyses, for dataset cards and statistics files."""
         nlp = self.nlp
         model = resolve_model(self.config)
+        versions = f"spaCy {spacy.__version__}"
         if model == BLANK_MODEL:
             name = f"spacy.blank({nlp.lang!r})"
+            if "lemmatizer" in nlp.pipe_names:  # the lemma tables are versioned separately from spaCy
+                versions += f", spacy-lookups-data {importlib.metadata.version('spacy-lookups-data')}"
         else:
             name = f"{nlp.meta.get('lang', nlp.lang)}_{nlp.meta.get('name', model)} {nlp.meta.get('version', '')}"
-        return f"{name.strip()} [{', '.join(nlp.pipe_names)}] (spaCy {spacy.__version__})"
+        return f"{name.strip()} [{', '.join(nlp.pipe_names)}] ({versions})"
 
     @functools.cached_property
     def stop_words(self) -> frozenset[str]:
@@ -638,30 +647,47 @@ class TextPipeline:
 
     def _extract(self, doc: Doc, with_lemmas: bool) -> AnalyzedText:
         result = AnalyzedText()
+        if len(doc) == 0:
+            return result
         text = doc.text
         stop_words = self.stop_words
         tokens, lemmas, is_stop, is_word = result.tokens, result.lemmas, result.is_stop, result.is_word
-        for sentence in doc.sents:
-            first = len(tokens)
-            start_char = end_char = -1
-            for token in sentence:
-                if token.is_space:
-                    continue
-                token_text = token.text
-                if start_char < 0:
-                    start_char = token.idx
-                end_char = token.idx + len(token_text)
-                tokens.append(token_text)
-                if with_lemmas:
-                    lemma = token.lemma_ or token.lower_
-                    lemmas.append(lemma)
-                    is_stop.append(token.is_stop or lemma.lower() in stop_words)
-                    is_word.append(_is_word(token_text))
-            if len(tokens) > first:
-                result.sentence_token_spans.append((first, len(tokens)))
-                result.sentence_char_spans.append((start_char, end_char))
-                result.sentences.append(" ".join(text[start_char:end_char].split()))
+        # Sentence starts from the array: iterating `doc.sents` costs more than the rest of this loop.
+        starts = (doc.to_array(SENT_START).view(numpy.int64) == 1).tolist()
+        starts[0] = True
+        first = 0
+        start_char = end_char = -1
+        for token, is_start in zip(doc, starts, strict=True):
+            if is_start and start_char >= 0:
+                self._close_sentence(result, text, first, start_char, end_char)
+                start_char = -1
+            if token.is_space:
+                continue
+            token_text = token.text
+            idx = token.idx
+            if start_char < 0:
+                first, start_char = len(tokens), idx
+            end_char = idx + len(token_text)
+            tokens.append(token_text)
+            if with_lemmas:
+                lemma = token.lemma_ or token.lower_
+                lemmas.append(lemma)
+                is_stop.append(token.is_stop or lemma.lower() in stop_words)
+                word = _WORD_CACHE.get(token_text)
+                if word is None:
+                    if len(_WORD_CACHE) > 1_000_000:
+                        _WORD_CACHE.clear()
+                    word = _WORD_CACHE[token_text] = any(char.isalnum() for char in token_text)
+                is_word.append(word)
+        if start_char >= 0:
+            self._close_sentence(result, text, first, start_char, end_char)
         return result
+
+    @staticmethod
+    def _close_sentence(result: AnalyzedText, text: str, first: int, start_char: int, end_char: int) -> None:
+        result.sentence_token_spans.append((first, len(result.tokens)))
+        result.sentence_char_spans.append((start_char, end_char))
+        result.sentences.append(" ".join(text[start_char:end_char].split()))
 
 
 @functools.cache
