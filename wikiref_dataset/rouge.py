@@ -176,7 +176,7 @@ class RougeConfig:
                         raise ValueError("only -t 0 (sentence counting unit) is implemented")
                 elif opt == "-s":
                     raise ValueError("-s needs a stop-word list: use RougeConfig(stopwords=load_stopwords(path))")
-                elif opt in ("-a", "-d", "-v", "-e", "-z", "-M"):
+                elif opt in ("-a", "-d", "-v", "-e", "-z"):
                     pass
                 else:
                     raise ValueError(f"ROUGE option {opt} is not implemented by this engine")
@@ -200,8 +200,8 @@ class RougeConfig:
             args += ["-2", str(self.skip_distance)]
             if self.skip_unigrams:
                 args.append("-u")
-        args += ["-c", f"{self.confidence:g}", "-r", str(self.resamples), "-f", self.scoring,
-                 "-p", f"{self.alpha:g}", "-t", "0"]
+        args += ["-c", _format_number(self.confidence), "-r", str(self.resamples), "-f", self.scoring,
+                 "-p", _format_number(self.alpha), "-t", "0"]
         if self.word_limit is not None:
             args += ["-l", str(self.word_limit)]
         return args
@@ -216,6 +216,12 @@ class RougeConfig:
             distance = "*" if self.skip_distance < 0 else str(self.skip_distance)
             names.append(f"rouge_{'su' if self.skip_unigrams else 's'}{distance}")
         return names
+
+
+def _format_number(value: float) -> str:
+    """Shortest text that reads back as the same float: ``95``, ``0.5``, ``0.3333333333333333``."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
 
 
 def display_name(metric: str) -> str:
@@ -450,8 +456,8 @@ class RougeResult:
         """The averages as ROUGE-1.5.5 prints them, one block per measure."""
         blocks = []
         for metric in self.metrics:
-            blocks.append("-" * 43 + "\n" + "\n".join(self.averages[metric].printed(metric, system_id)))
-        return "\n".join(blocks) + "\n" + "-" * 43
+            blocks.append("-" * 45 + "\n" + "\n".join(self.averages[metric].printed(metric, system_id)))
+        return "\n".join(blocks) + "\n" + "-" * 45
 
     def to_dict(self) -> dict[str, float]:
         """Flat ``{"rouge_2_recall": …, "rouge_2_recall_ci_low": …}`` view for logs and ``evaluate``."""
@@ -507,8 +513,9 @@ def bootstrap_average(
 
     Resample ``s`` (0-based) seeds Perl's generator with ``srand(s)`` and draws ``n`` indices ``int(rand() * n)``
     into the sorted key list; its value is the sum of the drawn items in draw order, divided by ``n``. The average
-    is the mean of the sorted resample values (summed in that order) and the interval is
-    ``[sorted[lo], sorted[r - 1 - lo]]`` with ``lo = floor(r * (100 - c) / 200)``.
+    is the mean of the sorted resample values (summed in that order). The interval bounds are ROUGE's: with
+    ``delta = r·(100-c)/200`` and ``u = r - delta - 1``, ``sorted[i] + (sorted[i+1] - sorted[i])·frac(u)`` for
+    ``i = int(delta)`` and ``i = int(u)`` (``[sorted[25], sorted[974]]`` for ``-r 1000 -c 95``).
     """
     values = np.asarray(values, dtype=np.float64)
     if values.ndim == 1:
@@ -529,10 +536,20 @@ def bootstrap_average(
         sums += ordered[draws[:, step]]
     means = np.sort(sums / n_items, axis=0)
     average = np.cumsum(means, axis=0)[-1] / resamples  # cumsum adds in order, like Perl's loop
-    low_index = int((resamples * (100.0 - confidence)) // 200.0)
-    high_index = resamples - 1 - low_index
+    # ROUGE-1.5.5's interval: delta = r·(100-c)/200; both bounds interpolate towards the next sorted value with the
+    # fraction of the upper index r - delta - 1 (exact indices, no interpolation, for -r 1000 -c 95).
+    delta = resamples * ((100.0 - confidence) / 2.0) / 100.0
+    upper = resamples - delta - 1
+    low_index, high_index = int(delta), int(upper)
+    fraction = upper - high_index
+
+    def bound(index: int) -> np.ndarray:
+        if fraction == 0.0 or index + 1 >= resamples:
+            return means[index]
+        return means[index] + (means[index + 1] - means[index]) * fraction
+
     rounded = np.vectorize(_round5)
-    return rounded(average), rounded(means[low_index]), rounded(means[high_index])
+    return rounded(average), rounded(bound(low_index)), rounded(bound(high_index))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -633,10 +650,12 @@ class RougeScorer:
                 model_count = sum(item[1] for item in per_reference)
                 peer_count = sum(item[2] for item in per_reference)
             else:
-                # -f B: the reference with the highest recall (the first one on ties).
-                best = max(range(len(per_reference)),
-                           key=lambda r: (per_reference[r][0] / per_reference[r][1] if per_reference[r][1] else 0.0,
-                                          -r))
+                # -f B: the reference with the highest recall, the first one on ties. ROUGE-1.5.5 compares the
+                # recalls of ROUGE-N and ROUGE-S/SU as printed ("%07.5f"), those of ROUGE-L unrounded.
+                recalls = [hit_r / model_r if model_r else 0.0 for hit_r, model_r, _ in per_reference]
+                if metric != "rouge_l":
+                    recalls = [_round5(value) for value in recalls]
+                best = max(range(len(per_reference)), key=lambda r: (recalls[r], -r))
                 hit, model_count, peer_count = per_reference[best]
             scores[metric] = RougeScore.from_counts(hit, model_count, peer_count, config.alpha)
         return scores

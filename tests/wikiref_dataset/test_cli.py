@@ -51,7 +51,7 @@ def test_rouge_jsonl_json_output(tmp_path, capsys):
 
 
 def test_rouge_filelist_text_report(tmp_path, capsys):
-    (tmp_path / "sys1.txt").write_bytes("The cat sat on the mat.\nIt was red.".encode())
+    (tmp_path / "sys1.txt").write_bytes(b"The cat sat on the mat.\nIt was red.")
     (tmp_path / "ref1.txt").write_bytes(b"A cat sat on a red mat.")
     (tmp_path / "ref2.txt").write_bytes(b"The cat was on the mat.")
     (tmp_path / "list.txt").write_text("sys1.txt ref1.txt ref2.txt\n")
