@@ -88,8 +88,16 @@ class OracleProblem:
     reference_counts: list[Counter]
     reference_total: int
     sentence_totals: list[int]
-    sentence_words: list[int]
     overlaps: list[list[dict]]
+    sentences: Sequence[str]
+    _sentence_words: list[int] | None = field(default=None, repr=False)
+
+    @property
+    def sentence_words(self) -> list[int]:
+        """ROUGE's ``-l`` word count of each sentence, computed on first use (only word budgets need it)."""
+        if self._sentence_words is None:
+            self._sentence_words = [count_words(sentence) for sentence in self.sentences]
+        return self._sentence_words
 
     @property
     def n_sentences(self) -> int:
@@ -145,20 +153,19 @@ class ExtractiveOracle:
         for position, reference in enumerate(references):
             if not isinstance(reference, str):
                 raise TypeError(f"reference {position} is {type(reference).__name__}, expected str")
-            reference_counts.append(self._scorer.analyze(reference).counts[f"rouge_{n}"])
-        totals, words, overlaps = [], [], []
+            reference_counts.append(ngram_counts(self._scorer.summary_tokens(reference), n))
+        totals, overlaps = [], []
         for position, sentence in enumerate(sentences):
             if not isinstance(sentence, str):
                 raise TypeError(f"document sentence {position} is {type(sentence).__name__}, expected str")
             tokens = [token for line in sentence.split("\n") for token in self._scorer.tokens(line)]
             counts = ngram_counts(tokens, n)
-            totals.append(sum(counts.values()))
-            words.append(count_words(sentence))
-            overlaps.append([{gram: count for gram, count in counts.items() if gram in reference}
+            totals.append(max(len(tokens) - n + 1, 0))
+            overlaps.append([{gram: counts[gram] for gram in counts.keys() & reference.keys()}
                              for reference in reference_counts])
         return OracleProblem(n=n, reference_counts=reference_counts,
                              reference_total=sum(sum(counts.values()) for counts in reference_counts),
-                             sentence_totals=totals, sentence_words=words, overlaps=overlaps)
+                             sentence_totals=totals, overlaps=overlaps, sentences=sentences)
 
     def search(
         self, problem: OracleProblem, objective: str | None = None, max_sentences: int | None = -1,
@@ -181,10 +188,11 @@ class ExtractiveOracle:
         score = 0.0
         chosen: list[int] = []
         remaining = [i for i in range(problem.n_sentences) if any(problem.overlaps[i])]
+        sentence_words = problem.sentence_words if max_words is not None else None
         while len(chosen) < limit:
             best_index, best_score, best_hit = -1, score, hit
             for i in remaining:
-                if max_words is not None and words + problem.sentence_words[i] > max_words:
+                if sentence_words is not None and words + sentence_words[i] > max_words:
                     continue
                 new_hit = hit
                 for reference, overlap, current in zip(problem.reference_counts, problem.overlaps[i], candidate):
@@ -205,7 +213,8 @@ class ExtractiveOracle:
                     current[gram] = current.get(gram, 0) + count
             hit, score = best_hit, best_score
             candidate_total += problem.sentence_totals[best_index]
-            words += problem.sentence_words[best_index]
+            if sentence_words is not None:
+                words += sentence_words[best_index]
         return OracleResult(indices=tuple(chosen), score=score)
 
     def sentence_scores(self, problem: OracleProblem, objective: str = "f1") -> list[float]:

@@ -45,6 +45,7 @@ __all__ = [
     "RougeAverage",
     "RougeResult",
     "AnalyzedSummary",
+    "GramCounts",
     "RougeScorer",
     "rouge",
     "rouge_tokenize",
@@ -64,6 +65,7 @@ _PERL_WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")
 # ROUGE replaces "-" by " - " and every other character outside [A-Za-z0-9-] by a space, then keeps only tokens that
 # start with [a-z0-9]: which is the same as treating every character outside [A-Za-z0-9] as a separator.
 _NON_TOKEN = re.compile(r"[^A-Za-z0-9]+")
+_TOKEN = re.compile(r"[a-z0-9]+")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -274,9 +276,22 @@ def _perl_split_words(line: str) -> list[str]:
     return words
 
 
+# Characters Python's str.split() treats as whitespace and Perl's \s does not (on bytes): where none occurs, the fast
+# C split gives Perl's fields, but for the leading empty field Perl keeps.
+_PYTHON_ONLY_WHITESPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+
+
+def _line_word_count(line: str) -> int:
+    r"""``scalar(split(/\s+/, $line))`` without building Perl's field list where Python's split agrees."""
+    if _PYTHON_ONLY_WHITESPACE.search(line):
+        return len(_perl_split_words(line))
+    words = line.split()
+    return len(words) + 1 if words and line[0] in " \t\n\r\f\v" else len(words)
+
+
 def count_words(text: str | Sequence[str]) -> int:
     """The number of words ROUGE's ``-l`` counts in a summary (a leading-whitespace line counts one extra)."""
-    return sum(len(_perl_split_words(line)) for line in read_lines(text))
+    return sum(_line_word_count(line) for line in read_lines(text))
 
 
 def truncate_lines(lines: Sequence[str], limit: int | None) -> list[str]:
@@ -288,12 +303,12 @@ def truncate_lines(lines: Sequence[str], limit: int | None) -> list[str]:
     kept: list[str] = []
     count = 0
     for line in lines:
-        words = _perl_split_words(line)
-        if count + len(words) < limit:
+        n_words = _line_word_count(line)
+        if count + n_words < limit:
             kept.append(line)
-            count += len(words)
+            count += n_words
         else:
-            kept.append(" ".join(words[: limit - count]))
+            kept.append(" ".join(_perl_split_words(line)[: limit - count]))
             break
     return kept
 
@@ -303,7 +318,10 @@ def rouge_tokenize(text: str) -> list[str]:
 
     ``U.S.-led`` → ``u s led``; ``don't`` → ``don t``; ``Zürich`` → ``z rich``; ``-LRB-`` → ``lrb``.
     """
-    # Non-ASCII characters become separators before lowercasing, so KELVIN SIGN or U+0130 never turn into ASCII.
+    # Non-ASCII characters become separators before lowercasing, so KELVIN SIGN or U+0130 never turn into ASCII;
+    # an ASCII-only text can be lowercased first.
+    if text.isascii():
+        return _TOKEN.findall(text.lower())
     return _NON_TOKEN.sub(" ", text).lower().split()
 
 
@@ -558,13 +576,83 @@ def bootstrap_average(
 
 
 @dataclass
+class GramCounts:
+    """The grams of one text for one ROUGE measure, encoded as integers: sorted distinct codes and their counts.
+
+    Codes come from the scorer's token vocabulary (see :meth:`RougeScorer.analyze`); they are comparable only
+    between texts analyzed by the same scorer in the same vocabulary generation.
+    """
+
+    keys: np.ndarray
+    counts: np.ndarray
+    total: int
+
+    @classmethod
+    def from_codes(cls, codes: np.ndarray) -> GramCounts:
+        """Count gram codes (``np.unique(codes, return_counts=True)``, without its per-call overhead)."""
+        total = int(codes.shape[0])
+        if total == 0:
+            return cls(codes, codes.copy(), 0)
+        codes = np.sort(codes)
+        starts = np.empty(total, dtype=bool)
+        starts[0] = True
+        np.not_equal(codes[1:], codes[:-1], out=starts[1:])
+        first = np.flatnonzero(starts)
+        counts = np.diff(first, append=total)
+        return cls(codes[first], counts, total)
+
+    def hits(self, other: GramCounts) -> int:
+        """Σ over shared grams of min(count here, count there): :func:`clipped_hits` on encoded grams."""
+        if not self.total or not other.total:
+            return 0
+        positions = np.searchsorted(other.keys, self.keys)
+        np.minimum(positions, other.keys.shape[0] - 1, out=positions)
+        shared = other.keys[positions] == self.keys
+        return int(np.minimum(self.counts[shared], other.counts[positions[shared]]).sum())
+
+
+@dataclass
 class AnalyzedSummary:
-    """A summary as ROUGE sees it: truncated lines, stemmed tokens, and the gram counts each measure needs."""
+    """A summary as ROUGE sees it: truncated lines, the gram counts of each measure, and the stemmed tokens (all of them
+    and per line) where a measure needs them (ROUGE-L, n > 3; empty lists otherwise)."""
 
     lines: list[str]
     tokens: list[str]
     units: list[list[str]]
-    counts: dict[str, Counter]
+    counts: dict[str, GramCounts]
+    generation: int = 0
+
+
+# Token ids take 21 bits, so a bigram code takes 42 and a trigram code 63 (int64); SU unigrams carry a flag bit
+# above any pair code. Higher n-grams are numbered through a dictionary instead.
+_ID_BITS = 21
+_MAX_IDS = 1 << _ID_BITS
+_VOCABULARY_RESET = 1 << 20
+_UNIGRAM_FLAG = np.int64(1 << 62)
+
+
+def _pack(ids: np.ndarray, n: int) -> np.ndarray:
+    """Codes of the n-grams (n <= 3) of a token-id array: the ids side by side, 21 bits each."""
+    length = ids.shape[0] - n + 1
+    if length <= 0:
+        return np.empty(0, dtype=np.int64)
+    codes = ids[:length].copy()
+    for offset in range(1, n):
+        codes <<= _ID_BITS
+        codes |= ids[offset:offset + length]
+    return codes
+
+
+def _skip_bigram_codes(ids: np.ndarray, max_gap: int, with_unigrams: bool) -> np.ndarray:
+    """Encoded :func:`skip_bigram_counts` grams: pairs ``id_i << 21 | id_j`` and flagged unigrams (all but last)."""
+    n_tokens = ids.shape[0]
+    if n_tokens < 2:
+        return np.empty(0, dtype=np.int64)
+    span = n_tokens - 1 if max_gap < 0 else min(max_gap + 1, n_tokens - 1)
+    parts = [(ids[:-offset] << _ID_BITS) | ids[offset:] for offset in range(1, span + 1)]
+    if with_unigrams:
+        parts.append(ids[:-1] | _UNIGRAM_FLAG)
+    return np.concatenate(parts)
 
 
 class RougeScorer:
@@ -581,6 +669,12 @@ class RougeScorer:
     def __init__(self, config: RougeConfig | None = None, stemmer: RougeStemmer | None = None) -> None:
         self.config = config or RougeConfig()
         self._stemmer = (stemmer or RougeStemmer()) if self.config.stem else None
+        # Stems and (for n > 3) n-grams are numbered so that counting and matching run in numpy. Numbers only need to
+        # agree within one item, so both tables are cleared between items when they grow large (a new generation).
+        self._vocabulary: dict[str, int] = {}
+        self._token_ids: dict[str, int] = {}
+        self._gram_ids: dict[tuple, int] = {}
+        self._generation = 0
 
     # -- text analysis -------------------------------------------------------------------------------------------
 
@@ -594,27 +688,70 @@ class RougeScorer:
             tokens = self._stemmer.stem_many(tokens)
         return tokens
 
+    def summary_tokens(self, text: str | Sequence[str]) -> list[str]:
+        """All ROUGE tokens of a summary, as the measures count them: read, truncated (``-l``), stemmed."""
+        return [token for line in truncate_lines(read_lines(text), self.config.word_limit) for token in self.tokens(line)]
+
     def analyze(self, text: str | Sequence[str]) -> AnalyzedSummary:
-        """Read, truncate (``-l``), tokenize, stem and count one summary."""
+        """Read, truncate (``-l``), tokenize, stem and count one summary.
+
+        Tokens are numbered by stem (one dictionary lookup per raw token, cached), and the grams of every measure are
+        counted as integer codes with numpy. The stemmed tokens themselves are kept only where a measure needs them
+        (ROUGE-L, n-grams with n > 3).
+        """
         config = self.config
         lines = truncate_lines(read_lines(text), config.word_limit)
-        units = [self.tokens(line) for line in lines]
-        tokens = [token for unit in units for token in unit]
-        counts: dict[str, Counter] = {}
+        # No token spans two lines ("\n" is a separator), so the joined text tokenizes in one call.
+        raw = rouge_tokenize("\n".join(lines))
+        if config.stopwords:
+            stopwords = config.stopwords
+            raw = [token for token in raw if token not in stopwords]
+        token_ids = self._token_ids
+        ids = np.array([token_ids[token] if token in token_ids else self._number_token(token) for token in raw],
+                       dtype=np.int64)
+        units: list[list[str]] = []
+        tokens: list[str] = []
+        if config.rouge_l or config.max_n > 3:
+            units = [self.tokens(line) for line in lines]
+            tokens = [token for unit in units for token in unit]
+        counts: dict[str, GramCounts] = {}
         for n in range(1, config.max_n + 1):
-            counts[f"rouge_{n}"] = ngram_counts(tokens, n)
-        if config.rouge_l:
-            counts["rouge_l"] = counts["rouge_1"] if config.max_n >= 1 else ngram_counts(tokens, 1)
+            counts[f"rouge_{n}"] = GramCounts.from_codes(_pack(ids, n) if n <= 3 else self._number_grams(tokens, n))
         if config.skip_distance is not None:
-            counts[config.metric_names[-1]] = skip_bigram_counts(tokens, config.skip_distance, config.skip_unigrams)
-        return AnalyzedSummary(lines=lines, tokens=tokens, units=units, counts=counts)
+            counts[config.metric_names[-1]] = GramCounts.from_codes(
+                _skip_bigram_codes(ids, config.skip_distance, config.skip_unigrams))
+        return AnalyzedSummary(lines=lines, tokens=tokens, units=units, counts=counts, generation=self._generation)
+
+    def _number_token(self, token: str) -> int:
+        """The id of a raw token's stem (new stems get the next id); remembered per raw token."""
+        stem = self._stemmer(token) if self._stemmer is not None else token
+        vocabulary = self._vocabulary
+        number = vocabulary.setdefault(stem, len(vocabulary))
+        if number >= _MAX_IDS:
+            raise ValueError(f"more than {_MAX_IDS} distinct tokens in the texts of one item")
+        self._token_ids[token] = number
+        return number
+
+    def _number_grams(self, tokens: Sequence[str], n: int) -> np.ndarray:
+        """Codes of n-grams too long to pack into 63 bits: numbered through a dictionary."""
+        table = self._gram_ids
+        number = table.setdefault
+        return np.array([number(gram, len(table)) for gram in zip(*(tokens[i:] for i in range(n)))], dtype=np.int64)
+
+    def _start_item(self) -> None:
+        """Begin a new vocabulary generation when the tables have grown large (between items only)."""
+        if len(self._vocabulary) > _VOCABULARY_RESET or len(self._gram_ids) > _VOCABULARY_RESET:
+            self._vocabulary.clear()
+            self._token_ids.clear()
+            self._gram_ids.clear()
+            self._generation += 1
 
     # -- one item ------------------------------------------------------------------------------------------------
 
     def _lcs_hits(self, system: AnalyzedSummary, reference: AnalyzedSummary) -> tuple[int, int, int]:
         """ROUGE-L (hit, reference count, system count) of a system against one reference."""
-        remaining_reference = dict(reference.counts["rouge_l"])
-        remaining_system = dict(system.counts["rouge_l"])
+        remaining_reference = Counter(reference.tokens)
+        remaining_system = Counter(system.tokens)
         hit = 0
         base = 0
         for unit in reference.units:
@@ -633,6 +770,9 @@ class RougeScorer:
         """Per-measure scores of an analyzed system summary against analyzed references."""
         if not references:
             raise ValueError("ROUGE needs at least one reference summary per item")
+        if any(reference.generation != system.generation for reference in references):
+            raise ValueError("the system and references were analyzed in different vocabulary generations of the "
+                             "scorer; analyze them again together (RougeScorer.score does)")
         config = self.config
         scores: dict[str, RougeScore] = {}
         for metric in config.metric_names:
@@ -643,8 +783,8 @@ class RougeScorer:
                 else:
                     system_counts = system.counts[metric]
                     reference_counts = reference.counts[metric]
-                    per_reference.append((clipped_hits(system_counts, reference_counts),
-                                          sum(reference_counts.values()), sum(system_counts.values())))
+                    per_reference.append((system_counts.hits(reference_counts), reference_counts.total,
+                                          system_counts.total))
             if config.scoring == "A":
                 hit = sum(item[0] for item in per_reference)
                 model_count = sum(item[1] for item in per_reference)
@@ -664,6 +804,7 @@ class RougeScorer:
         """Scores of one system summary against its references (a string is one reference)."""
         if isinstance(references, str):
             references = [references]
+        self._start_item()
         return self.score_analyzed(self.analyze(system), [self.analyze(reference) for reference in references])
 
     def score_many(

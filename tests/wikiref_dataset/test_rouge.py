@@ -240,7 +240,7 @@ def test_tokenize_cases_tokenized_text(tokenize_cases: list[dict]) -> None:
 
 def test_tokenize_cases_stems(tokenize_cases: list[dict], stem_scorer: RougeScorer) -> None:
     _check_cases(tokenize_cases, "stems", lambda case: stem_scorer.tokens(" ".join(read_lines(case["text"]))))
-    _check_cases(tokenize_cases, "stems", lambda case: stem_scorer.analyze(case["text"]).tokens)
+    _check_cases(tokenize_cases, "stems", lambda case: stem_scorer.summary_tokens(case["text"]))
 
 
 def test_tokenize_cases_stems_by_line(tokenize_cases: list[dict], stem_scorer: RougeScorer) -> None:
