@@ -24,12 +24,12 @@ def test_encoded_hits_equal_counter_definitions(seed, max_n, skip_distance, skip
     scores = scorer.score(system, references)
     system_tokens = system.split()
     for metric in config.metric_names:
-        if metric.startswith("rouge_s"):
-            def count(tokens):
-                return skip_bigram_counts(tokens, skip_distance, skip_unigrams)
-        else:
-            def count(tokens, n=int(metric.split("_")[1])):
-                return ngram_counts(tokens, n)
+        skip = metric.startswith("rouge_s")
+        n = 0 if skip else int(metric.split("_")[1])
+
+        def count(tokens, skip=skip, n=n):
+            return skip_bigram_counts(tokens, skip_distance, skip_unigrams) if skip else ngram_counts(tokens, n)
+
         system_counts = count(system_tokens)
         reference_counts = [count(reference.split()) for reference in references]
         assert scores[metric].hit == sum(clipped_hits(system_counts, ref) for ref in reference_counts), metric
