@@ -1,8 +1,10 @@
 """The ``wikiref`` command: one entry point whose subcommands grow with the project.
 
 Subcommands:
-    demo    score the embedded sample's system summaries (and a greedy oracle) with the DUC metric;
-    rouge   score summaries with ROUGE-1.5.5 semantics from a JSON-lines file or a ROUGE file list.
+    demo        score the embedded sample's system summaries (and a greedy oracle) with the DUC metric;
+    rouge       score summaries with ROUGE-1.5.5 semantics from a JSON-lines file or a ROUGE file list;
+    statements  WikiRef stage 1: statements with their first citation from Wikipedia dumps (``wiki/cli.py``);
+    documents   WikiRef stage 2: the cited pages from WARC archives or HTTP (``web/cli.py``).
 """
 
 from __future__ import annotations
@@ -202,6 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     rouge.add_argument("--system-id", default="X", help="system name in the report (default X)")
     rouge.add_argument("--quiet", action="store_true", help="no progress bar")
     rouge.set_defaults(func=run_rouge)
+
+    # Subcommands of the other parts register themselves; imported here so `wikiref rouge` stays light.
+    from .web.cli import add_documents_parser
+
+    add_documents_parser(commands)
     return parser
 
 

@@ -1,0 +1,729 @@
+"""Live HTTP source of cited pages, for users with network: polite, bounded, and safe with untrusted URLs.
+
+Wikipedia citation URLs are untrusted input. :class:`HttpFetcher` therefore:
+
+* refuses every scheme but ``http``/``https`` (``bad_scheme``);
+* resolves the host itself, refuses it when *any* resolved address is loopback, private, link-local, multicast,
+  reserved, unspecified or otherwise not globally routable — IPv4-mapped, 6to4, Teredo and NAT64 IPv6 addresses
+  are judged by the IPv4 address they carry — (``blocked_address``), and then connects to one of the addresses
+  it checked, never to a name: DNS rebinding between the check and the connection cannot bypass the guard.
+  Every redirect hop is checked the same way. No proxy from the environment is used (it would connect
+  elsewhere). :attr:`HttpConfig.allow_hosts_for_testing` exempts named hosts, for tests against servers on
+  127.0.0.1 only;
+* reads ``robots.txt`` (RFC 9309: longest match wins, ``*`` and ``$`` patterns, 4xx = allow all, 5xx =
+  disallow all) and honours ``Crawl-delay`` up to a cap; spaces requests to one host by a minimum interval;
+* bounds everything: connect/read timeouts and a total deadline per response, a size cap on the bytes received
+  and a separate cap on the bytes after gzip/deflate decoding (a gzip bomb stops at the cap), a redirect limit,
+  retries with exponential backoff (``Retry-After`` honoured up to a cap) on 429/5xx and connection failures;
+* checks the content type before downloading a body (HTML only by default);
+* keeps an on-disk cache (one JSON + one body file per URL, written atomically) so reruns cost no requests;
+* reports one status per URL in :class:`FetchResult` instead of raising.
+
+Hand-written on the standard library (``http.client`` over a socket this module opens): httpx/urllib resolve
+and connect by name inside the library, so the address that was checked could differ from the one connected
+to. The robots.txt matcher is hand-written because ``urllib.robotparser`` follows the 1996 draft (first match,
+no wildcards), not RFC 9309.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import ipaddress
+import json
+import logging
+import os
+import re
+import socket
+import ssl
+import tempfile
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from urllib.parse import quote, urljoin, urlsplit
+
+from .extract import is_html_content_type, looks_like_html, media_type
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FetchResult", "HttpConfig", "HttpFetcher", "RobotsRules", "is_public_address", "resolve_host"]
+
+Resolver = Callable[[str, int], list[str]]
+"""`(host, port) -> IP address strings`; raises `socket.gaierror` when the name does not resolve."""
+
+_NETWORK_FAILURES = ("timeout", "connection_error", "dns_error", "tls_error", "blocked_address", "bad_response")
+_CACHEABLE = ("ok", "not_found", "not_html", "too_large", "too_many_redirects")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+@dataclass
+class HttpConfig:
+    """How :class:`HttpFetcher` downloads pages.
+
+    Args:
+        user_agent (`str`): User-Agent header; its first word (before `/`) is the robots.txt product token.
+        connect_timeout_s (`float`, defaults to 10): seconds to open a connection.
+        read_timeout_s (`float`, defaults to 20): seconds a read may wait for data.
+        total_timeout_s (`float`, defaults to 60): seconds for one whole response (against slow drips).
+        max_bytes (`int`, defaults to 5,000,000): largest body received, before decoding.
+        max_decoded_bytes (`int`, defaults to 20,000,000): largest body after gzip/deflate decoding.
+        html_only (`bool`, defaults to `True`): refuse responses whose content type is not HTML (`not_html`).
+        max_redirects (`int`, defaults to 5): redirects followed per URL.
+        retries (`int`, defaults to 2): extra attempts after a 429/5xx answer or a connection failure.
+        retry_on_timeout (`bool`, defaults to `False`): also retry after a timeout.
+        backoff_s (`float`, defaults to 1): wait before retry *n* is `backoff_s * 2**n` (or Retry-After).
+        max_retry_after_s (`float`, defaults to 30): longest Retry-After honoured.
+        min_interval_s (`float`, defaults to 1): least time between two requests to one host.
+        respect_robots (`bool`, defaults to `True`): obey robots.txt.
+        max_crawl_delay_s (`float`, defaults to 10): largest robots.txt Crawl-delay honoured.
+        cache_dir (`str`, *optional*): folder of the on-disk cache; None disables it.
+        cache_ttl_s (`float`, *optional*): cache entries older than this are fetched again; None = never.
+        ca_file (`str`, *optional*): extra CA certificates (PEM) to trust, e.g. a test server's.
+        allow_hosts_for_testing (`frozenset[str]`): hosts exempted from the address guard. For tests against
+            local servers only; never set it when fetching citations.
+    """
+
+    user_agent: str = field(
+        default="wikiref-documents/0.1 (research dataset builder; obeys robots.txt)",
+        metadata={"help": "User-Agent header; the word before '/' is the robots.txt product token."},
+    )
+    connect_timeout_s: float = field(default=10.0, metadata={"help": "Seconds to open a connection."})
+    read_timeout_s: float = field(default=20.0, metadata={"help": "Seconds a read may wait for data."})
+    total_timeout_s: float = field(default=60.0, metadata={"help": "Seconds for one whole response."})
+    max_bytes: int = field(default=5_000_000, metadata={"help": "Largest body received (before decoding)."})
+    max_decoded_bytes: int = field(default=20_000_000, metadata={"help": "Largest body after gzip/deflate."})
+    html_only: bool = field(default=True, metadata={"help": "Refuse non-HTML content types."})
+    max_redirects: int = field(default=5, metadata={"help": "Redirects followed per URL."})
+    retries: int = field(default=2, metadata={"help": "Extra attempts after 429/5xx or a connection failure."})
+    retry_on_timeout: bool = field(default=False, metadata={"help": "Also retry after a timeout."})
+    backoff_s: float = field(default=1.0, metadata={"help": "Base of the exponential backoff between retries."})
+    max_retry_after_s: float = field(default=30.0, metadata={"help": "Longest Retry-After honoured."})
+    min_interval_s: float = field(default=1.0, metadata={"help": "Least seconds between requests to one host."})
+    respect_robots: bool = field(default=True, metadata={"help": "Obey robots.txt."})
+    max_crawl_delay_s: float = field(default=10.0, metadata={"help": "Largest Crawl-delay honoured."})
+    cache_dir: str | None = field(default=None, metadata={"help": "On-disk cache folder (None: no cache)."})
+    cache_ttl_s: float | None = field(default=None, metadata={"help": "Cache entry lifetime (None: forever)."})
+    ca_file: str | None = field(default=None, metadata={"help": "Extra CA certificates (PEM) to trust."})
+    allow_hosts_for_testing: frozenset[str] = field(
+        default=frozenset(), metadata={"help": "TESTS ONLY: hosts exempted from the private-address guard."}
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.user_agent, str) or not self.user_agent.strip():
+            raise ValueError("user_agent must be a non-empty string")
+        for name in ("connect_timeout_s", "read_timeout_s", "total_timeout_s"):
+            if not isinstance(getattr(self, name), (int, float)) or getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be a positive number, got {getattr(self, name)!r}")
+        for name in ("backoff_s", "max_retry_after_s", "min_interval_s", "max_crawl_delay_s"):
+            if not isinstance(getattr(self, name), (int, float)) or getattr(self, name) < 0:
+                raise ValueError(f"{name} must be a number >= 0, got {getattr(self, name)!r}")
+        for name in ("max_bytes", "max_decoded_bytes"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        for name in ("max_redirects", "retries"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {getattr(self, name)!r}")
+        if self.cache_ttl_s is not None and self.cache_ttl_s <= 0:
+            raise ValueError(f"cache_ttl_s must be None or positive, got {self.cache_ttl_s!r}")
+        if isinstance(self.allow_hosts_for_testing, str):
+            raise ValueError("allow_hosts_for_testing must be a set of host names, not a string")
+        self.allow_hosts_for_testing = frozenset(h.strip().lower() for h in self.allow_hosts_for_testing)
+        if self.allow_hosts_for_testing:
+            logger.warning("HttpConfig: address guard disabled for %s (tests only)", sorted(self.allow_hosts_for_testing))
+
+    @property
+    def robots_token(self) -> str:
+        return self.user_agent.split("/", 1)[0].split()[0].lower()
+
+
+@dataclass
+class FetchResult:
+    """The outcome of fetching one URL.
+
+    Args:
+        url (`str`): the URL asked for.
+        final_url (`str`): the URL that answered, after redirects.
+        status (`str`): `ok`, `not_found` (404/410), `robots_disallowed`, `blocked_address`, `bad_scheme`,
+            `bad_url`, `dns_error`, `connection_error`, `tls_error`, `timeout`, `too_large`, `not_html`,
+            `too_many_redirects`, `bad_response`, `http_error_<code>`, `unsupported_encoding`.
+        http_status (`int`, *optional*): the last HTTP status code received.
+        content_type (`str`, *optional*): the Content-Type of the final response.
+        body (`bytes`, *optional*): the decoded body (only when `status == "ok"`).
+        from_cache (`bool`): answered by the on-disk cache, without a request.
+        detail (`str`): what went wrong, naming the URL.
+        fetched_at (`str`, *optional*): when the response was received (ISO 8601 UTC).
+        redirects (`tuple[str, ...]`): the URLs that redirected, in order.
+    """
+
+    url: str
+    final_url: str
+    status: str
+    http_status: int | None = None
+    content_type: str | None = None
+    body: bytes | None = None
+    from_cache: bool = False
+    detail: str = ""
+    fetched_at: str | None = None
+    redirects: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Address guard
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def is_public_address(address: str | ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether an IP address is globally routable (and so may be connected to for an untrusted URL)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0] if isinstance(address, str) else address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if embedded is None and ip in _NAT64:
+            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if embedded is not None and not is_public_address(embedded):
+            return False
+    return bool(ip.is_global) and not (
+        ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_reserved
+        or ip.is_unspecified
+    )  # fmt: skip
+
+
+def resolve_host(host: str, port: int) -> list[str]:
+    """The IP addresses of `host` (system resolver, TCP); raises `socket.gaierror` when it does not resolve."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    return list(dict.fromkeys(info[4][0] for info in infos))
+
+
+def open_connection(address: str, port: int, timeout: float) -> socket.socket:
+    """A TCP connection to a checked IP address (module-level so tests can watch every connection made)."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect((address, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# robots.txt (RFC 9309)
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RobotsRules:
+    """The rules of one robots.txt that apply to one user agent."""
+
+    rules: list[tuple[bool, str, re.Pattern[str]]] = field(default_factory=list)  # (allow, pattern, regex)
+    crawl_delay: float | None = None
+
+    @classmethod
+    def allow_all(cls) -> RobotsRules:
+        return cls()
+
+    @classmethod
+    def disallow_all(cls) -> RobotsRules:
+        return cls([(False, "/", re.compile("/"))])
+
+    @classmethod
+    def parse(cls, text: str, token: str) -> RobotsRules:
+        """Rules of the groups naming `token` (case-insensitive), else of the `*` groups."""
+        groups: list[tuple[set[str], list[tuple[str, str]]]] = []
+        agents: set[str] = set()
+        lines: list[tuple[str, str]] = []
+        in_agents = False
+        for raw in text.splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if ":" not in line:
+                continue
+            key, value = (part.strip() for part in line.split(":", 1))
+            key = key.lower()
+            if key == "user-agent":
+                if not in_agents:
+                    agents, lines = set(), []
+                    groups.append((agents, lines))
+                    in_agents = True
+                agents.add(value.lower())
+            elif key in ("allow", "disallow", "crawl-delay"):
+                in_agents = False
+                if groups:
+                    lines.append((key, value))
+        token = token.lower()
+        chosen = [group for group in groups if token in group[0]] or [group for group in groups if "*" in group[0]]
+        result = cls()
+        for _, group_lines in chosen:
+            for key, value in group_lines:
+                if key == "crawl-delay":
+                    try:
+                        result.crawl_delay = max(result.crawl_delay or 0.0, float(value))
+                    except ValueError:
+                        pass
+                elif value:  # an empty Disallow/Allow matches nothing
+                    pattern = quote(value, safe="/?=&*$:@!,;+'()~%-._")
+                    regex = ".*".join(re.escape(piece) for piece in pattern.rstrip("$").split("*"))
+                    result.rules.append((key == "allow", pattern, re.compile(regex + ("\\Z" if pattern.endswith("$") else ""))))
+        return result
+
+    def allowed(self, path: str) -> bool:
+        """Whether `path` (path + query, as sent) may be fetched: longest match wins, Allow wins ties."""
+        if path == "/robots.txt":
+            return True
+        best_length, best_allow = -1, True
+        for allow, pattern, regex in self.rules:
+            if regex.match(path) and (len(pattern) > best_length or (len(pattern) == best_length and allow)):
+                best_length, best_allow = len(pattern), allow
+        return best_allow
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Fetcher
+# ----------------------------------------------------------------------------------------------------------------
+
+
+class _Failure(Exception):
+    def __init__(self, status: str, detail: str, http_status: int | None = None) -> None:
+        super().__init__(detail)
+        self.status, self.detail, self.http_status = status, detail, http_status
+
+
+@dataclass
+class _Response:
+    url: str
+    http_status: int
+    content_type: str | None
+    location: str | None = None
+    body: bytes | None = None
+    retry_after: float | None = None
+
+
+class _BoundedDecoder:
+    """gzip/deflate decoding that stops at a size cap (decompression-bomb safe)."""
+
+    def __init__(self, encoding: str, limit: int, url: str) -> None:
+        self.limit, self.url, self.size, self.parts = limit, url, 0, []
+        self.encoding = encoding
+        if encoding in ("gzip", "x-gzip"):
+            self.decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self.decompressor = zlib.decompressobj(zlib.MAX_WBITS)
+        elif encoding in ("", "identity"):
+            self.decompressor = None
+        else:
+            raise _Failure("unsupported_encoding", f"{url}: unsupported Content-Encoding {encoding!r}")
+        self.started = False
+
+    def _keep(self, data: bytes) -> None:
+        self.size += len(data)
+        if self.size > self.limit:
+            raise _Failure("too_large", f"{self.url}: body exceeds {self.limit:,} bytes after decoding")
+        self.parts.append(data)
+
+    def feed(self, data: bytes) -> None:
+        if self.decompressor is None:
+            self._keep(data)
+            return
+        try:
+            out = self.decompressor.decompress(data, self.limit - self.size + 1)
+        except zlib.error:
+            if self.encoding == "deflate" and not self.started:  # some servers send raw deflate
+                self.decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
+                self.started = True
+                self.feed(data)
+                return
+            raise _Failure("bad_response", f"{self.url}: corrupt {self.encoding} body") from None
+        self.started = True
+        self._keep(out)
+        while self.decompressor.unconsumed_tail:
+            self._keep(self.decompressor.decompress(self.decompressor.unconsumed_tail, self.limit - self.size + 1))
+
+    def result(self) -> bytes:
+        if self.decompressor is not None:
+            self._keep(self.decompressor.flush())
+        return b"".join(self.parts)
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+class _HostSpacing:
+    """Per-host minimum interval between request starts (thread-safe: each caller reserves its slot)."""
+
+    def __init__(self) -> None:
+        self._next: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def wait(self, host: str, interval: float) -> None:
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next.get(host, 0.0))
+            self._next[host] = slot + interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+class HttpFetcher:
+    """Downloads cited pages under :class:`HttpConfig`'s rules; thread-safe (use one per process).
+
+    Args:
+        config (`HttpConfig`, *optional*): the rules (defaults when None).
+        resolver (`Callable[[str, int], list[str]]`, *optional*): host name -> IP addresses; the system
+            resolver (:func:`resolve_host`) when None. Tests pass a fake one.
+    """
+
+    def __init__(self, config: HttpConfig | None = None, resolver: Resolver | None = None) -> None:
+        self.config = config or HttpConfig()
+        self.resolver = resolver
+        self._spacing = _HostSpacing()
+        self._robots: dict[tuple[str, str, int], RobotsRules | _Failure] = {}
+        self._robots_locks: dict[tuple[str, str, int], threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._ssl_context: ssl.SSLContext | None = None
+        self.requests_made = 0
+
+    # ---- public ---------------------------------------------------------------------------------------------
+
+    def fetch(self, url: str) -> FetchResult:
+        """Fetch one page (HTML only unless `html_only=False`); never raises for a bad URL or a bad server."""
+        url = url.strip() if isinstance(url, str) else ""
+        problem = self._check_url(url)
+        if problem is not None:
+            return FetchResult(url, url, problem.status, detail=problem.detail)
+        cached = self._cache_get(url, "page")
+        if cached is not None:
+            return cached
+        result = self._fetch_following(url, for_robots=False)
+        self._cache_put(result, "page")
+        return result
+
+    # ---- checks ---------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_url(url: str) -> _Failure | None:
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 (raises ValueError on a bad port)
+        except ValueError as error:
+            return _Failure("bad_url", f"{url!r}: not a valid URL ({error})")
+        if parts.scheme.lower() not in ("http", "https"):
+            return _Failure("bad_scheme", f"{url!r}: only http and https URLs are fetched, not {parts.scheme!r}")
+        if not parts.hostname:
+            return _Failure("bad_url", f"{url!r}: URL has no host")
+        return None
+
+    def _checked_addresses(self, url: str, host: str, port: int) -> list[str]:
+        """Resolve `host` and check every address; raises `_Failure` (dns_error / blocked_address)."""
+        try:
+            addresses = [str(ipaddress.ip_address(host.split("%", 1)[0]))]
+        except ValueError:
+            addresses = []
+        if not addresses:
+            try:
+                addresses = (self.resolver or resolve_host)(host, port)
+            except (OSError, UnicodeError) as error:
+                raise _Failure("dns_error", f"{url}: cannot resolve {host!r} ({error})") from None
+            if not addresses:
+                raise _Failure("dns_error", f"{url}: {host!r} has no address")
+        if host.lower() in self.config.allow_hosts_for_testing:
+            return addresses
+        blocked = [address for address in addresses if not is_public_address(address)]
+        if blocked:
+            raise _Failure(
+                "blocked_address",
+                f"{url}: {host!r} resolves to a non-public address ({', '.join(blocked)}); refused",
+            )
+        return addresses
+
+    # ---- request machinery ----------------------------------------------------------------------------------
+
+    def _fetch_following(self, url: str, for_robots: bool) -> FetchResult:
+        """One URL, redirects followed (each hop checked: scheme, address, robots.txt)."""
+        config = self.config
+        redirects: list[str] = []
+        current = url
+        last_status: int | None = None
+        try:
+            for _ in range(config.max_redirects + 1):
+                problem = self._check_url(current)
+                if problem is not None:
+                    raise problem
+                if not for_robots and config.respect_robots:
+                    self._check_robots(current)
+                response = self._request_with_retries(current, for_robots)
+                last_status = response.http_status
+                if response.location is None:
+                    return FetchResult(url, current, "ok", response.http_status, response.content_type,
+                                       response.body, fetched_at=_utc_now(), redirects=tuple(redirects))
+                redirects.append(current)
+                current = urljoin(current, response.location)
+                if current in redirects:
+                    raise _Failure("too_many_redirects", f"{url}: redirect loop through {current}", last_status)
+            raise _Failure("too_many_redirects", f"{url}: more than {config.max_redirects} redirects", last_status)
+        except _Failure as failure:
+            return FetchResult(url, current, failure.status, failure.http_status or last_status,
+                               detail=failure.detail, fetched_at=_utc_now(), redirects=tuple(redirects))
+
+    def _request_with_retries(self, url: str, for_robots: bool) -> _Response:
+        config = self.config
+        for attempt in range(config.retries + 1):
+            try:
+                response = self._request(url, for_robots)
+            except _Failure as failure:
+                retry = failure.status == "connection_error" or (
+                    failure.status == "timeout" and config.retry_on_timeout
+                )
+                if not retry or attempt == config.retries:
+                    raise
+                delay = config.backoff_s * 2**attempt
+            else:
+                if response.http_status not in (429, 500, 502, 503, 504) or attempt == config.retries:
+                    return self._classify(url, response)
+                delay = max(config.backoff_s * 2**attempt, min(response.retry_after or 0.0, config.max_retry_after_s))
+            logger.debug("%s: retrying in %.2f s (attempt %d)", url, delay, attempt + 2)
+            time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _classify(url: str, response: _Response) -> _Response:
+        code = response.http_status
+        if 300 <= code < 400 and response.location:
+            return response
+        if code in (404, 410):
+            raise _Failure("not_found", f"{url}: HTTP {code}", code)
+        if not 200 <= code < 300:
+            raise _Failure(f"http_error_{code}", f"{url}: HTTP {code}", code)
+        return response
+
+    def _request(self, url: str, for_robots: bool) -> _Response:
+        """One GET, no redirect following: guard, spacing, connection, headers, bounded body."""
+        config = self.config
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), parts.hostname
+        port = parts.port or (443 if scheme == "https" else 80)
+        addresses = self._checked_addresses(url, host, port)
+        self._spacing.wait(host.lower(), self._host_interval(scheme, host, port))
+        deadline = time.monotonic() + config.total_timeout_s
+        sock = self._connect(url, addresses, port)
+        connection = None
+        try:
+            if scheme == "https":
+                try:
+                    sock = self._tls_context().wrap_socket(sock, server_hostname=host)
+                except (ssl.SSLError, ssl.CertificateError) as error:
+                    raise _Failure("tls_error", f"{url}: TLS handshake failed ({error})") from None
+            sock.settimeout(config.read_timeout_s)
+            connection = http.client.HTTPConnection(host, port, timeout=config.read_timeout_s)
+            connection.sock = sock  # the checked connection; http.client never connects by name
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            connection.putrequest("GET", target, skip_accept_encoding=True)
+            connection.putheader("User-Agent", config.user_agent)
+            connection.putheader("Accept", "text/plain" if for_robots else "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
+            connection.putheader("Accept-Encoding", "gzip, deflate")
+            connection.putheader("Connection", "close")
+            connection.endheaders()
+            with self._lock:
+                self.requests_made += 1
+            response = connection.getresponse()
+            return self._read_response(url, response, sock, deadline, for_robots)
+        except _Failure:
+            raise
+        except TimeoutError:
+            raise _Failure("timeout", f"{url}: no answer within {config.read_timeout_s:g} s") from None
+        except (http.client.HTTPException, ValueError) as error:
+            raise _Failure("bad_response", f"{url}: malformed HTTP response ({type(error).__name__}: {error})") from None
+        except OSError as error:
+            raise _Failure("connection_error", f"{url}: connection failed ({error})") from None
+        finally:
+            if connection is not None:
+                connection.close()
+            sock.close()
+
+    def _connect(self, url: str, addresses: list[str], port: int) -> socket.socket:
+        errors = []
+        for address in addresses:
+            try:
+                return open_connection(address, port, self.config.connect_timeout_s)
+            except TimeoutError:
+                errors.append(f"{address}: timed out")
+            except OSError as error:
+                errors.append(f"{address}: {error.strerror or error}")
+        status = "timeout" if all(e.endswith("timed out") for e in errors) else "connection_error"
+        raise _Failure(status, f"{url}: cannot connect ({'; '.join(errors)})")
+
+    def _tls_context(self) -> ssl.SSLContext:
+        if self._ssl_context is None:
+            context = ssl.create_default_context()
+            if self.config.ca_file:
+                context.load_verify_locations(self.config.ca_file)
+            self._ssl_context = context
+        return self._ssl_context
+
+    def _read_response(
+        self, url: str, response: http.client.HTTPResponse, sock: socket.socket, deadline: float, for_robots: bool
+    ) -> _Response:
+        config = self.config
+        code = response.status
+        content_type = response.getheader("Content-Type")
+        result = _Response(url, code, content_type, retry_after=_retry_after(response.getheader("Retry-After")))
+        if 300 <= code < 400:
+            result.location = response.getheader("Location")
+            return result
+        if not 200 <= code < 300:
+            return result
+        if config.html_only and not for_robots and content_type and not is_html_content_type(content_type):
+            raise _Failure("not_html", f"{url}: content type {media_type(content_type)!r} is not HTML", code)
+        max_bytes = 500_000 if for_robots else config.max_bytes  # RFC 9309: parse at least 500 KiB
+        declared = response.getheader("Content-Length")
+        if not for_robots and declared and declared.strip().isdigit() and int(declared) > max_bytes:
+            raise _Failure("too_large", f"{url}: Content-Length {int(declared):,} exceeds {max_bytes:,} bytes", code)
+        encoding = (response.getheader("Content-Encoding") or "").strip().lower()
+        decoder = _BoundedDecoder(encoding, config.max_decoded_bytes, url)
+        received = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Failure("timeout", f"{url}: response took longer than {config.total_timeout_s:g} s", code)
+            sock.settimeout(min(config.read_timeout_s, remaining))
+            chunk = response.read1(65536) if hasattr(response, "read1") else response.read(65536)
+            if not chunk:
+                break
+            received += len(chunk)
+            if received > max_bytes:
+                if for_robots:  # RFC 9309: a longer robots.txt is cut, not refused
+                    break
+                raise _Failure("too_large", f"{url}: body exceeds {max_bytes:,} bytes", code)
+            decoder.feed(chunk)
+        body = decoder.result()
+        if config.html_only and not for_robots and not content_type and not looks_like_html(body):
+            raise _Failure("not_html", f"{url}: no content type and the body does not look like HTML", code)
+        result.body = body
+        return result
+
+    # ---- robots.txt -----------------------------------------------------------------------------------------
+
+    def _origin(self, url: str) -> tuple[str, str, int]:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+
+    def _rules_for(self, scheme: str, host: str, port: int) -> RobotsRules | _Failure:
+        origin = (scheme, host, port)
+        with self._lock:
+            lock = self._robots_locks.setdefault(origin, threading.Lock())
+        with lock:
+            if origin not in self._robots:
+                self._robots[origin] = self._load_robots(scheme, host, port)
+            return self._robots[origin]
+
+    def _load_robots(self, scheme: str, host: str, port: int) -> RobotsRules | _Failure:
+        netloc = f"[{host}]" if ":" in host else host
+        default = 443 if scheme == "https" else 80
+        robots_url = f"{scheme}://{netloc}{'' if port == default else f':{port}'}/robots.txt"
+        result = self._cache_get(robots_url, "robots")
+        if result is None:
+            result = self._fetch_following(robots_url, for_robots=True)
+            self._cache_put(result, "robots")
+        if result.ok:
+            text = (result.body or b"").decode("utf-8", errors="replace")
+            return RobotsRules.parse(text, self.config.robots_token)
+        code = result.http_status or 0
+        if result.status == "not_found" or 400 <= code < 500:
+            return RobotsRules.allow_all()
+        if result.status in _NETWORK_FAILURES:
+            return _Failure(result.status, f"robots.txt unreachable: {result.detail}")
+        return RobotsRules.disallow_all()  # 5xx and the like: RFC 9309 says assume complete disallow
+
+    def _check_robots(self, url: str) -> None:
+        rules = self._rules_for(*self._origin(url))
+        if isinstance(rules, _Failure):
+            raise _Failure(rules.status, f"{url}: {rules.detail}")
+        parts = urlsplit(url)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if not rules.allowed(path):
+            raise _Failure("robots_disallowed", f"{url}: disallowed by robots.txt")
+
+    def _host_interval(self, scheme: str, host: str, port: int) -> float:
+        interval = self.config.min_interval_s
+        rules = self._robots.get((scheme, host.lower(), port))
+        if isinstance(rules, RobotsRules) and rules.crawl_delay:
+            interval = max(interval, min(rules.crawl_delay, self.config.max_crawl_delay_s))
+        return interval
+
+    # ---- on-disk cache --------------------------------------------------------------------------------------
+
+    def _cache_paths(self, url: str, kind: str) -> tuple[Path, Path] | None:
+        if not self.config.cache_dir:
+            return None
+        digest = hashlib.sha256(f"{kind}\n{url}".encode()).hexdigest()
+        folder = Path(self.config.cache_dir) / digest[:2]
+        return folder / f"{digest}.json", folder / f"{digest}.body"
+
+    def _cache_get(self, url: str, kind: str) -> FetchResult | None:
+        paths = self._cache_paths(url, kind)
+        if paths is None or not paths[0].is_file():
+            return None
+        try:
+            entry = json.loads(paths[0].read_text(encoding="utf-8"))
+            if self.config.cache_ttl_s is not None and time.time() - entry["stored"] > self.config.cache_ttl_s:
+                return None
+            body = paths[1].read_bytes() if entry["has_body"] else None
+            if entry["has_body"] and hashlib.sha256(body).hexdigest() != entry["body_sha256"]:
+                return None
+        except (OSError, ValueError, KeyError) as error:
+            logger.warning("%s: unreadable cache entry %s (%s); fetching again", url, paths[0], error)
+            return None
+        values = {f.name: entry["result"][f.name] for f in fields(FetchResult) if f.name in entry["result"]}
+        values["redirects"] = tuple(values.get("redirects", ()))
+        return FetchResult(**{**values, "body": body, "from_cache": True})
+
+    def _cache_put(self, result: FetchResult, kind: str) -> None:
+        paths = self._cache_paths(result.url, kind)
+        if paths is None or result.status not in _CACHEABLE and not result.status.startswith("http_error_4"):
+            return
+        if result.http_status in (408, 429):
+            return
+        meta_path, body_path = paths
+        record = {f.name: getattr(result, f.name) for f in fields(FetchResult) if f.name not in ("body", "from_cache")}
+        entry = {"result": record, "stored": time.time(), "has_body": result.body is not None}
+        try:
+            meta_path.parent.mkdir(parents=True, exist_ok=True)
+            if result.body is not None:
+                entry["body_sha256"] = hashlib.sha256(result.body).hexdigest()
+                _atomic_write(body_path, result.body)
+            _atomic_write(meta_path, json.dumps(entry).encode("utf-8"))
+        except OSError as error:
+            logger.warning("%s: cannot write the cache entry %s (%s)", result.url, meta_path, error)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+

@@ -1,0 +1,650 @@
+"""WARC/ARC archives as the offline source of cited pages: an on-disk index from normalized URL to capture.
+
+:class:`WarcIndex` streams any number of WARC (or ARC) files — Common Crawl segments or the user's own crawl,
+uncompressed or gzip-compressed one record per member — and stores, for every usable capture, its
+:func:`~wikiref_dataset.web.urls.url_key` and where it lies (file, offset, length) with its date, HTTP status,
+content type and redirect target. The index is a SQLite database (standard library): a Common-Crawl-sized index
+lives on disk, not in memory, is reopened by later runs and is shared read-only by worker processes. Record
+bodies are not read while indexing (memory per record is constant); :meth:`WarcIndex.read` reads one body back
+by offset, with chunked transfer-encoding and gzip/deflate content-encoding decoded by warcio.
+
+Parsing is warcio's (the project's declared WARC library). What is hand-written is the recovery around it, which
+warcio leaves to the caller — a real crawl has bad records, and one bad record must not lose the rest of a file:
+
+* a record that cannot be parsed is skipped and counted (``unparseable_record``); reading resumes at the next
+  record header found after it (the next gzip member that starts with ``WARC/``, or the next ``WARC/`` line);
+* a record shorter than its Content-Length (a clipped file) is skipped as ``truncated``;
+* a gzip file that is one gzip stream instead of one member per record (``example-bad-non-chunked``), or whose
+  members are cut in the middle of records (``example-wrong-chunks``), is read again as one continuous stream
+  (layout ``gzip-stream``); its offsets then count decompressed bytes and :meth:`WarcIndex.read` has to
+  decompress from the start of the file (slow on big files: ``warcio recompress`` fixes such files);
+* captures without HTTP headers, with a bad status line or a bad Content-Length are skipped with the reason;
+  records that are not captures (request, warcinfo, metadata, revisit, non-http URIs such as ``dns:`` or wget's
+  ``metadata://``, responses to POST requests) are counted as *ignored*, by type.
+
+Lookup prefers the latest 200 capture of a URL; when there is none, a captured redirect (3xx with Location) is
+followed inside the archive (at most ``max_redirects`` hops, loops stopped); failing that the latest capture of
+any status is returned so the caller can report it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import logging
+import os
+import sqlite3
+import sys
+import threading
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import BinaryIO
+from urllib.parse import urljoin
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+from warcio.statusandheaders import StatusAndHeadersParserException
+
+from .urls import url_key
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["IndexStats", "WarcCapture", "WarcFileStats", "WarcIndex", "WarcReadError"]
+
+CAPTURE_TYPES = ("response", "resource")
+"""WARC record types that hold a page (`revisit` records hold none: they point at an earlier capture)."""
+
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_RECORD_ERRORS = (ArchiveLoadFailed, StatusAndHeadersParserException, zlib.error, EOFError, OSError, ValueError)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER, mtime_ns INTEGER, layout TEXT, stats TEXT
+);
+CREATE TABLE IF NOT EXISTS captures (
+    url_key TEXT NOT NULL, url TEXT NOT NULL, file_id INTEGER NOT NULL, offset INTEGER NOT NULL,
+    length INTEGER, date TEXT, date_key TEXT, status INTEGER, content_type TEXT, location TEXT, record_type TEXT,
+    record_id TEXT
+);
+CREATE INDEX IF NOT EXISTS captures_by_key ON captures (url_key);
+"""
+
+
+class WarcReadError(Exception):
+    """A capture could not be read back; the message names the file, the offset and the problem."""
+
+    def __init__(self, message: str, reason: str = "read_error") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class WarcCapture:
+    """Where one capture of a page lies and what the archive recorded about it.
+
+    Args:
+        url (`str`): the WARC-Target-URI as recorded.
+        path (`str`): the WARC file (absolute path).
+        offset (`int`): start of the record; decompressed bytes for `layout == "gzip-stream"`, else file bytes.
+        length (`int`, *optional*): length of the record in the same unit.
+        date (`str`, *optional*): WARC-Date, as ISO 8601 UTC when it parses, else as recorded.
+        status (`int`): HTTP status (200 for `resource` records).
+        content_type (`str`, *optional*): HTTP Content-Type (WARC Content-Type for `resource` records).
+        location (`str`, *optional*): the Location header of a 3xx capture.
+        record_type (`str`): `response` or `resource`.
+        layout (`str`): `uncompressed`, `gzip-members` or `gzip-stream` (see the module docstring).
+        redirected_from (`tuple[str, ...]`): the captured redirects :meth:`WarcIndex.lookup` followed to get here.
+    """
+
+    url: str
+    path: str
+    offset: int
+    length: int | None
+    date: str | None
+    status: int
+    content_type: str | None
+    location: str | None = None
+    record_type: str = "response"
+    layout: str = "uncompressed"
+    redirected_from: tuple[str, ...] = ()
+
+    @property
+    def record(self) -> str:
+        """`path:offset`, to name the record in messages and provenance fields."""
+        return f"{self.path}:{self.offset}"
+
+
+@dataclass
+class WarcFileStats:
+    """What indexing one file found.
+
+    Args:
+        path (`str`): the file.
+        layout (`str`): how it was read (`uncompressed`, `gzip-members`, `gzip-stream`).
+        records (`int`): records seen (each skipped unparseable stretch counts as one).
+        indexed (`int`): captures stored in the index.
+        ignored (`Counter[str]`): records that are not page captures, by type (`request`, `warcinfo`,
+            `metadata`, `revisit`, `non_http_uri`, `non_get_response` (the answer to a POST), ...). Not errors.
+        skipped (`Counter[str]`): malformed or unusable captures, by reason (`unparseable_record`, `truncated`,
+            `no_http_headers`, `bad_http_status`, `bad_content_length`, `missing_target_uri`, `bad_target_uri`).
+        warnings (`Counter[str]`): problems of indexed captures (`content_length_mismatch`, `bad_date`,
+            `declared_truncated`).
+        error (`str`, *optional*): why the file could not be read at all (then nothing of it is indexed).
+    """
+
+    path: str
+    layout: str = "uncompressed"
+    records: int = 0
+    indexed: int = 0
+    ignored: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+    warnings: Counter[str] = field(default_factory=Counter)
+    error: str | None = None
+
+    def to_json(self) -> str:
+        return json.dumps({**self.__dict__, "ignored": dict(self.ignored), "skipped": dict(self.skipped),
+                           "warnings": dict(self.warnings)}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> WarcFileStats:
+        data = json.loads(text)
+        return cls(**{**data, **{k: Counter(data[k]) for k in ("ignored", "skipped", "warnings")}})
+
+    def format(self) -> str:
+        """One line: `path: N indexed, skipped a=1, ignored b=2, ...`."""
+        line = f"{self.path}: {self.indexed} indexed"
+        for name in ("skipped", "ignored", "warnings"):
+            if getattr(self, name):
+                line += f", {name} {_format_counts(getattr(self, name))}"
+        if self.error:
+            line += f", unreadable ({self.error})"
+        return line
+
+
+@dataclass
+class IndexStats:
+    """Totals over the files of an index."""
+
+    files: int = 0
+    unreadable_files: int = 0
+    records: int = 0
+    indexed: int = 0
+    ignored: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+    warnings: Counter[str] = field(default_factory=Counter)
+
+    def add(self, stats: WarcFileStats) -> None:
+        self.files += 1
+        self.unreadable_files += stats.error is not None
+        self.records += stats.records
+        self.indexed += stats.indexed
+        self.ignored.update(stats.ignored)
+        self.skipped.update(stats.skipped)
+        self.warnings.update(stats.warnings)
+
+    def format(self) -> str:
+        line = f"{self.files} WARC files, {self.indexed} captures indexed"
+        if self.skipped:
+            line += f", skipped {_format_counts(self.skipped)}"
+        if self.unreadable_files:
+            line += f", {self.unreadable_files} unreadable files"
+        return line
+
+
+def _format_counts(counts: Counter[str]) -> str:
+    return ", ".join(f"{name}={count}" for name, count in sorted(counts.items()))
+
+
+class _NotMemberAligned(Exception):
+    """A gzip file whose members are not one per record: read it again as one stream."""
+
+
+class _QuietArchiveIterator(ArchiveIterator):
+    """warcio writes Content-Length warnings straight to stderr; count them instead (see `err_count`)."""
+
+    def _consume_blanklines(self):
+        saved, sys.stderr = sys.stderr, _DISCARD
+        try:
+            return super()._consume_blanklines()
+        finally:
+            sys.stderr = saved
+
+
+class _Discard(io.TextIOBase):
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+_DISCARD = _Discard()
+
+
+def _normalize_date(value: str | None) -> tuple[str | None, str]:
+    """(date to store, sort key): ISO 8601 UTC for a parseable WARC-Date; the raw value and "" otherwise."""
+    if not value:
+        return None, ""
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return value, ""
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    iso = parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso, iso
+
+
+def _detect_layout(handle: BinaryIO) -> str:
+    handle.seek(0)
+    head = handle.read(3)
+    handle.seek(0)
+    return "gzip-members" if head == _GZIP_MAGIC else "uncompressed"
+
+
+def _find_next_record(handle: BinaryIO, start: int, layout: str) -> int | None:
+    """Offset of the first record header at or after `start`, or None (end of file or unreadable)."""
+    marker = _GZIP_MAGIC if layout == "gzip-members" else b"\nWARC/"
+    keep = len(marker) - 1
+    position = start  # offset of data[0]
+    data = b""
+    try:
+        handle.seek(start)
+        while chunk := handle.read(1 << 20):
+            data += chunk
+            search_from = 0
+            while (hit := data.find(marker, search_from)) >= 0:
+                if layout != "gzip-members":
+                    return position + hit + 1
+                if _member_starts_record(handle, position + hit):
+                    return position + hit
+                search_from = hit + 1
+            position += len(data) - keep
+            data = data[-keep:]
+    except _RECORD_ERRORS:
+        pass
+    return None
+
+
+def _starts_with_warc(stream: BinaryIO, layout: str) -> bool:
+    stream.seek(0)
+    head = stream.read(4096)
+    stream.seek(0)
+    if layout == "gzip-members":
+        try:
+            head = zlib.decompressobj(31).decompress(head, 64)
+        except zlib.error:
+            return False
+    return head.lstrip(b"\r\n").startswith(b"WARC/")
+
+
+def _member_starts_record(handle: BinaryIO, offset: int) -> bool:
+    here = handle.tell()
+    try:
+        handle.seek(offset)
+        head = zlib.decompressobj(31).decompress(handle.read(4096), 64)
+    except zlib.error:
+        return False
+    finally:
+        handle.seek(here)
+    return head.lstrip(b"\r\n").startswith(b"WARC/")
+
+
+def _http_content_type(record) -> str | None:
+    if record.http_headers is not None:
+        return record.http_headers.get_header("Content-Type")
+    return record.rec_headers.get_header("Content-Type")
+
+
+class WarcIndex:
+    """Normalized URL -> WARC capture, stored in SQLite.
+
+    `WarcIndex(path)` opens (or creates) the index at `path`; `WarcIndex()` keeps it in memory. Build with
+    :meth:`add` / :meth:`add_many` or the :meth:`build` shortcut; files already indexed (same size and
+    modification time) are not read again, so an interrupted build resumes. Pickles as its path, for worker
+    processes (an in-memory index cannot be pickled).
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None) -> None:
+        self.path = None if path is None else Path(path)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._connect()
+
+    def _connect(self) -> None:
+        target = ":memory:" if self.path is None else str(self.path)
+        try:
+            self._db = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as error:
+            raise ValueError(f"{target}: not a WARC index ({error})") from None
+
+    # ---- pickling / context -------------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict:
+        if self.path is None:
+            raise TypeError("an in-memory WarcIndex cannot be pickled: give it a path")
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict) -> None:
+        self.path = state["path"]
+        self._lock = threading.Lock()
+        self._connect()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> WarcIndex:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM captures").fetchone()[0]
+
+    def __repr__(self) -> str:
+        return f"WarcIndex({str(self.path) if self.path else ':memory:'!r})"
+
+    # ---- building -----------------------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls, warc_paths: Iterable[str | os.PathLike], path: str | os.PathLike | None = None, progress: bool = False
+    ) -> WarcIndex:
+        """Open (or create) the index at `path` and add every file of `warc_paths` not indexed yet."""
+        index = cls(path)
+        index.add_many(warc_paths, progress=progress)
+        return index
+
+    def add_many(self, warc_paths: Iterable[str | os.PathLike], progress: bool = False) -> list[WarcFileStats]:
+        """Index several files (a tqdm bar when `progress`); returns each file's statistics."""
+        paths = list(warc_paths)
+        if progress:
+            from tqdm.auto import tqdm
+
+            paths = tqdm(paths, desc="indexing WARC files", unit="file")
+        return [self.add(path) for path in paths]
+
+    def add(self, warc_path: str | os.PathLike, force: bool = False) -> WarcFileStats:
+        """Index one WARC/ARC file (skipped when already indexed unchanged, unless `force`).
+
+        Never raises for bad content: a file that cannot be opened is reported in `WarcFileStats.error`.
+        """
+        path = str(Path(warc_path).resolve())
+        try:
+            stat = os.stat(path)
+        except OSError as error:
+            stats = WarcFileStats(path=path, error=f"cannot open: {error.strerror or error}")
+            logger.warning("%s: %s", path, stats.error)
+            return stats
+        with self._lock:
+            row = self._db.execute("SELECT id, size, mtime_ns, stats FROM files WHERE path = ?", (path,)).fetchone()
+        if row and not force and row[1] == stat.st_size and row[2] == stat.st_mtime_ns:
+            return WarcFileStats.from_json(row[3])
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                if row:
+                    self._db.execute("DELETE FROM captures WHERE file_id = ?", (row[0],))
+                    self._db.execute("DELETE FROM files WHERE id = ?", (row[0],))
+                file_id = self._db.execute(
+                    "INSERT INTO files (path, size, mtime_ns) VALUES (?, ?, ?)", (path, stat.st_size, stat.st_mtime_ns)
+                ).lastrowid
+                stats = self._index_file(path, file_id)
+                self._db.execute(
+                    "UPDATE files SET layout = ?, stats = ? WHERE id = ?", (stats.layout, stats.to_json(), file_id)
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        if stats.skipped or stats.error:
+            logger.info("%s", stats.format())
+        return stats
+
+    def _index_file(self, path: str, file_id: int) -> WarcFileStats:
+        try:
+            with open(path, "rb") as handle:
+                layout = _detect_layout(handle)
+                try:
+                    return self._scan(handle, path, file_id, layout)
+                except _NotMemberAligned:
+                    self._db.execute("DELETE FROM captures WHERE file_id = ?", (file_id,))
+                    handle.seek(0)
+                    with gzip.GzipFile(fileobj=handle) as stream:
+                        return self._scan(stream, path, file_id, "gzip-stream")
+        except OSError as error:
+            self._db.execute("DELETE FROM captures WHERE file_id = ?", (file_id,))
+            return WarcFileStats(path=path, error=f"cannot read: {error}")
+
+    def _scan(self, stream: BinaryIO, path: str, file_id: int, layout: str) -> WarcFileStats:
+        """Index every record of `stream`; resynchronise after a bad record (see the module docstring)."""
+        stats = WarcFileStats(path=path, layout=layout)
+        # ARC files need warcio's ARC->WARC conversion; a WARC file is parsed as WARC only, so that garbage
+        # inside it is reported instead of being taken for an ARC header line
+        arc = not _starts_with_warc(stream, layout)
+        rows: list[tuple] = []
+        not_get: set[str] = set()  # record ids of responses to POST/PUT/... requests
+        position: int | None = 0
+        while position is not None:
+            stream.seek(position)
+            iterator = _QuietArchiveIterator(stream, arc2warc=arc)
+            previous_truncated = in_record = False
+            position = None
+            try:
+                for record in iterator:
+                    stats.records += 1
+                    if record.rec_type == "request" and record.http_headers is not None:
+                        method = (record.http_headers.protocol or "").upper()
+                        if method not in ("GET", "HEAD") and record.rec_headers.get_header("WARC-Concurrent-To"):
+                            not_get.add(record.rec_headers.get_header("WARC-Concurrent-To").strip())
+                    in_record = True
+                    previous_truncated = self._index_record(record, iterator, stats, rows, file_id)
+                    in_record = False
+                    if len(rows) >= 1000:
+                        self._insert(rows)
+            except _RECORD_ERRORS as error:
+                failed_at = iterator.offset
+                message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                if layout == "gzip-members" and ("non-chunked" in str(error) or previous_truncated):
+                    raise _NotMemberAligned from None
+                stats.records += not in_record
+                stats.skipped["unparseable_record"] += 1
+                logger.warning("%s: unparseable record at offset %d (%s); looking for the next record",
+                               path, failed_at, message)
+                position = _find_next_record(stream, failed_at + 1, layout)
+        self._insert(rows)
+        if not_get:
+            # the response to a POST is not the page a citation links to (its request may come before or after it)
+            removed = 0
+            ids = sorted(not_get)
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                removed += self._db.execute(
+                    f"DELETE FROM captures WHERE file_id = ? AND record_id IN ({', '.join('?' * len(chunk))})",
+                    (file_id, *chunk),
+                ).rowcount
+            stats.indexed -= removed
+            if removed:
+                stats.ignored["non_get_response"] += removed
+        return stats
+
+    def _insert(self, rows: list[tuple]) -> None:
+        self._db.executemany("INSERT INTO captures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        rows.clear()
+
+    @staticmethod
+    def _index_record(
+        record, iterator: ArchiveIterator, stats: WarcFileStats, rows: list[tuple], file_id: int
+    ) -> bool:
+        """Classify and store one record; returns whether it was truncated."""
+        rec_type = record.rec_type
+        if rec_type not in CAPTURE_TYPES:
+            stats.ignored[rec_type or "unknown"] += 1
+            return False
+        warnings_before = iterator.err_count
+        offset, length = iterator.get_record_offset(), iterator.get_record_length()  # reads the record to its end
+        truncated = getattr(record.raw_stream, "limit", 0) > 0
+        uri = record.rec_headers.get_header("WARC-Target-URI")
+        content_length = record.rec_headers.get_header("Content-Length")
+        if not uri:
+            reason = "missing_target_uri"
+        elif not uri.lower().startswith(("http://", "https://")):
+            stats.ignored["non_http_uri"] += 1
+            return truncated
+        elif content_length is not None and not content_length.strip().isdigit():
+            reason = "bad_content_length"
+        elif truncated:
+            reason = "truncated"
+        elif rec_type == "response" and record.http_headers is None:
+            reason = "no_http_headers"
+        else:
+            reason = None
+        status = 200
+        if reason is None and rec_type == "response":
+            try:
+                status = int(record.http_headers.get_statuscode())
+                if not 100 <= status <= 599:
+                    raise ValueError(status)
+            except (TypeError, ValueError):
+                reason = "bad_http_status"
+        key = None
+        if reason is None:
+            try:
+                key = url_key(uri)
+            except ValueError:
+                reason = "bad_target_uri"
+        if reason is not None:
+            stats.skipped[reason] += 1
+            return truncated
+        if iterator.err_count > warnings_before:
+            stats.warnings["content_length_mismatch"] += 1
+        date, date_key = _normalize_date(record.rec_headers.get_header("WARC-Date"))
+        if date and not date_key:
+            stats.warnings["bad_date"] += 1
+        if record.rec_headers.get_header("WARC-Truncated"):
+            stats.warnings["declared_truncated"] += 1  # e.g. Common Crawl's 1 MiB limit: the page may be cut
+        location = None
+        if 300 <= status < 400 and record.http_headers is not None:
+            location = record.http_headers.get_header("Location")
+        record_id = (record.rec_headers.get_header("WARC-Record-ID") or "").strip() or None
+        rows.append((key, uri, file_id, offset, length, date, date_key, status, _http_content_type(record),
+                     location, rec_type, record_id))
+        stats.indexed += 1
+        return False
+
+    # ---- statistics ---------------------------------------------------------------------------------------
+
+    def file_stats(self) -> list[WarcFileStats]:
+        """Statistics of every indexed file, in indexing order."""
+        with self._lock:
+            rows = self._db.execute("SELECT stats FROM files WHERE stats IS NOT NULL ORDER BY id").fetchall()
+        return [WarcFileStats.from_json(row[0]) for row in rows]
+
+    @property
+    def stats(self) -> IndexStats:
+        """Totals over all indexed files."""
+        totals = IndexStats()
+        for stats in self.file_stats():
+            totals.add(stats)
+        return totals
+
+    # ---- lookup and reading -------------------------------------------------------------------------------
+
+    def captures(self, url: str) -> list[WarcCapture]:
+        """All captures stored for `url`'s key, best first (200 before others, then latest first)."""
+        try:
+            key = url_key(url)
+        except ValueError:
+            return []
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.url, f.path, c.offset, c.length, c.date, c.status, c.content_type, c.location, "
+                "c.record_type, f.layout FROM captures c JOIN files f ON f.id = c.file_id WHERE c.url_key = ? "
+                "ORDER BY c.status = 200 DESC, c.date_key DESC, c.file_id DESC, c.offset DESC",
+                (key,),
+            ).fetchall()
+        return [WarcCapture(*row) for row in rows]
+
+    def lookup(self, url: str, max_redirects: int = 5) -> WarcCapture | None:
+        """The capture that answers `url`: its latest 200 capture, else the latest 200 at the end of captured
+        redirects (at most `max_redirects` hops), else its latest capture of any status; None when not archived."""
+        chain: list[str] = []
+        seen: set[str] = set()
+        fallback: WarcCapture | None = None
+        current = url
+        for _ in range(max_redirects + 1):
+            found = self.captures(current)
+            if not found:
+                break
+            seen.add(url_key(current))
+            best = found[0]
+            if best.status == 200:
+                return replace(best, redirected_from=tuple(chain))
+            if fallback is None:
+                fallback = replace(best, redirected_from=tuple(chain))
+            redirect = next((c for c in found if 300 <= c.status < 400 and c.location), None)
+            if redirect is None:
+                break
+            chain.append(redirect.url)
+            current = urljoin(redirect.url, redirect.location.strip())
+            try:
+                if url_key(current) in seen:
+                    break
+            except ValueError:
+                break
+        return fallback
+
+    def read(self, capture: WarcCapture, max_bytes: int = 20_000_000) -> bytes:
+        """The HTTP body of `capture` (payload of a `resource` record), transfer- and content-decoded.
+
+        Raises:
+            WarcReadError: the file or record cannot be read (reason `read_error`), or the decoded body exceeds
+                `max_bytes` (reason `too_large`).
+        """
+        try:
+            with open(capture.path, "rb") as handle:
+                stream: BinaryIO = handle
+                if capture.layout == "gzip-stream":
+                    stream = gzip.GzipFile(fileobj=handle)
+                stream.seek(capture.offset)
+                iterator = _QuietArchiveIterator(stream, arc2warc=True)
+                record = next(iter(iterator))
+                uri = record.rec_headers.get_header("WARC-Target-URI")
+                if uri != capture.url:
+                    raise WarcReadError(
+                        f"{capture.record}: expected a record for {capture.url}, found {uri!r} (file changed since "
+                        "it was indexed?)"
+                    )
+                return _read_capped(record.content_stream(), max_bytes, capture.record)
+        except WarcReadError:
+            raise
+        except (*_RECORD_ERRORS, StopIteration) as error:
+            raise WarcReadError(f"{capture.record}: cannot read the record ({type(error).__name__}: {error})") from None
+
+    def iter_captures(self) -> Iterator[WarcCapture]:
+        """Every stored capture (for inspection and statistics)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.url, f.path, c.offset, c.length, c.date, c.status, c.content_type, c.location, "
+                "c.record_type, f.layout FROM captures c JOIN files f ON f.id = c.file_id ORDER BY c.rowid"
+            ).fetchall()
+        for row in rows:
+            yield WarcCapture(*row)
+
+
+def _read_capped(stream: BinaryIO, max_bytes: int, where: str) -> bytes:
+    parts = []
+    total = 0
+    while True:
+        chunk = stream.read(65536)
+        if not chunk:
+            return b"".join(parts)
+        total += len(chunk)
+        if total > max_bytes:
+            raise WarcReadError(f"{where}: body exceeds {max_bytes:,} bytes after decoding", reason="too_large")
+        parts.append(chunk)
