@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("bench_duc_rouge.py", "bench_oracle.py", "bench_web.py")
+BENCHMARKS = ("bench_duc_rouge.py", "bench_oracle.py", "bench_statements.py", "bench_web.py")
 
 
 def main(argv: list[str] | None = None) -> int:

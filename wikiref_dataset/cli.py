@@ -4,7 +4,8 @@ Subcommands:
     demo        score the embedded sample's system summaries (and a greedy oracle) with the DUC metric;
     rouge       score summaries with ROUGE-1.5.5 semantics from a JSON-lines file or a ROUGE file list;
     statements  WikiRef stage 1: statements with their first citation from Wikipedia dumps (``wiki/cli.py``);
-    documents   WikiRef stage 2: the cited pages from WARC archives or HTTP (``web/cli.py``).
+    documents   WikiRef stage 2: the cited pages from WARC archives or HTTP (``web/cli.py``);
+    duc         DUC 2005-2007: ``convert`` the NIST folders, ``evaluate`` baselines/summaries/models (``duc_cli.py``).
 """
 
 from __future__ import annotations
@@ -206,9 +207,13 @@ def build_parser() -> argparse.ArgumentParser:
     rouge.set_defaults(func=run_rouge)
 
     # Subcommands of the other parts register themselves; imported here so `wikiref rouge` stays light.
+    from .duc_cli import add_duc_parser
     from .web.cli import add_documents_parser
+    from .wiki.cli import add_statements_parser
 
+    add_statements_parser(commands)
     add_documents_parser(commands)
+    add_duc_parser(commands)
     return parser
 
 

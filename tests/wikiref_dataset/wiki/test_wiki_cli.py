@@ -1,0 +1,59 @@
+"""The ``statements`` subcommand, registered on a fresh parser as ``wikiref`` does it."""
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from wikiref_dataset.wiki.cli import add_statements_parser
+from wikiref_dataset.wiki.steps import iter_statements
+
+TINY_DUMP = Path(__file__).resolve().parents[2] / "fixtures" / "wiki" / "tiny-dump.xml"
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="wikiref")
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_statements_parser(commands)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_statements_command(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run(["statements", str(TINY_DUMP), "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "statements: 5 from 2 pages in 1 task" in printed
+    assert "kept by type: cite news 2, cite web 2, cite press release 1" in printed
+    assert "skipped types: cite book 1" in printed
+    assert len(list(iter_statements(out))) == 5
+
+
+def test_statements_command_options(tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["statements", str(TINY_DUMP), "--out", str(out), "--keep-types", "cite news", "--bare-urls",
+            "--skip-sections", "history", "--min-chars", "5", "--quiet"]
+    assert run(argv) == 0
+    statements = list(iter_statements(out))
+    assert {s.citation.type for s in statements} == {"cite news"}
+    skipped = next(line for line in capsys.readouterr().out.splitlines() if "skipped types" in line)
+    assert "cite web 1" in skipped and "cite press release 1" in skipped  # Beta Village's History: skipped
+
+
+def test_missing_dump_and_bad_options(tmp_path, capsys):
+    assert run(["statements", str(tmp_path / "absent.xml.bz2"), "--out", str(tmp_path / "o")]) == 2
+    assert "no such dump file" in capsys.readouterr().err
+    assert run(["statements", str(TINY_DUMP), "--out", str(tmp_path / "o"), "--min-chars", "-3"]) == 2
+    assert "min_statement_chars" in capsys.readouterr().err
+    bad = tmp_path / "bad.xml.bz2"
+    bad.write_bytes(b"not bz2")
+    assert run(["statements", str(bad), "--out", str(tmp_path / "o2"), "--quiet"]) in (1, 2)
+    assert "bad.xml.bz2" in capsys.readouterr().err
+
+
+def test_help_lists_the_options(capsys):
+    with pytest.raises(SystemExit):
+        run(["statements", "--help"])
+    help_text = capsys.readouterr().out
+    for option in ("--out", "--tasks", "--workers", "--keep-types", "--bare-urls", "--skip-sections"):
+        assert option in help_text

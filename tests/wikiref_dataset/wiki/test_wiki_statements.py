@@ -1,0 +1,233 @@
+"""Statement extraction on hand-written wikitext: boundaries, sections, named refs, citation types, archives."""
+
+from pathlib import Path
+
+import pytest
+
+from wikiref_dataset.wiki.dump import WikiPage
+from wikiref_dataset.wiki.statements import Citation, Statement, StatementConfig, StatementExtractor
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wiki"
+ARTICLE = (FIXTURES / "article.wiki").read_text(encoding="utf-8")
+
+
+def page(text: str, page_id: int = 7, title: str = "Testville") -> WikiPage:
+    return WikiPage(page_id=page_id, title=title, namespace=0, revision_id=70, timestamp="2020-05-01T00:00:00Z",
+                    text=text, redirect=None)
+
+
+def extract(text: str, **config) -> tuple[list[Statement], StatementExtractor]:
+    extractor = StatementExtractor(StatementConfig(**config))
+    return extractor.extract(page(text)), extractor
+
+
+# (position, section path, text, type, url, fetch url, url status, ref name) of the fixture article, written by
+# reading the wikitext in tests/fixtures/wiki/article.wiki
+ARCHIVE = "https://web.archive.org/web/"
+EXPECTED = [
+    (0, [], "Testville (Villetest) is a town of 12 km² on the Test.", "cite web", "https://example.org/about",
+     "https://example.org/about", None, None),
+    (1, [], "It was founded c. 1850 by John Smith.", "cite web", "https://example.org/founding",
+     "https://example.org/founding", "live", "founding"),
+    (3, [], "Its budget was US$5 million As of 2015.", "cite web", "https://example.org/budget",
+     ARCHIVE + "2016/https://example.org/budget", "dead", None),
+    (4, ["History"], "The mill opened in 1901 and closed in 1950.", "cite news", "https://news.example.org/mill",
+     ARCHIVE + "1999/https://news.example.org/mill", "dead", "mill"),
+    (5, ["History", "Modern times"], "Mayor Jane Roe was elected in 2001.", "cite news",
+     "https://news.example.org/mayor", "https://news.example.org/mayor", None, "mayor"),
+    (6, ["History", "Modern times"], "She was re-elected in 2005.", "cite news", "https://news.example.org/mill",
+     ARCHIVE + "1999/https://news.example.org/mill", "dead", "mill"),
+    (7, ["History", "Modern times"], "The town hall moved in 2008.", "cite press release",
+     "https://press.example.org/hall", "https://press.example.org/hall", None, None),
+    (8, ["History", "Modern times"], "The school opened 1 September 1999.", "cite news",
+     "https://news.example.org/school", "https://news.example.org/school", "live", None),
+    (11, ["History", "Modern times"], "Its water is clean.", "cite web", "https://river.example.org/",
+     ARCHIVE + "2001/https://river.example.org/", None, None),
+    (12, ["History", "Modern times"], "The population reached 12,000 in 2010.", "cite web",
+     "https://census.example.org/testville", "https://census.example.org/testville", None, "census"),
+    (13, ["History", "Modern times"], "The weather is mild and dry.", "cite web", "https://weather.example.org/",
+     "https://weather.example.org/", "dead", None),
+]
+
+
+def test_fixture_article_statements():
+    statements, extractor = extract(ARTICLE)
+    got = [(s.position, s.section_path, s.text, s.citation.type, s.citation.url, s.citation.fetch_url,
+            s.citation.url_status, s.citation.ref_name) for s in statements]
+    assert got == EXPECTED
+    assert [s.id for s in statements] == [f"7-{row[0]}" for row in EXPECTED]
+    stats = extractor.stats
+    assert stats["pages"] == 1 and stats["statements"] == len(EXPECTED) and stats["spans"] == 14
+    assert (stats["kept/cite web"], stats["kept/cite news"], stats["kept/cite press release"]) == (6, 4, 1)
+    assert stats["skipped/cite book"] == 1 and stats["skipped/sfn"] == 1 and stats["bare_urls_skipped"] == 1
+    assert stats["named_refs_resolved"] == 4 and stats["refs_unresolved"] == 0
+    assert stats["archive_urls_used"] == 4 and stats["notes_skipped"] == 2 and stats["sections_skipped"] == 2
+    assert stats["refs_grouped"] == 2
+
+
+def test_citation_fields_are_plain_text():
+    statements, _ = extract(ARTICLE)
+    first = statements[0].citation
+    assert (first.title, first.work, first.date) == ("About Testville", "Example Gazette", "1 May 2010")
+
+
+def test_nothing_from_tables_captions_comments_or_skipped_sections():
+    statements, _ = extract(ARTICLE)
+    urls = {s.citation.url for s in statements}
+    for absent in ("table", "caption", "commented", "seealso", "sources"):
+        assert not any(absent in url for url in urls), absent
+
+
+def test_statement_ids_do_not_depend_on_kept_types():
+    everything, _ = extract(ARTICLE, include_bare_urls=True, keep_types=("cite web", "cite news",
+                                                                          "cite press release", "cite book"))
+    by_position = {s.position: s for s in everything}
+    assert 2 not in by_position  # kept type, but the cite book has no url to fetch
+    assert by_position[9].citation.type == "bare url"
+    assert by_position[9].text == "The park opened in 2003."
+    assert by_position[9].citation.url == "https://park.example.org/" and by_position[9].citation.title == (
+        "Park homepage")
+    default, _ = extract(ARTICLE)
+    for statement in default:
+        assert by_position[statement.position].id == statement.id
+        assert by_position[statement.position].text == statement.text
+
+
+def test_keep_types_and_list_items_options():
+    statements, extractor = extract(ARTICLE, keep_types=("Cite_News",))
+    assert {s.citation.type for s in statements} == {"cite news"}
+    assert extractor.stats["skipped/cite web"] == 6
+    statements, _ = extract(ARTICLE, include_list_items=False)
+    assert "The school opened 1 September 1999." not in [s.text for s in statements]
+
+
+def test_skip_sections_option():
+    statements, _ = extract(ARTICLE, skip_sections=("history",))
+    assert not any(s.section_path[:1] == ["History"] for s in statements)
+    assert ["See also"] in [s.section_path for s in statements]  # no longer skipped
+    statements, _ = extract(ARTICLE, skip_sections=())
+    assert "Other town, founded in 1850." in [s.text for s in statements]
+    assert ["References", "Sources"] in [s.section_path for s in statements]
+
+
+@pytest.mark.parametrize("wikitext, expected", [
+    # the span starts after the previous citation, and refs standing together count once
+    ("A one.<ref>{{cite web|url=https://a.example.org}}</ref> B two.<ref>{{cite web|url=https://b.example.org}}</ref>",
+     ["A one.", "B two."]),
+    ("A one.<ref>{{cite web|url=https://a.example.org}}</ref>, <ref>{{cite web|url=https://b.example.org}}</ref>",
+     ["A one."]),
+    # several sentences in one statement; a blank line starts a new paragraph
+    ("First. Second sentence.<ref>{{cite web|url=https://a.example.org}}</ref>", ["First. Second sentence."]),
+    ("Uncited paragraph.\n\nCited one.<ref>{{cite web|url=https://a.example.org}}</ref>", ["Cited one."]),
+    # a line that shows nothing (a lone template or image) ends the paragraph too
+    ("Uncited.\n{{Main|X}}\nCited line.<ref>{{cite web|url=https://a.example.org}}</ref>", ["Cited line."]),
+    # a single newline inside a paragraph is a space
+    ("Soft\nwrapped line.<ref>{{cite web|url=https://a.example.org}}</ref>", ["Soft wrapped line."]),
+    # list items end at their line end
+    ("* Item one\n* Item two.<ref>{{cite web|url=https://a.example.org}}</ref>", ["Item two."]),
+    # a ref placed before the punctuation: the next statement does not start with it
+    ("One<ref>{{cite web|url=https://a.example.org}}</ref>. Two.<ref>{{cite web|url=https://b.example.org}}</ref>",
+     ["One", "Two."]),
+    # refs inside inline markup still end statements
+    ("''Italic claim.<ref>{{cite web|url=https://a.example.org}}</ref>''", ["Italic claim."]),
+    # {{#tag:ref}} is a ref
+    ("Tagged claim.{{#tag:ref|{{cite web|url=https://a.example.org}}|name=t}}", ["Tagged claim."]),
+    # quoted, unquoted and single-quoted names, defined after use
+    ("X one.<ref name=a/> Y two.<ref name='b' /> Z.<ref name=\"a\">{{cite web|url=https://a.example.org}}</ref>"
+     "<ref name=b>{{cite news|url=https://b.example.org}}</ref>", ["X one.", "Y two."]),
+    # short spans below min_statement_chars are dropped
+    ("Tiny.<ref>{{cite web|url=https://a.example.org}}</ref>", []),
+])
+def test_statement_boundaries(wikitext, expected):
+    statements, _ = extract(wikitext, min_statement_chars=3)
+    if expected == []:
+        statements, _ = extract(wikitext, min_statement_chars=10)
+    assert [s.text for s in statements] == expected
+
+
+def test_unresolved_named_ref_is_counted():
+    statements, extractor = extract("Claim here.<ref name=missing/>")
+    assert statements == []
+    assert extractor.stats["refs_unresolved"] == 1
+
+
+def test_blockquote_and_table_text_is_not_a_statement():
+    text = ("<blockquote>Quoted words.<ref>{{cite web|url=https://a.example.org}}</ref></blockquote>\n"
+            "{|\n| Cell text.<ref>{{cite web|url=https://b.example.org}}</ref>\n|}\n"
+            "Prose after.<ref>{{cite web|url=https://c.example.org}}</ref>")
+    statements, _ = extract(text)
+    assert [s.text for s in statements] == ["Prose after."]
+
+
+def test_heading_markup_is_rendered_in_the_section_path():
+    statements, _ = extract("== ''Art'' and [[music|Music]] ==\nA claim here.<ref>{{cite web|url=https://a.example.org}}"
+                            "</ref>")
+    assert statements[0].section_path == ["Art and Music"]
+    assert statements[0].query_levels == ["Testville", "Art and Music"]
+
+
+def test_a_failing_page_is_counted_and_extraction_goes_on(monkeypatch, caplog):
+    extractor = StatementExtractor()
+    original = extractor._extract
+
+    def fail_on_page_13(wiki_page, counts):
+        if wiki_page.page_id == 13:
+            raise RuntimeError("boom")
+        return original(wiki_page, counts)
+
+    monkeypatch.setattr(extractor, "_extract", fail_on_page_13)
+    good = "A good claim.<ref>{{cite web|url=https://a.example.org}}</ref>"
+    assert extractor.extract(page(good, page_id=13)) == []
+    assert len(extractor.extract(page(good, page_id=14))) == 1
+    assert extractor.stats["pages"] == 2 and extractor.stats["pages_failed"] == 1
+    assert "page 13" in caplog.text and "boom" in caplog.text
+
+
+def test_document_round_trip():
+    statements, _ = extract(ARTICLE)
+    for statement in statements:
+        document = statement.to_document()
+        assert document.id == statement.id and document.text == statement.text
+        assert document.metadata["url"] == statement.citation.url
+        assert document.metadata["citation_type"] == statement.citation.type
+        assert set(document.metadata) == {
+            "page_id", "page_title", "revision_id", "timestamp", "section_path", "position", "citation_type", "url",
+            "archive_url", "url_status", "fetch_url", "citation_title", "publisher", "work", "date", "ref_name"}
+        assert Statement.from_document(document) == statement
+
+
+def test_from_document_names_the_record():
+    from datatrove.data import Document
+
+    with pytest.raises(ValueError, match="doc-9"):
+        Statement.from_document(Document(text="x", id="doc-9", metadata={"page_id": 1}))
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"keep_types": "cite web"}, "keep_types"),
+    ({"keep_types": ()}, "nothing would be kept"),
+    ({"min_statement_chars": -1}, "min_statement_chars"),
+    ({"min_statement_chars": 2.5}, "min_statement_chars"),
+    ({"include_bare_urls": "yes"}, "include_bare_urls"),
+])
+def test_config_validation(options, message):
+    with pytest.raises(ValueError, match=message):
+        StatementConfig(**options)
+
+
+def test_config_normalises_names():
+    config = StatementConfig(keep_types=("Cite_Web", "cite newspaper", "bare url"), skip_sections=(" See  Also ",))
+    assert config.keep_types == ("cite web", "cite news")
+    assert config.include_bare_urls is True
+    assert config.skip_sections == ("see also",)
+
+
+def test_config_fields_have_help():
+    from dataclasses import fields
+
+    for item in fields(StatementConfig):
+        assert item.metadata.get("help"), item.name
+
+
+def test_citation_is_reexported():
+    assert Citation.__module__ == "wikiref_dataset.wiki.citations"

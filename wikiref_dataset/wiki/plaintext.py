@@ -1,0 +1,879 @@
+"""Plain text of parsed wikitext: what a reader sees, with the numbers and names that inline templates carry.
+
+mwparserfromhell parses wikitext into nodes, and its ``strip_code()`` drops every template. That loses the value of
+``{{convert|5|km}}``, the text of ``{{lang|fr|...}}``, the amount of ``{{US$|5 million}}`` and the date of
+``{{as of|2010}}``, which matter in a statement that is later compared with its cited page. Expanding templates
+properly needs MediaWiki itself (Lua modules, the template pages); no Python library renders them for our needs, so
+the common inline templates are rendered here from a documented table (:data:`TEMPLATE_RENDERERS`) and every other
+template (infoboxes, navboxes, maintenance tags such as ``{{citation needed}}``, footnote templates) is dropped.
+
+Rendering rules (:func:`render`):
+
+* text is kept; HTML entities are decoded; HTML comments are dropped;
+* ``[[target|label]]`` → ``label`` (``[[target]]`` → ``target``; the pipe trick ``[[a (b)|]]`` → ``a``);
+  ``File:``/``Image:``/``Media:``/``Category:`` links and interlanguage links are dropped with their captions;
+* ``[url label]`` → ``label``; ``[url]`` and bare URLs are dropped;
+* bold/italic markup is removed; inline HTML tags (``span``, ``small``, ``sup``, ``sub``, ``abbr``, ``u``, ``code``,
+  ...) keep their text (``km<sup>2</sup>`` → ``km2``, as the page's visible text reads); ``<br>`` is a space;
+  struck text (``s``, ``del``, ``strike``), tables, galleries, ``<math>`` and the other non-prose tags are dropped;
+* templates: see :data:`TEMPLATE_RENDERERS`; ``lang-xx`` and ``IPA-xx`` by prefix; the parser functions
+  ``formatnum``, ``lc``, ``uc``, ``lcfirst``, ``ucfirst``; everything else → nothing;
+* :func:`clean_text` then normalises whitespace, removes the spaces a dropped template leaves before punctuation,
+  empty brackets (``Alabama ({{IPAc-en|...}}) is`` → ``Alabama is``), stray ``''``/``'''`` and magic words.
+
+Statements never contain markup: whatever still looks like markup after rendering is reported by
+:func:`find_markup`, and the statement extractor drops (and counts) such statements instead of emitting them.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Iterable
+from datetime import date
+
+import mwparserfromhell
+from mwparserfromhell.nodes import (
+    Argument,
+    Comment,
+    ExternalLink,
+    Heading,
+    HTMLEntity,
+    Node,
+    Tag,
+    Template,
+    Text,
+    Wikilink,
+)
+from mwparserfromhell.wikicode import Wikicode
+
+__all__ = [
+    "DROPPED_TAGS",
+    "TEMPLATE_RENDERERS",
+    "TemplateArgs",
+    "canonical_template_name",
+    "clean_text",
+    "LIST_MARKUP",
+    "find_markup",
+    "render",
+    "render_nodes",
+    "render_pieces",
+    "template_renderer",
+]
+
+# ----------------------------------------------------------------------------------------------------------------
+# Names
+# ----------------------------------------------------------------------------------------------------------------
+
+_SPACES = re.compile(r"[\s_]+")
+
+
+def canonical_template_name(name: str) -> str:
+    """A template's name as the lookup tables spell it: lowercased, ``_`` and runs of spaces → one space, without a
+    ``Template:`` prefix (MediaWiki only folds the first letter; many case variants exist as redirects anyway)."""
+    name = _SPACES.sub(" ", name).strip().lower()
+    if name.startswith("template:"):
+        name = name[9:].lstrip()
+    return name
+
+
+# Namespaces whose links are not text: images with their captions and category tags.
+_DROPPED_LINK_NAMESPACES = frozenset({"file", "image", "media", "category"})
+# Interwiki prefixes whose links do show their text ("[[wikt:word|word]]"); other short lowercase prefixes are
+# language codes of interlanguage links, which are not part of the article text.
+_VISIBLE_INTERWIKI = frozenset({"w", "wikt", "wiktionary", "s", "wikisource", "q", "wikiquote", "b", "wikibooks",
+                                "n", "wikinews", "v", "wikiversity", "voy", "wikivoyage", "species", "wikispecies",
+                                "c", "commons", "m", "meta", "mw", "d", "wikidata", "oldwikisource", "iarchive",
+                                "doi", "hdl", "arxiv", "rfc", "imdbname", "imdbtitle"})
+_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{1,8})*\Z")
+
+# Tags whose content is not prose text (dropped with their content).
+DROPPED_TAGS = frozenset({
+    "table", "tr", "td", "th", "caption", "math", "chem", "ce", "score", "gallery", "imagemap", "timeline",
+    "graph", "templatedata", "syntaxhighlight", "source", "pre", "references", "ref", "includeonly", "mapframe",
+    "maplink", "categorytree", "inputbox", "hiero", "style", "script", "s", "strike", "del", "poem", "blockquote",
+    "templatestyles", "section", "indicator", "charinsert", "hr",
+})  # fmt: skip
+LIST_MARKUP = frozenset({"*", "#", ":", ";"})
+"""``Tag.wiki_markup`` of list items (``*``, ``#``) and definition lists (``:``, ``;``)."""
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Rendering
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def render(code: Wikicode | str | None) -> str:
+    """Plain text of wikitext (a parsed :class:`Wikicode` or a string), cleaned with :func:`clean_text`."""
+    if code is None:
+        return ""
+    if isinstance(code, str):
+        code = mwparserfromhell.parse(code)
+    return clean_text(render_raw(code))
+
+
+def render_raw(code: Wikicode | None) -> str:
+    """Plain text of a node list without the final :func:`clean_text` (for template arguments and link labels)."""
+    if code is None:
+        return ""
+    out: list[str] = []
+    render_nodes(code.nodes, out)
+    return "".join(out)
+
+
+def render_nodes(nodes: Iterable[Node], out: list[str]) -> None:
+    """Append the visible text of ``nodes`` to ``out`` (not yet cleaned)."""
+    for node in nodes:
+        handler = _NODE_HANDLERS.get(type(node))
+        if handler is not None:
+            handler(node, out)
+
+
+def render_pieces(pieces: Iterable[str | Node]) -> str:
+    """Plain text of a sequence of strings (taken as plain text) and parsed nodes, cleaned with :func:`clean_text`."""
+    out: list[str] = []
+    for piece in pieces:
+        if type(piece) is str:
+            out.append(piece)
+        else:
+            handler = _NODE_HANDLERS.get(type(piece))
+            if handler is not None:
+                handler(piece, out)
+    return clean_text("".join(out))
+
+
+def _text(node: Text, out: list[str]) -> None:
+    out.append(node.value)
+
+
+def _entity(node: HTMLEntity, out: list[str]) -> None:
+    try:
+        out.append(node.normalize())
+    except ValueError:  # an invalid numeric entity
+        pass
+
+
+def _wikilink(node: Wikilink, out: list[str]) -> None:
+    title = str(node.title).strip()
+    if title.startswith(":"):  # [[:Category:X|x]] is a visible link
+        title = title[1:].lstrip()
+    elif ":" in title:
+        prefix = title.split(":", 1)[0].strip().lower()
+        if prefix in _DROPPED_LINK_NAMESPACES:
+            return
+        if prefix not in _VISIBLE_INTERWIKI and _LANGUAGE_CODE.match(prefix) and node.text is None:
+            return  # interlanguage link
+    if node.text is not None:
+        label = render_raw(node.text)
+        if label.strip():
+            out.append(label)
+            return
+        if str(node.text).strip():  # the label was only markup that renders as nothing
+            return
+        # the pipe trick: [[Paris, Texas|]] → "Paris", [[Pipe (computing)|]] → "Pipe"
+        title = re.sub(r"\s*\(.*\)\s*$", "", title.split(":", 1)[-1] if ":" in title else title)
+        title = title.split(",", 1)[0]
+    if "{{" in title or "<" in title or "&" in title:
+        title = render_raw(mwparserfromhell.parse(title))
+    out.append(title)
+
+
+def _external_link(node: ExternalLink, out: list[str]) -> None:
+    if node.brackets and node.title is not None:
+        render_nodes(node.title.nodes, out)
+    # bare URLs and [url] without a label are not text
+
+
+def _tag(node: Tag, out: list[str]) -> None:
+    markup = node.wiki_markup
+    if markup is not None:
+        if markup in LIST_MARKUP:
+            out.append("\n")
+            return
+        if markup.startswith("{|") or markup == "----":
+            return
+    name = str(node.tag).strip().lower()
+    if name in DROPPED_TAGS:
+        return
+    if name == "br":
+        out.append(" ")
+        return
+    if name == "nowiki":
+        if node.contents is not None:
+            out.append(html.unescape(str(node.contents)))
+        return
+    if name in ("li", "dd", "dt", "p", "div", "center", "ul", "ol", "dl"):
+        out.append(" ")
+    if node.contents is not None and not node.self_closing:
+        render_nodes(node.contents.nodes, out)
+
+
+def _template(node: Template, out: list[str]) -> None:
+    renderer = template_renderer(node)
+    if renderer is not None:
+        out.append(renderer(TemplateArgs(node)))
+
+
+def _heading(node: Heading, out: list[str]) -> None:
+    out.append("\n")
+    render_nodes(node.title.nodes, out)
+    out.append("\n")
+
+
+def _ignore(node: Node, out: list[str]) -> None:
+    return None
+
+
+_NODE_HANDLERS: dict[type, Callable[[Node, list[str]], None]] = {
+    Text: _text,
+    Wikilink: _wikilink,
+    ExternalLink: _external_link,
+    Tag: _tag,
+    Template: _template,
+    HTMLEntity: _entity,
+    Heading: _heading,
+    Comment: _ignore,
+    Argument: _ignore,
+}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Cleaning
+# ----------------------------------------------------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile("\ue000[0-9]*\ue001?")
+_INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\ufeff]")
+_APOSTROPHE_MARKUP = re.compile(r"'{2,}")
+_MAGIC_WORD = re.compile(r"__[A-Z]{3,}__")
+_WHITESPACE = re.compile(r"\s+")
+_SPACE_BEFORE_PUNCT = re.compile(r" (?=[,.;:!?%)\]])")
+_SPACE_AFTER_OPEN = re.compile(r"(?<=[(\[]) ")
+_EMPTY_BRACKETS = re.compile(r"\s*[(\[][\s,;:]*[)\]]")
+_OPEN_SEPARATOR = re.compile(r"(?<=[(\[])[,;:] ?")
+_DOUBLE_PUNCT = re.compile(r"([,;])(?:\s*[,;])+")
+
+
+def clean_text(text: str) -> str:
+    """Normalise rendered text: one space for any whitespace run, no space before ``,.;:!?)]%``, no empty
+    brackets, no stray ``''``/``'''`` or ``__MAGICWORDS__``, and no leftover ref placeholders."""
+    if "\ue000" in text:
+        text = _PLACEHOLDER.sub("", text)
+    text = _INVISIBLE.sub("", text)
+    if "''" in text:
+        text = _APOSTROPHE_MARKUP.sub("", text)
+    if "__" in text:
+        text = _MAGIC_WORD.sub("", text)
+    text = _WHITESPACE.sub(" ", text)
+    if "(" in text or "[" in text:
+        text = _SPACE_AFTER_OPEN.sub("", text)
+        text = _OPEN_SEPARATOR.sub("", text)
+        text = _EMPTY_BRACKETS.sub("", text)
+    text = _SPACE_BEFORE_PUNCT.sub("", text)
+    text = _DOUBLE_PUNCT.sub(r"\1", text)
+    return text.strip()
+
+
+# What must never appear in a statement. "|" alone, "=" and "'" are ordinary characters.
+_MARKUP = re.compile(
+    r"\{\{|\}\}|\[\[|\]\]|<ref|</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|<!--|-->|'''|\{\||\|\}|"
+    r"\b(?:File|Image|Category):|\bthumb\||\|thumb\b|\ue000",
+    re.IGNORECASE,
+)
+
+
+def find_markup(text: str) -> str | None:
+    """The first piece of wiki or HTML markup left in ``text``, or ``None`` when it is clean plain text."""
+    match = _MARKUP.search(text)
+    return match.group(0) if match else None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Templates
+# ----------------------------------------------------------------------------------------------------------------
+
+
+class TemplateArgs:
+    """A template's arguments as plain text, rendered on demand: positional ``1..n`` (explicit ``|2=x`` counts)
+    and named (keys lowercased)."""
+
+    __slots__ = ("template", "_positional", "_named")
+
+    def __init__(self, template: Template):
+        self.template = template
+        self._positional: dict[int, Wikicode] = {}
+        self._named: dict[str, Wikicode] = {}
+        index = 0
+        for param in template.params:
+            if param.showkey:
+                key = str(param.name).strip()
+                if key.isdigit():
+                    self._positional[int(key)] = param.value
+                else:
+                    self._named[key.lower()] = param.value
+            else:
+                index += 1
+                self._positional[index] = param.value
+
+    def pos(self, index: int, default: str = "") -> str:
+        """Positional argument ``index`` (1-based), rendered and stripped."""
+        value = self._positional.get(index)
+        if value is None:
+            return default
+        return _strip_arg(render_raw(value))
+
+    def positionals(self) -> list[str]:
+        """All positional arguments 1..n in order (a gap renders as an empty string)."""
+        if not self._positional:
+            return []
+        return [self.pos(index) for index in range(1, max(self._positional) + 1)]
+
+    def get(self, *names: str, default: str = "") -> str:
+        """The first of the named arguments ``names`` that is present and not empty, rendered and stripped."""
+        for name in names:
+            value = self._named.get(name)
+            if value is not None:
+                text = _strip_arg(render_raw(value))
+                if text:
+                    return text
+        return default
+
+    def raw(self, name: str) -> str | None:
+        """A named argument's wikitext, stripped (``None`` when absent)."""
+        value = self._named.get(name)
+        return None if value is None else str(value).strip()
+
+    def flag(self, *names: str) -> bool:
+        """Whether one of the named arguments is set to a yes-like value (``y``, ``yes``, ``on``, ``true``)."""
+        return any(self.get(name).lower() in ("y", "yes", "on", "true", "1") for name in names)
+
+
+def _strip_arg(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+_Renderer = Callable[[TemplateArgs], str]
+
+
+def template_renderer(template: Template, name: str | None = None) -> _Renderer | None:
+    """The renderer for ``template`` (whose canonical name may be given) from :data:`TEMPLATE_RENDERERS`, by prefix,
+    or a parser function; ``None`` when the template is dropped."""
+    if name is None:
+        name = canonical_template_name(str(template.name))
+    renderer = TEMPLATE_RENDERERS.get(name)
+    if renderer is not None:
+        return renderer
+    if ":" in name:
+        return _parser_function(template)
+    for prefix, prefixed in _PREFIX_RENDERERS:
+        if name.startswith(prefix):
+            return prefixed
+    return None
+
+
+# -- helpers -----------------------------------------------------------------------------------------------------
+
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]
+_MONTH_BY_NAME = {name.lower(): number for number, name in enumerate(_MONTHS, start=1)}
+_MONTH_BY_NAME.update({name[:3].lower(): number for number, name in enumerate(_MONTHS, start=1)})
+_NUMBER = re.compile(r"[+\-−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[+\-]?\d+)?\Z", re.IGNORECASE)
+
+
+def _is_number(text: str) -> bool:
+    return bool(_NUMBER.match(text.strip()))
+
+
+def _group_thousands(number: str) -> str:
+    """``1234567.5`` → ``1,234,567.5``; anything that is not a plain number is returned unchanged."""
+    match = re.fullmatch(r"([+\-−]?)(\d{4,})(\.\d+)?", number.strip())
+    if not match:
+        return number
+    sign, whole, fraction = match.groups()
+    return f"{sign}{int(whole):,}{fraction or ''}"
+
+
+def _month(value: str) -> int | None:
+    value = value.strip().lower()
+    if value.isdigit():
+        number = int(value)
+        return number if 1 <= number <= 12 else None
+    return _MONTH_BY_NAME.get(value) or _MONTH_BY_NAME.get(value[:3])
+
+
+def _day(value: str) -> int | None:
+    value = value.strip()
+    return int(value) if value.isdigit() and 1 <= int(value) <= 31 else None
+
+
+def format_date(year: str, month: str = "", day: str = "", dmy: bool = False) -> str:
+    """``1950``, ``January 1950``, ``January 2, 1950`` (``dmy``: ``2 January 1950``) from template arguments."""
+    year = year.strip()
+    number = _month(month) if month else None
+    if number is None:
+        return year
+    name = _MONTHS[number - 1]
+    day_number = _day(day) if day else None
+    if day_number is None:
+        return f"{name} {year}".strip()
+    return f"{day_number} {name} {year}" if dmy else f"{name} {day_number}, {year}"
+
+
+def _age(y1: str, m1: str, d1: str, y2: str, m2: str, d2: str) -> int | None:
+    try:
+        born = date(int(y1), _month(m1) or 1, _day(d1) or 1)
+        died = date(int(y2), _month(m2) or 1, _day(d2) or 1)
+    except ValueError:
+        return None
+    return died.year - born.year - ((died.month, died.day) < (born.month, born.day))
+
+
+def _dmy(args: TemplateArgs) -> bool:
+    return args.flag("df") or args.get("df").lower() in ("dmy",)
+
+
+# -- renderers ---------------------------------------------------------------------------------------------------
+
+
+def _first(args: TemplateArgs) -> str:
+    return args.pos(1)
+
+
+def _second(args: TemplateArgs) -> str:
+    return args.pos(2)
+
+
+def _last(args: TemplateArgs) -> str:
+    values = [value for value in args.positionals() if value]
+    return values[-1] if values else ""
+
+
+def _joined(separator: str) -> _Renderer:
+    def render_joined(args: TemplateArgs) -> str:
+        return separator.join(value for value in args.positionals() if value)
+
+    return render_joined
+
+
+def _constant(text: str) -> _Renderer:
+    def render_constant(args: TemplateArgs) -> str:
+        return text
+
+    return render_constant
+
+
+def _prefixed(prefix: str, suffix: str = "") -> _Renderer:
+    def render_prefixed(args: TemplateArgs) -> str:
+        value = args.pos(1)
+        return f"{prefix}{value}{suffix}" if value else ""
+
+    return render_prefixed
+
+
+def _nbsp(args: TemplateArgs) -> str:
+    count = args.pos(1)
+    return " " * (int(count) if count.isdigit() and int(count) < 20 else 1)
+
+
+# {{convert}}: value (range) unit [value unit ...]; the conversion itself is not computed.
+_CONVERT_RANGES = {"-": "–", "–": "–", "to": " to ", "and": " and ", "or": " or ", "to(-)": " to ", "x": " × ",
+                   "×": " × ", "by": " by ", "+/-": " ± ", "±": " ± ", "and(-)": " and ", "or(-)": " or ",
+                   "&": " & ", "+": " + ", "to about": " to about ", "-to-": " to ", "xx": " × "}
+_UNIT_SYMBOLS = {
+    "km2": "km²", "m2": "m²", "cm2": "cm²", "mm2": "mm²", "sqkm": "km²", "mi2": "sq mi", "sqmi": "sq mi",
+    "ft2": "sq ft", "sqft": "sq ft", "sqyd": "sq yd", "yd2": "sq yd", "in2": "sq in", "sqin": "sq in",
+    "acre": "acres", "acres": "acres", "ha": "ha", "km3": "km³", "m3": "m³", "cm3": "cm³", "cuft": "cu ft",
+    "ft3": "cu ft", "cuyd": "cu yd", "cumi": "cu mi", "C": "°C", "F": "°F", "K": "K", "kph": "km/h",
+    "kmh": "km/h", "km/h": "km/h", "mph": "mph", "kn": "kn", "knot": "kn", "impgal": "imp gal", "USgal": "US gal",
+    "usgal": "US gal", "L": "L", "l": "L", "LT": "long tons", "ST": "short tons", "t": "t", "MT": "t",
+    "e3acre": "thousand acres", "e6acre": "million acres", "e3km2": "thousand km²", "e6km2": "million km²",
+    "e3sqmi": "thousand sq mi", "e6sqmi": "million sq mi", "e3mi2": "thousand sq mi", "e6mi2": "million sq mi",
+    "e6m3": "million m³", "e9m3": "billion m³", "e6cuft": "million cu ft", "e9cuft": "billion cu ft",
+    "e3t": "thousand t", "e6t": "million t", "e6km": "million km", "e6mi": "million mi", "e9km": "billion km",
+    "e3km": "thousand km", "e3mi": "thousand mi", "e6bbl": "million bbl", "e3bbl": "thousand bbl",
+    "ftin": "ft in", "ft.in": "ft in", "stlb": "st lb", "lboz": "lb oz", "usgal/min": "US gal/min",
+    "deg": "°", "°": "°", "percent": "%", "%": "%", "PD/sqmi": "/sq mi", "PD/mi2": "/sq mi", "PD/km2": "/km²",
+    "PD/sqkm": "/km²", "PD/ha": "/ha", "PD/acre": "/acre",
+}  # fmt: skip
+
+
+def _unit(code: str) -> str:
+    code = code.strip()
+    return _UNIT_SYMBOLS.get(code, code)
+
+
+def _convert(args: TemplateArgs) -> str:
+    values = args.positionals()
+    if not values or not values[0]:
+        return ""
+    parts = [_group_thousands(values[0])]
+    index = 1
+    while index + 1 < len(values) and values[index].strip().lower() in _CONVERT_RANGES and _is_number(values[index + 1]):
+        parts.append(_CONVERT_RANGES[values[index].strip().lower()])
+        parts.append(_group_thousands(values[index + 1]))
+        index += 2
+    if index < len(values) and values[index]:
+        unit = _unit(values[index])
+        parts.append(unit if unit.startswith(("/", "%")) else " " + unit)
+        index += 1
+        # compound input: {{convert|5|ft|6|in|m}} → "5 ft 6 in"
+        while index + 2 < len(values) and _is_number(values[index]) and values[index + 1] and not _is_number(
+            values[index + 1]
+        ):
+            parts.append(f" {_group_thousands(values[index])} {_unit(values[index + 1])}")
+            index += 2
+    return "".join(parts)
+
+
+def _val(args: TemplateArgs) -> str:
+    """``{{val|1.2|0.1|e=6|u=m}}`` → ``1.2±0.1×10^6 m``."""
+    value = _group_thousands(args.pos(1))
+    if not value:
+        return ""
+    uncertainty = args.pos(2)
+    if uncertainty:
+        value += f"±{uncertainty}"
+    exponent = args.get("e")
+    if exponent:
+        value += f"×10^{exponent}"
+    unit = args.get("u", "ul")
+    return f"{value} {unit}" if unit else value
+
+
+def _e_notation(args: TemplateArgs) -> str:
+    exponent = args.pos(1)
+    return f"×10^{exponent}" if exponent else ""
+
+
+def _frac(args: TemplateArgs) -> str:
+    values = args.positionals()
+    if len(values) == 1:
+        return f"1/{values[0]}"
+    if len(values) == 2:
+        return f"{values[0]}/{values[1]}"
+    if len(values) >= 3:
+        return f"{values[0]} {values[1]}/{values[2]}"
+    return ""
+
+
+_CURRENCY_SYMBOLS = {
+    "us$": "US$", "usd": "US$", "us dollar": "US$", "$": "$", "£": "£", "gbp": "£", "€": "€", "eur": "€",
+    "euro": "€", "¥": "¥", "jpy": "¥", "yen": "¥", "inr": "₹", "₹": "₹", "indian rupee": "₹", "cad": "CA$",
+    "ca$": "CA$", "aud": "A$", "a$": "A$", "nzd": "NZ$", "nz$": "NZ$", "hkd": "HK$", "hk$": "HK$", "sgd": "S$",
+    "cny": "CN¥", "rmb": "CN¥", "chf": "CHF ", "sek": "SEK ", "nok": "NOK ", "dkk": "DKK ", "rub": "₽",
+    "krw": "₩", "brl": "R$", "mxn": "Mex$", "zar": "R", "try": "₺", "ils": "₪", "php": "₱", "pkr": "Rs ",
+    "ngn": "₦", "egp": "E£", "aed": "AED ",
+}  # fmt: skip
+
+
+def _currency_symbol(symbol: str) -> _Renderer:
+    def render_currency(args: TemplateArgs) -> str:
+        amount = args.pos(1)
+        return f"{symbol}{amount}" if amount else symbol.strip()
+
+    return render_currency
+
+
+def _currency(args: TemplateArgs) -> str:
+    """``{{currency|1000|USD}}`` → ``US$1000``."""
+    amount, code = args.pos(1), args.pos(2) or args.get("type")
+    if not code:
+        return amount
+    symbol = _CURRENCY_SYMBOLS.get(code.lower())
+    return f"{symbol}{amount}" if symbol else f"{amount} {code}"
+
+
+def _format_price(args: TemplateArgs) -> str:
+    value = args.pos(1).replace(",", "")
+    try:
+        number = float(value)
+    except ValueError:
+        return args.pos(1)
+    for threshold, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        if abs(number) >= threshold:
+            return f"{number / threshold:.3g} {word}"
+    return f"{number:,.0f}" if number == int(number) else f"{number:,.2f}"
+
+
+def _as_of(args: TemplateArgs) -> str:
+    """``{{as of|2010|5|1}}`` → ``As of 1 May 2010`` (``df=US``: ``May 1, 2010``); ``lc=y``; ``since=y``;
+    ``alt=`` replaces the whole text; ``pre=``/``post=`` are added around the date."""
+    alt = args.get("alt")
+    if alt:
+        return alt
+    us = args.get("df").lower() in ("us", "mdy")
+    when = format_date(args.pos(1), args.pos(2), args.pos(3), dmy=not us)
+    lead = "since" if args.flag("since") else "as of"
+    if not args.flag("lc"):
+        lead = lead.capitalize()
+    pre = args.get("pre")
+    return f"{lead} {pre + ' ' if pre else ''}{when}{args.get('post')}"
+
+
+def _date_template(args: TemplateArgs) -> str:
+    """``{{birth date|1950|1|2}}``, ``{{start date|...}}`` ...: ``January 2, 1950`` (``df=y``: ``2 January 1950``).
+    Ages relative to today (``birth date and age``) are not rendered: they would change with the build date."""
+    if not _is_year(args.pos(1)):
+        return args.pos(1)  # {{start date|May 2010}}-style free text
+    return format_date(args.pos(1), args.pos(2), args.pos(3), dmy=_dmy(args))
+
+
+def _is_year(text: str) -> bool:
+    return bool(re.fullmatch(r"-?\d{1,4}", text.strip()))
+
+
+def _death_date_and_age(args: TemplateArgs) -> str:
+    """``{{death date and age|2000|1|1|1920|1|1}}`` → ``January 1, 2000 (aged 80)``."""
+    values = args.positionals() + [""] * 6
+    died = format_date(values[0], values[1], values[2], dmy=_dmy(args))
+    if not _is_year(values[0]):
+        return values[0]
+    age = _age(values[3], values[4], values[5], values[0], values[1], values[2]) if _is_year(values[3]) else None
+    return f"{died} (aged {age})" if age is not None else died
+
+
+def _year_and_age(args: TemplateArgs) -> str:
+    """``{{death year and age|2000|1920}}`` → ``2000 (aged 79–80)``; ``{{birth year and age|1950}}`` → ``1950``."""
+    year, other = args.pos(1), args.pos(2)
+    if _is_year(year) and _is_year(other) and int(other) < int(year):
+        age = int(year) - int(other)
+        return f"{year} (aged {age - 1}–{age})"
+    return year
+
+
+def _iso_date(args: TemplateArgs) -> str:
+    """``{{date|2010-05-01}}`` → ``1 May 2010``; other text is kept."""
+    value = args.pos(1)
+    match = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", value)
+    if match:
+        return format_date(match.group(1), match.group(2), match.group(3), dmy=True)
+    return value
+
+
+def _dts(args: TemplateArgs) -> str:
+    """``{{dts|2010|5|1}}`` → ``May 1, 2010`` (``format=dmy``: ``1 May 2010``); one free-text argument is kept."""
+    values = args.positionals()
+    if len(values) == 1:
+        return _iso_date(args)
+    dmy = args.get("format").lower() == "dmy" or args.flag("df")
+    return format_date(*(values + ["", ""])[:3], dmy=dmy) if values else ""
+
+
+def _circa(args: TemplateArgs) -> str:
+    first, second = args.pos(1), args.pos(2)
+    if not first:
+        return "c."
+    return f"c. {first}–{second}" if second else f"c. {first}"
+
+
+def _range_prefix(prefix: str) -> _Renderer:
+    def render_range(args: TemplateArgs) -> str:
+        first, second = args.pos(1), args.pos(2)
+        if not first:
+            return prefix.strip()
+        return f"{prefix}{first}–{second}" if second else f"{prefix}{first}"
+
+    return render_range
+
+
+def _lang(args: TemplateArgs) -> str:
+    """``{{lang|fr|texte}}`` → ``texte`` (the text, not the language name)."""
+    return args.pos(2) or args.get("text")
+
+
+def _lang_prefixed(args: TemplateArgs) -> str:
+    """``{{lang-fr|texte}}`` → ``texte``."""
+    return args.pos(1) or args.get("text")
+
+
+def _nihongo(args: TemplateArgs) -> str:
+    """``{{nihongo|Tokyo|東京|Tōkyō}}`` → ``Tokyo`` (the English form; the script form when there is none)."""
+    return args.pos(1) or args.pos(2)
+
+
+def _interlanguage_link(args: TemplateArgs) -> str:
+    return args.get("lt") or args.pos(1)
+
+
+def _ship(prefix: str) -> _Renderer:
+    def render_ship(args: TemplateArgs) -> str:
+        name, designation = args.pos(1), args.pos(2)
+        if not name:
+            return prefix
+        return f"{prefix} {name} ({designation})" if designation else f"{prefix} {name}"
+
+    return render_ship
+
+
+def _marriage(args: TemplateArgs) -> str:
+    name, start, end = args.pos(1), args.pos(2), args.pos(3)
+    if not start:
+        return name
+    detail = f"m. {start}" + (f"; end {end}" if end else "")
+    return f"{name} ({detail})" if name else detail
+
+
+def _url(args: TemplateArgs) -> str:
+    label = args.pos(2)
+    if label:
+        return label
+    return re.sub(r"^(?:https?:)?//(?:www\.)?", "", args.pos(1)).rstrip("/")
+
+
+def _sortname(args: TemplateArgs) -> str:
+    return " ".join(value for value in (args.pos(1), args.pos(2)) if value)
+
+
+def _sort(args: TemplateArgs) -> str:
+    return args.pos(2) or args.pos(1)
+
+
+def _as_is(args: TemplateArgs) -> str:
+    return _joined("")(args)
+
+
+def _hlist(args: TemplateArgs) -> str:
+    return ", ".join(value for value in args.positionals() if value)
+
+
+def _respell(args: TemplateArgs) -> str:
+    return "-".join(value for value in args.positionals() if value)
+
+
+def _angle_brackets(args: TemplateArgs) -> str:
+    return f"⟨{args.pos(1)}⟩"
+
+
+def _parser_function(template: Template) -> _Renderer | None:
+    """``{{formatnum:1234}}``, ``{{lc:...}}``, ``{{uc:...}}``, ``{{lcfirst:...}}``, ``{{ucfirst:...}}``."""
+    function = str(template.name).split(":", 1)[0].strip().lower()
+    if function not in _PARSER_FUNCTIONS:
+        return None
+    transform = _PARSER_FUNCTIONS[function]
+
+    def render_function(args: TemplateArgs) -> str:
+        _, _, argument = render_raw(template.name).partition(":")
+        return transform(argument.strip())
+
+    return render_function
+
+
+_PARSER_FUNCTIONS: dict[str, Callable[[str], str]] = {
+    "formatnum": _group_thousands,
+    "lc": str.lower,
+    "uc": str.upper,
+    "lcfirst": lambda text: text[:1].lower() + text[1:],
+    "ucfirst": lambda text: text[:1].upper() + text[1:],
+}
+
+
+def _table(entries: Iterable[tuple[_Renderer, Iterable[str]]]) -> dict[str, _Renderer]:
+    table: dict[str, _Renderer] = {}
+    for renderer, names in entries:
+        for name in names:
+            if name in table:
+                raise ValueError(f"template {name!r} is listed twice in TEMPLATE_RENDERERS")
+            table[name] = renderer
+    return table
+
+
+def _first_or_text(args: TemplateArgs) -> str:
+    return args.pos(1) or args.get("text")
+
+
+# Currency templates of the form {{US$|amount}}: template name → symbol.
+_CURRENCY_TEMPLATES = {"us$": "US$", "usd": "US$", "£": "£", "gbp": "£", "€": "€", "eur": "€", "¥": "¥",
+                       "jpy": "¥", "inr": "₹", "₹": "₹", "cad": "CA$", "ca$": "CA$", "aud": "A$", "a$": "A$",
+                       "nzd": "NZ$", "hkd": "HK$", "sgd": "S$", "cny": "CN¥", "rmb": "CN¥", "chf": "CHF "}
+
+TEMPLATE_RENDERERS: dict[str, _Renderer] = _table([
+    # value + unit: "5 km", "5–10 mi", "5 ft 6 in" (the converted value is not computed)
+    (_convert, ("convert", "cvt", "convinfobox")),
+    (_val, ("val",)),
+    (_e_notation, ("e",)),
+    (_frac, ("frac", "fraction", "sfrac", "fracs")),
+    # the text argument of a formatting or language template
+    (_first_or_text, (
+        "nowrap", "nobr", "nobreak", "no wrap", "small", "smaller", "big", "larger", "large", "huge", "em",
+        "strong", "noitalic", "nobold", "highlight", "serif", "sans-serif", "mono", "code", "kbd", "samp", "var",
+        "varserif", "mvar", "math", "tmath", "sup", "sub", "sc", "smallcaps", "small caps", "small-caps", "vanchor",
+        "visible anchor", "tooltip", "abbr", "abbrlink", "abbr link", "nastaliq", "ipa", "ipa-all", "ipa2",
+        "ipa3", "flag", "flagcountry", "flagu", "flag country", "nts", "keypress", "bold", "italic", "bolditalic",
+        "underline", "font", "mxt", "tq", "xt", "start-date", "end-date", "chem2", "center", "centre", "lower",
+        "upper", "not a typo", "notatypo", "as written", "proper name", "typo", "polytonic", "unicode", "script/arabic",
+        "oldstyledate", "old style date", "wikt-lang",
+    )),
+    (_second, ("script", "native name", "native phrase", "rtl-lang", "color", "colour", "font color", "audio")),
+    (_lang, ("lang", "lang2", "language")),
+    (_last, ("transl", "transliteration", "translit", "resize")),
+    (_nihongo, ("nihongo", "nihongo2", "nihongo3", "nihongo foot")),
+    (_interlanguage_link, ("ill", "interlanguage link", "illm", "interlanguage link multi", "ill2")),
+    (_as_is, ("sic", "chem")),
+    (_joined(" "), ("linktext", "gaps")),
+    (_respell, ("respell",)),
+    (_hlist, ("hlist", "flatlist", "plainlist", "ubl", "unbulleted list", "ublist", "bulleted list", "blist",
+              "ordered list", "collapsible list", "cslist", "comma separated entries", "vunblist")),
+    (_sortname, ("sortname",)),
+    (_sort, ("sort",)),
+    (_url, ("url",)),
+    (_angle_brackets, ("angbr", "angle bracket", "angle brackets")),
+    # punctuation and spacing
+    (_constant("'"), ("'", "apostrophe")),
+    (_constant("'s"), ("'s",)),
+    (_constant("'\""), ("' \"", "'\"")),
+    (_constant("\"'"), ("\" '", "\"'")),
+    (_constant("\""), ("\"",)),
+    (_constant(" – "), ("snd", "spnd", "sndash", "spaced ndash", "spaced en dash", "snds")),
+    (_constant("–"), ("ndash", "en dash", "endash", "–", "dash")),
+    (_constant("—"), ("mdash", "em dash", "emdash", "—")),
+    (_constant(" —"), ("mdashb", "spaced mdash", "spmdash")),
+    (_constant(" "), ("thinsp", "thin space", "hair space", "hairsp", "spaces", "space", "sp", "break", "br")),
+    (_nbsp, ("nbsp", "nbs")),
+    (_constant(" · "), ("·", "dot", "middot")),
+    (_constant(" • "), ("bull", "bullet", "•")),
+    (_constant(","), (",",)),
+    (_constant("="), ("=", "equals")),
+    (_constant("|"), ("!", "pipe")),
+    (_constant("ʻ"), ("okina", "ʻ")),
+    (_constant("′"), ("prime",)),
+    (_constant("±"), ("plusminus", "+-", "pm")),
+    (_constant("×"), ("times",)),
+    (_constant("−"), ("minus", "−")),
+    (_constant(""), ("shy", "zwsp", "wbr", "zwj", "zwnj")),
+    # money
+    (_currency, ("currency",)),
+    (_format_price, ("format price", "formatprice")),
+    *((_currency_symbol(symbol), (name,)) for name, symbol in _CURRENCY_TEMPLATES.items()),
+    # dates
+    (_as_of, ("as of", "asof")),
+    (_date_template, ("start date", "end date", "birth date", "death date", "start date and age",
+                      "end date and age", "birth date and age", "bda", "dob", "birth-date", "death-date",
+                      "film date", "start-date and age", "birth date and age2", "birthdate and age",
+                      "birth date text")),
+    (_death_date_and_age, ("death date and age", "dda", "death-date and age", "deathdateandage")),
+    (_year_and_age, ("death year and age", "birth year and age", "birth-year and age", "death-year and age")),
+    (_iso_date, ("date",)),
+    (_dts, ("dts", "dtsx", "date table sorting")),
+    (_circa, ("circa", "c.", "ca.")),
+    (_range_prefix("fl. "), ("floruit", "fl.")),
+    (_range_prefix("r. "), ("reign", "r.")),
+    (_prefixed("", " BC"), ("bc",)),
+    (_prefixed("", " BCE"), ("bce",)),
+    (_prefixed("AD "), ("ad",)),
+    (_prefixed("", " CE"), ("ce",)),
+    (_marriage, ("marriage", "married")),
+    # ships
+    (_ship("USS"), ("uss",)),
+    (_ship("HMS"), ("hms",)),
+    (_ship("HMAS"), ("hmas",)),
+    (_ship("HMCS"), ("hmcs",)),
+    (_ship("SS"), ("ss",)),
+    (_ship("RMS"), ("rms",)),
+])  # fmt: skip
+"""Rendered templates, by canonical name (:func:`canonical_template_name`). Any template not found here (nor by
+the ``lang-``/``IPA-`` prefixes, nor a parser function) renders as nothing."""
+
+# Templates recognised by a prefix of their canonical name: "lang-fr", "ipa-de".
+_PREFIX_RENDERERS: tuple[tuple[str, _Renderer], ...] = (
+    ("lang-", _lang_prefixed),
+    ("ipa-", _first),
+)

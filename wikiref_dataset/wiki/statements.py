@@ -1,0 +1,571 @@
+"""WikiRef statements (paper 001 §II-A): cited text spans of Wikipedia articles, with their section path and citation.
+
+A *statement* is the plain text of a paragraph between the previous citation (or the paragraph start) and a
+``<ref>``; when several refs stand together only the first counts; a statement may hold several sentences. Its
+query is the article title and the heading path of its section; its document is the page its citation points to.
+
+How a page is read (:meth:`StatementExtractor.extract`):
+
+1. :func:`~wikiref_dataset.wiki.markup.prepare` removes comments and extension tags and replaces each ``<ref>`` by a
+   placeholder, collecting named definitions from the whole page (list-defined refs in ``{{reflist|refs=...}}`` and
+   ``<references>`` included); the text is split into sections at heading lines.
+2. Sections whose heading is in :attr:`StatementConfig.skip_sections` are skipped with their subsections; a section
+   without any citation is not parsed at all.
+3. The other sections are parsed with mwparserfromhell and walked node by node. Blocks follow MediaWiki: a blank
+   line (or a line that renders nothing, such as a lone ``{{main|...}}`` or image) ends a paragraph, a list item
+   ends at its line end, tables, block quotes and galleries are skipped. Inside inline markup (bold, ``<span>``,
+   ``<small>`` ...) refs are still found. ``{{r|name}}`` reuses a named ref, ``{{#tag:ref|...}}`` is a ref,
+   ``{{sfn}}``-style short footnotes are citations of type ``sfn``; grouped refs (``<ref group="note">``) and
+   ``{{efn}}``-style notes are explanatory notes: not citations, no boundary.
+4. Each cited span is rendered to plain text (:mod:`~wikiref_dataset.wiki.plaintext`); spans with no letters or
+   digits (the text between two refs that stand together) are not statements. Every span gets the next
+   ``position`` of the page, kept or not, so statement ids (``"{page_id}-{position}"``) do not depend on which
+   citation types are kept.
+5. The ref is resolved (named refs), typed (:func:`~wikiref_dataset.wiki.citations.classify_ref`), filtered by
+   :attr:`StatementConfig.keep_types`, and the citation's fields are read. Statements that are too short, have no
+   fetchable url, or would still contain markup are dropped. Everything is counted in
+   :attr:`StatementExtractor.stats`.
+
+A page that raises is logged with its id and counted as ``pages_failed``; extraction goes on with the next page.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+import mwparserfromhell
+from mwparserfromhell.nodes import Comment, Heading, Tag, Template, Text, Wikilink
+
+from .citations import (
+    BARE_URL,
+    Citation,
+    canonical_citation_type,
+    classify_ref,
+    is_valid_url,
+    parse_bare_url,
+    parse_citation,
+)
+from .dump import WikiPage
+from .markup import PLACEHOLDER, PreparedPage, RefTag, prepare, split_sections
+from .plaintext import LIST_MARKUP, canonical_template_name, find_markup, render, render_pieces, template_renderer
+
+__all__ = [
+    "DEFAULT_KEEP_TYPES",
+    "DEFAULT_SKIP_SECTIONS",
+    "Citation",
+    "Statement",
+    "StatementConfig",
+    "StatementExtractor",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SKIP_SECTIONS: tuple[str, ...] = (
+    "references", "reference", "notes", "note", "footnotes", "endnotes", "citations", "sources", "source",
+    "notes and references", "references and notes", "notes and sources", "sources and notes", "notes and citations",
+    "citations and notes", "references and sources", "sources and references", "explanatory notes", "general references",
+    "works cited", "bibliography", "selected bibliography", "select bibliography", "further reading",
+    "further reading and external links", "external links", "external link", "external links and references",
+    "see also", "literature", "gallery", "image gallery",
+)  # fmt: skip
+"""Non-prose sections skipped by default (compared lowercased, whitespace collapsed)."""
+
+DEFAULT_KEEP_TYPES: tuple[str, ...] = ("cite web", "cite news", "cite press release")
+"""Citation types kept by default: web pages, news articles and press releases (paper 001 §II-A)."""
+
+# Templates that stand for a citation in the text.
+_REUSE_TEMPLATES = frozenset({"r"})  # {{r|name}} reuses <ref name="name">
+_SHORT_FOOTNOTES = frozenset({"sfn", "sfnp", "sfnm", "sfnmp"})
+_NOTE_TEMPLATES = frozenset({"efn", "efn-ua", "efn-lr", "efn-la", "efn-lg", "efn-ur", "refn", "notetag", "nb",
+                             "note label", "ref label", "cref", "cnote", "cnote2", "ref", "note", "fn", "fnb"})
+# Tags whose content is inline text that may hold refs; walked into.
+_INLINE_TAGS = frozenset({"b", "i", "u", "span", "small", "big", "sup", "sub", "abbr", "em", "strong", "font", "code",
+                          "tt", "var", "kbd", "samp", "cite", "q", "ins", "bdi", "bdo", "mark", "time", "dfn",
+                          "onlyinclude", "noinclude", "nowiki"})
+# Block containers of prose: a block boundary before and after, content walked.
+_BLOCK_CONTAINERS = frozenset({"p", "div", "center", "ul", "ol", "dl", "li", "dd", "dt", "section", "article"})
+_DROPPED_LINK_PREFIXES = ("file:", "image:", "category:", "media:")
+_CITATION_HINT = re.compile(r"\{\{\s*(?:r|sfnp?|sfnm|#tag:\s*ref)\s*\|", re.IGNORECASE)
+_SPLIT_TEXT = re.compile("(\n|\ue000[0-9]+\ue001)")
+_WORD = re.compile(r"\w")
+_UNPARSED = object()
+_LEADING_JUNK = re.compile(r"^(?:[\s.,;:!?)\]}–—]|-(?!\d))+")  # not the minus of "-5 °C"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Records
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class StatementConfig:
+    """How statements are extracted.
+
+    Args:
+        skip_sections (`tuple[str, ...]`): headings of non-prose sections skipped with their subsections
+            (case-insensitive). Default: :data:`DEFAULT_SKIP_SECTIONS`.
+        keep_types (`tuple[str, ...]`): citation types kept (canonical names; variants such as ``Cite_Web`` or
+            redirects such as ``cite newspaper`` are folded). Default: ``cite web``, ``cite news``, ``cite press
+            release``.
+        include_bare_urls (`bool`): also keep refs that hold only a link (type ``bare url``). Default ``False``.
+        min_statement_chars (`int`): shortest statement kept, in characters of plain text. Default 10.
+        include_list_items (`bool`): take statements from list items (``* ...``) as well as paragraphs.
+        archive_when_status_missing (`bool`): fetch the archive when a citation gives ``archive-url`` but no
+            ``url-status`` (Citation Style 1 then treats the url as dead). Default ``True``.
+    """
+
+    skip_sections: tuple[str, ...] = field(
+        default=DEFAULT_SKIP_SECTIONS,
+        metadata={"help": "Headings of non-prose sections skipped with their subsections (case-insensitive)."},
+    )
+    keep_types: tuple[str, ...] = field(
+        default=DEFAULT_KEEP_TYPES,
+        metadata={"help": "Citation types kept (canonical names such as 'cite web'; variants are folded)."},
+    )
+    include_bare_urls: bool = field(
+        default=False, metadata={"help": "Also keep refs that hold only a link (citation type 'bare url')."}
+    )
+    min_statement_chars: int = field(
+        default=10, metadata={"help": "Shortest statement kept, in characters of plain text."}
+    )
+    include_list_items: bool = field(
+        default=True, metadata={"help": "Take statements from list items as well as from paragraphs."}
+    )
+    archive_when_status_missing: bool = field(
+        default=True,
+        metadata={"help": "Fetch archive-url when a citation gives no url-status (CS1 then assumes 'dead')."},
+    )
+
+    def __post_init__(self):
+        for name in ("skip_sections", "keep_types"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not all(isinstance(item, str) for item in value):
+                raise ValueError(f"StatementConfig.{name} must be a sequence of strings, got {value!r}")
+        self.skip_sections = tuple(dict.fromkeys(_normalise_heading(name) for name in self.skip_sections if name))
+        self.keep_types = tuple(dict.fromkeys(canonical_citation_type(name) for name in self.keep_types if name))
+        if BARE_URL in self.keep_types:
+            self.include_bare_urls = True
+            self.keep_types = tuple(name for name in self.keep_types if name != BARE_URL)
+        if not self.keep_types and not self.include_bare_urls:
+            raise ValueError("StatementConfig.keep_types is empty and include_bare_urls is off: nothing would be kept")
+        if isinstance(self.min_statement_chars, bool) or not isinstance(self.min_statement_chars, int):
+            raise ValueError(f"StatementConfig.min_statement_chars must be an int, got {self.min_statement_chars!r}")
+        if self.min_statement_chars < 0:
+            raise ValueError(f"StatementConfig.min_statement_chars must be >= 0, got {self.min_statement_chars}")
+        for name in ("include_bare_urls", "include_list_items", "archive_when_status_missing"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"StatementConfig.{name} must be a bool, got {getattr(self, name)!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {item.name: getattr(self, item.name) for item in fields(self)}
+
+
+_CITATION_METADATA = {  # Citation field → Document metadata key
+    "type": "citation_type", "url": "url", "archive_url": "archive_url", "url_status": "url_status",
+    "fetch_url": "fetch_url", "title": "citation_title", "publisher": "publisher", "work": "work", "date": "date",
+    "ref_name": "ref_name",
+}  # fmt: skip
+
+
+@dataclass
+class Statement:
+    """A cited statement of a Wikipedia article: the summary of a WikiRef example.
+
+    Args:
+        id (`str`): ``"{page_id}-{position}"``, stable across runs and citation-type settings.
+        page_id, page_title, revision_id, timestamp: the article and the revision the text comes from.
+        section_path (`list[str]`): headings from the top-level section down (empty in the lead).
+        text (`str`): the statement, plain text.
+        position (`int`): ordinal of the cited span in the page (0-based; counts spans of every citation type).
+        citation (:class:`Citation`): what the statement cites.
+    """
+
+    id: str
+    page_id: int
+    page_title: str
+    revision_id: int
+    timestamp: str
+    section_path: list[str]
+    text: str
+    position: int
+    citation: Citation
+
+    @property
+    def query_levels(self) -> list[str]:
+        """The query of the example: the article title followed by the section path."""
+        return [self.page_title, *self.section_path]
+
+    def to_document(self) -> Any:
+        """A datatrove ``Document``: text = statement, id = statement id, flat JSON-serialisable metadata."""
+        from datatrove.data import Document
+
+        metadata: dict[str, Any] = {
+            "page_id": self.page_id,
+            "page_title": self.page_title,
+            "revision_id": self.revision_id,
+            "timestamp": self.timestamp,
+            "section_path": list(self.section_path),
+            "position": self.position,
+        }
+        citation = asdict(self.citation)
+        for name, key in _CITATION_METADATA.items():
+            metadata[key] = citation[name]
+        return Document(text=self.text, id=self.id, metadata=metadata)
+
+    @classmethod
+    def from_document(cls, document: Any) -> Statement:
+        """The statement a :meth:`to_document` document (or one read back from JSONL) holds."""
+        metadata = document.metadata
+        try:
+            citation = Citation(**{name: metadata.get(key) for name, key in _CITATION_METADATA.items()})
+            if citation.fetch_url is None:
+                citation.fetch_url = ""
+            return cls(
+                id=str(document.id),
+                page_id=int(metadata["page_id"]),
+                page_title=str(metadata["page_title"]),
+                revision_id=int(metadata["revision_id"]),
+                timestamp=str(metadata.get("timestamp") or ""),
+                section_path=[str(heading) for heading in metadata.get("section_path") or []],
+                text=document.text,
+                position=int(metadata["position"]),
+                citation=citation,
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"document {document.id!r} is not a WikiRef statement ({err})") from err
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Extraction
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _normalise_heading(heading: str) -> str:
+    return " ".join(heading.split()).lower().rstrip(":").strip()
+
+
+@dataclass
+class _Marker:
+    """Where a citation stands in the text: a ref tag, a ``{{r|name}}`` reuse, or a short footnote."""
+
+    ref: RefTag | None = None
+    reuse: str | None = None  # the name a {{r|name}} reuses
+    short_footnote: str | None = None
+
+
+class _BlockWalker:
+    """Walks the nodes of one section and collects its cited spans, ``(plain text, marker)``, block by block."""
+
+    __slots__ = ("refs", "counts", "include_list_items", "segment", "line_has_content", "in_list", "after_citation",
+                 "spans")
+
+    def __init__(self, refs: list[RefTag], counts: Counter, include_list_items: bool):
+        self.refs = refs
+        self.counts = counts
+        self.include_list_items = include_list_items
+        self.segment: list[Any] = []
+        self.line_has_content = False
+        self.in_list = False
+        self.after_citation = False
+        self.spans: list[tuple[str, _Marker]] = []
+
+    # -- blocks --------------------------------------------------------------------------------------------------
+
+    def break_block(self) -> None:
+        self.segment = []
+        self.after_citation = False
+        self.in_list = False
+
+    def newline(self) -> None:
+        if self.in_list or not self.line_has_content:
+            self.break_block()  # end of a list item, a blank line, or a line that shows nothing
+        else:
+            self.segment.append(" ")
+        self.line_has_content = False
+
+    # -- nodes ---------------------------------------------------------------------------------------------------
+
+    def walk(self, nodes: list[Any]) -> None:
+        for node in nodes:
+            kind = type(node)
+            if kind is Text:
+                self.text(node.value)
+            elif kind is Template:
+                self.template(node)
+            elif kind is Tag:
+                self.tag(node)
+            elif kind is Wikilink:
+                title = str(node.title).lstrip().lower()
+                if not title.startswith(_DROPPED_LINK_PREFIXES):
+                    self.segment.append(node)
+                    self.line_has_content = True
+            elif kind is Heading:
+                self.break_block()
+            elif kind is not Comment:
+                self.segment.append(node)
+                self.line_has_content = True
+
+    def text(self, value: str) -> None:
+        if "\n" not in value and "\ue000" not in value:
+            self.segment.append(value)
+            if not self.line_has_content and not value.isspace():
+                self.line_has_content = True
+            return
+        for piece in _SPLIT_TEXT.split(value):
+            if not piece:
+                continue
+            if piece == "\n":
+                self.newline()
+            elif piece[0] == "\ue000":
+                self.line_has_content = True
+                ref = self.refs[int(piece[1:-1])]
+                if ref.group:
+                    self.counts["notes_skipped"] += 1
+                else:
+                    self.cite(_Marker(ref=ref))
+            else:
+                self.segment.append(piece)
+                if not self.line_has_content and not piece.isspace():
+                    self.line_has_content = True
+
+    def tag(self, node: Tag) -> None:
+        markup = node.wiki_markup
+        if markup is not None:
+            if markup in LIST_MARKUP:
+                self.break_block()
+                self.in_list = True
+                return
+            if markup.startswith("{|") or markup == "----":
+                self.break_block()
+                return
+        name = str(node.tag).strip().lower()
+        if name in _INLINE_TAGS:
+            if name == "nowiki":
+                self.segment.append(node)
+                self.line_has_content = True
+            elif node.contents is not None and not node.self_closing:
+                self.walk(node.contents.nodes)
+        elif name == "br":
+            self.segment.append(" ")
+        elif name in _BLOCK_CONTAINERS:
+            self.break_block()
+            if name in ("li", "dd", "dt"):
+                self.in_list = True
+            if node.contents is not None and not node.self_closing:
+                self.walk(node.contents.nodes)
+            self.break_block()
+            self.line_has_content = False
+        else:  # tables, block quotes, struck text, galleries, unknown tags: not prose
+            if name in ("table", "blockquote", "poem", "pre", "gallery", "hr", "references"):
+                self.break_block()
+
+    def template(self, node: Template) -> None:
+        name = canonical_template_name(str(node.name))
+        if name in _REUSE_TEMPLATES:
+            reused = str(node.get(1).value).strip() if node.has(1) else ""
+            group = str(node.get("group").value).strip() if node.has("group") else ""
+            if group:
+                self.counts["notes_skipped"] += 1
+            elif reused:
+                self.line_has_content = True
+                self.cite(_Marker(reuse=reused))
+        elif name in _SHORT_FOOTNOTES:
+            self.line_has_content = True
+            self.cite(_Marker(short_footnote=name))
+        elif name.startswith("#tag:"):
+            if name.replace(" ", "") == "#tag:ref":
+                self.tag_ref(node)
+        elif name in _NOTE_TEMPLATES:
+            self.counts["notes_skipped"] += 1
+        elif template_renderer(node, name) is not None:
+            self.segment.append(node)
+            self.line_has_content = True
+
+    def tag_ref(self, node: Template) -> None:
+        """``{{#tag:ref|content|name=x|group=y}}``: a ref written as a parser function."""
+        content = str(node.get(1).value) if node.has(1) else None
+        ref_name = str(node.get("name").value).strip().strip("\"'") if node.has("name") else None
+        group = str(node.get("group").value).strip().strip("\"'") if node.has("group") else None
+        if group:
+            self.counts["notes_skipped"] += 1
+            return
+        self.line_has_content = True
+        self.cite(_Marker(ref=RefTag(index=-1, name=ref_name or None, content=content)))
+
+    # -- citations -----------------------------------------------------------------------------------------------
+
+    def cite(self, marker: _Marker) -> None:
+        segment, self.segment = self.segment, []
+        if self.in_list and not self.include_list_items:
+            return
+        text = _render_segment(segment)
+        if not _WORD.search(text):
+            self.counts["refs_grouped" if self.after_citation else "refs_without_text"] += 1
+            self.after_citation = True
+            return
+        self.after_citation = True
+        self.spans.append((text, marker))
+
+
+def _render_segment(segment: list[Any]) -> str:
+    text = render_pieces(segment)
+    if text and not text[0].isalnum():
+        text = _LEADING_JUNK.sub("", text)
+    return text
+
+
+class StatementExtractor:
+    """Extracts the :class:`Statement` records of a page; counts everything in :attr:`stats`.
+
+    :attr:`stats` accumulates over all pages; :attr:`page_stats` holds the counts of the last page. Keys:
+    ``pages``, ``pages_failed``, ``refs`` (ref tags), ``spans`` (cited spans, kept or not), ``statements``,
+    ``kept/<type>``, ``skipped/<type>`` (citation types not kept), ``bare_urls_skipped``, ``named_refs_resolved``,
+    ``refs_unresolved``, ``refs_grouped`` (refs after the first of a group), ``refs_without_text``,
+    ``refs_unclosed``, ``notes_skipped``, ``sections_skipped``, ``archive_urls_used``, ``dropped_no_url``,
+    ``dropped_too_short``, ``dropped_markup``, ``wikitext_chars``.
+    """
+
+    def __init__(self, config: StatementConfig | None = None):
+        self.config = config if config is not None else StatementConfig()
+        self.stats: Counter = Counter()
+        self.page_stats: Counter = Counter()
+        self._skip_sections = frozenset(self.config.skip_sections)
+        self._keep_types = frozenset(self.config.keep_types)
+        self._page_id = 0  # for log messages
+        self._parsed: dict[str, Citation | None] = {}  # ref content → citation, for the current page
+
+    def extract(self, page: WikiPage) -> list[Statement]:
+        """The statements of ``page`` (an empty list for a page that fails, which is logged and counted)."""
+        counts: Counter = Counter(pages=1)
+        try:
+            statements = self._extract(page, counts)
+        except Exception as err:  # one bad page must not stop a dump
+            logger.warning("page %s (%r, revision %s): statement extraction failed: %s: %s", page.page_id, page.title,
+                           page.revision_id, type(err).__name__, err)
+            counts = Counter(pages=1, pages_failed=1)
+            statements = []
+        self.page_stats = counts
+        self.stats.update(counts)
+        return statements
+
+    def _extract(self, page: WikiPage, counts: Counter) -> list[Statement]:
+        self._page_id = page.page_id
+        self._parsed: dict[str, Citation | None] = {}
+        counts["wikitext_chars"] += len(page.text)
+        prepared = prepare(page.text)
+        counts["refs"] += len(prepared.refs)
+        if prepared.unclosed_refs:
+            counts["refs_unclosed"] += prepared.unclosed_refs
+        path: list[tuple[int, str]] = []
+        skip_level: int | None = None
+        statements: list[Statement] = []
+        position = 0
+        for section in split_sections(prepared.text):
+            if section.level:
+                heading = _heading_text(section.title)
+                while path and path[-1][0] >= section.level:
+                    path.pop()
+                path.append((section.level, heading))
+                if skip_level is not None and section.level <= skip_level:
+                    skip_level = None
+                if skip_level is None and _normalise_heading(heading) in self._skip_sections:
+                    skip_level = section.level
+                    counts["sections_skipped"] += 1
+            if skip_level is not None:
+                continue
+            body = section.body
+            if "\ue000" not in body and not _CITATION_HINT.search(body):
+                continue
+            walker = _BlockWalker(prepared.refs, counts, self.config.include_list_items)
+            walker.walk(mwparserfromhell.parse(body).nodes)
+            section_path = [heading for _, heading in path]
+            for text, marker in walker.spans:
+                counts["spans"] += 1
+                statement = self._statement(page, prepared, section_path, text, position, marker, counts)
+                position += 1
+                if statement is not None:
+                    statements.append(statement)
+        return statements
+
+    def _statement(
+        self, page: WikiPage, prepared: PreparedPage, section_path: list[str], text: str, position: int,
+        marker: _Marker, counts: Counter,
+    ) -> Statement | None:
+        citation = self._citation(marker, prepared, counts)
+        if citation is None:
+            return None
+        if len(text) < self.config.min_statement_chars:
+            counts["dropped_too_short"] += 1
+            return None
+        markup = find_markup(text)
+        if markup is not None:
+            counts["dropped_markup"] += 1
+            logger.debug("page %s (%r): statement %d dropped, markup %r left in %r", page.page_id, page.title,
+                         position, markup, text[:200])
+            return None
+        counts["statements"] += 1
+        counts[f"kept/{citation.type}"] += 1
+        if citation.archive_url and citation.fetch_url == citation.archive_url:
+            counts["archive_urls_used"] += 1
+        return Statement(
+            id=f"{page.page_id}-{position}",
+            page_id=page.page_id,
+            page_title=page.title,
+            revision_id=page.revision_id,
+            timestamp=page.timestamp,
+            section_path=list(section_path),
+            text=text,
+            position=position,
+            citation=citation,
+        )
+
+    def _citation(self, marker: _Marker, prepared: PreparedPage, counts: Counter) -> Citation | None:
+        if marker.short_footnote is not None:
+            counts["skipped/sfn"] += 1
+            return None
+        if marker.reuse is not None:
+            group, ref_name, content = "", marker.reuse, None
+        else:
+            ref = marker.ref
+            group, ref_name, content = ref.group or "", ref.name, ref.content
+        if content is None or not content.strip():
+            if ref_name is None:
+                counts["refs_empty"] += 1
+                return None
+            content = prepared.definition(group, ref_name)
+            if content is None:
+                counts["refs_unresolved"] += 1
+                logger.debug("page %s: named ref %r (group %r) is never defined", self._page_id, ref_name, group)
+                return None
+            counts["named_refs_resolved"] += 1
+        citation_type = classify_ref(content)
+        if citation_type == BARE_URL:
+            if not self.config.include_bare_urls:
+                counts["bare_urls_skipped"] += 1
+                return None
+            citation = parse_bare_url(content)
+        elif citation_type not in self._keep_types:
+            counts[f"skipped/{citation_type}"] += 1
+            return None
+        else:
+            # a named ref is often reused: its citation is parsed once per page
+            citation = self._parsed.get(content, _UNPARSED)
+            if citation is _UNPARSED:
+                citation = parse_citation(content, citation_type, self.config.archive_when_status_missing)
+                self._parsed[content] = citation
+        if citation is None or not is_valid_url(citation.fetch_url):
+            counts["dropped_no_url"] += 1
+            logger.debug("page %s: %s citation without a fetchable url: %r", self._page_id, citation_type,
+                         content[:300])
+            return None
+        return replace(citation, ref_name=ref_name)
+
+
+def _heading_text(title: str) -> str:
+    if any(char in title for char in "[{<'&\ue000"):
+        return render(PLACEHOLDER.sub("", title))
+    return " ".join(title.split())
