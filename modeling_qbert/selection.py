@@ -1,0 +1,325 @@
+"""Sentence selection: turn per-sentence scores into an extractive summary (paper 001 §IV-C and §V-B).
+
+Usable without a model: the DUC baselines (``baselines.py``) feed their own scores through the same rules.
+
+* :func:`select_duc` — DUC: rank every sentence of a cluster by score, take them in that order, skip a sentence
+  when more than half of its bigrams are already in the summary, stop once the summary has 250 words.
+* :func:`select_wikiref` — WikiRef: rank by score, add a sentence if its score exceeds a threshold and it shares
+  no trigram with the summary so far (trigram blocking); :func:`tune_threshold` picks the threshold on a dev set
+  for the best mean ROUGE-2 F1.
+* :class:`ClusterSentences` — a DUC cluster's documents flattened into one list of sentences, remembering for each
+  its (document index, sentence index), so that per-document scores can be selected across the cluster.
+
+"Bigram", "trigram" and "word" mean what the metric counts: n-grams come from the ROUGE engine's tokenizer and
+``-m`` stemmer (``wikiref_dataset.rouge``), counted inside each sentence (as the oracle does), and the word budget is
+ROUGE's ``-l`` count (:func:`~wikiref_dataset.rouge.count_words`). Ties in score are broken by the original order.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from wikiref_dataset.rouge import RougeConfig, RougeScorer, count_words, ngram_counts, truncate_lines
+
+__all__ = [
+    "DUC_MAX_WORDS",
+    "ClusterSentences",
+    "ThresholdSearch",
+    "rank_by_score",
+    "sentence_ngrams",
+    "select_duc",
+    "select_wikiref",
+    "summary_text",
+    "tune_threshold",
+]
+
+DUC_MAX_WORDS = 250
+"""The DUC 2005-2007 summary length (ROUGE's ``-l 250``)."""
+
+
+@functools.cache
+def _scorer() -> RougeScorer:
+    """ROUGE-1/2 without word limit, with the ROUGE tokenizer + stemmer (one stem cache for the process)."""
+    return RougeScorer(RougeConfig(max_n=2, skip_distance=None, word_limit=None, resamples=1))
+
+
+def sentence_ngrams(sentence: str, n: int) -> Counter:
+    """The n-grams ROUGE-N counts in one sentence: ROUGE tokens, stemmed, over all the sentence's lines."""
+    scorer = _scorer()
+    tokens = [token for line in sentence.split("\n") for token in scorer.tokens(line)]
+    return ngram_counts(tokens, n)
+
+
+def _check_scores(sentences: Sequence[str], scores: Sequence[float]) -> list[float]:
+    if isinstance(sentences, str):
+        raise TypeError("sentences must be a sequence of sentence strings, not one string")
+    values = [float(score) for score in scores]
+    if len(values) != len(sentences):
+        raise ValueError(f"got {len(values)} scores for {len(sentences)} sentences")
+    for position, value in enumerate(values):
+        if math.isnan(value):
+            raise ValueError(f"score {position} is NaN")
+    return values
+
+
+def rank_by_score(scores: Sequence[float]) -> list[int]:
+    """Sentence indices from the highest score to the lowest; equal scores keep their original order."""
+    return sorted(range(len(scores)), key=lambda index: (-scores[index], index))
+
+
+def select_duc(
+    sentences: Sequence[str],
+    scores: Sequence[float],
+    max_words: int = DUC_MAX_WORDS,
+    redundancy: float = 0.5,
+) -> list[int]:
+    """DUC selection: indices of the chosen sentences, in the order they were chosen (score order).
+
+    Sentences are taken by decreasing score (ties: original order). One is skipped when more than ``redundancy`` of
+    its bigram occurrences (ROUGE-2's bigrams: ROUGE tokens, stemmed) already occur in the summary; a sentence
+    without bigrams (one word) is never redundant, and a sentence without any word is skipped. Selection stops once
+    the summary holds at least ``max_words`` words as ROUGE's ``-l`` counts them: the sentence that crosses the
+    budget is included, because ROUGE's ``-l 250`` truncation cuts it (the usual DUC practice: the summary uses the
+    whole budget). :func:`summary_text` with ``max_words`` cuts it the same way where a hard limit is wanted.
+
+    Args:
+        sentences (`Sequence[str]`): every sentence of every document of the cluster.
+        scores (`Sequence[float]`): one score per sentence, higher is better (any scale; NaN is refused).
+        max_words (`int`, *optional*, defaults to 250): the budget, ROUGE's ``-l``.
+        redundancy (`float`, *optional*, defaults to 0.5): the largest share of a sentence's bigrams that may already
+            be in the summary ("more than half" are redundant).
+    """
+    values = _check_scores(sentences, scores)
+    if max_words < 1:
+        raise ValueError(f"max_words must be >= 1, got {max_words}")
+    if not 0.0 <= redundancy <= 1.0:
+        raise ValueError(f"redundancy must be in [0, 1], got {redundancy}")
+    chosen: list[int] = []
+    summary_bigrams: set = set()
+    words = 0
+    for index in rank_by_score(values):
+        if words >= max_words:
+            break
+        sentence = sentences[index]
+        length = count_words(sentence)
+        if length == 0:
+            continue
+        bigrams = sentence_ngrams(sentence, 2)
+        total = sum(bigrams.values())
+        if total:
+            repeated = sum(count for gram, count in bigrams.items() if gram in summary_bigrams)
+            if repeated > redundancy * total:
+                continue
+        chosen.append(index)
+        summary_bigrams.update(bigrams)
+        words += length
+    return chosen
+
+
+def select_wikiref(
+    sentences: Sequence[str],
+    scores: Sequence[float],
+    threshold: float,
+    max_sentences: int | None = None,
+    min_sentences: int = 1,
+) -> list[int]:
+    """WikiRef selection: indices of the chosen sentences, in score order.
+
+    Sentences are taken by decreasing score (ties: original order) while their score exceeds ``threshold``
+    (strictly); one that shares a trigram (ROUGE tokens, stemmed) with the summary so far is skipped (trigram
+    blocking), as is one without any word.
+
+    When fewer than ``min_sentences`` pass the threshold, the best-ranked non-blocked sentences below it are added
+    until there are ``min_sentences``: by default a summary is never empty (the top-1 sentence), because an empty
+    summary scores 0 whatever the document and a too-high threshold on one example should not make it worthless.
+    Pass ``min_sentences=0`` for the strict rule.
+
+    Args:
+        sentences (`Sequence[str]`): the document's sentences.
+        scores (`Sequence[float]`): one score per sentence, higher is better.
+        threshold (`float`): a sentence is added only if its score is above this (see ``min_sentences``).
+        max_sentences (`int`, *optional*): at most this many sentences (``None``: no limit).
+        min_sentences (`int`, *optional*, defaults to 1): at least this many sentences when the document has them.
+    """
+    values = _check_scores(sentences, scores)
+    if max_sentences is not None and max_sentences < 1:
+        raise ValueError(f"max_sentences must be >= 1 or None, got {max_sentences}")
+    if min_sentences < 0:
+        raise ValueError(f"min_sentences must be >= 0, got {min_sentences}")
+    limit = len(values) if max_sentences is None else max_sentences
+    chosen: list[int] = []
+    summary_trigrams: set = set()
+    for index in rank_by_score(values):
+        if len(chosen) >= limit or (values[index] <= threshold and len(chosen) >= min_sentences):
+            break
+        sentence = sentences[index]
+        if count_words(sentence) == 0:
+            continue
+        trigrams = sentence_ngrams(sentence, 3)
+        if not summary_trigrams.isdisjoint(trigrams):
+            continue
+        chosen.append(index)
+        summary_trigrams.update(trigrams)
+    return chosen
+
+
+def summary_text(sentences: Sequence[str], indices: Iterable[int], max_words: int | None = None) -> str:
+    """The selected sentences, one per line (``"\\n"``-joined, in the order of ``indices``), as ROUGE reads a summary.
+
+    With ``max_words``, the text is cut the way ROUGE's ``-l`` cuts it (whole lines while below the budget, the
+    crossing line cut to the remaining words), for outputs that must respect the limit on their own.
+    """
+    lines = [sentences[index] for index in indices]
+    if max_words is not None:
+        lines = truncate_lines(lines, max_words)
+    return "\n".join(lines)
+
+
+# ---- WikiRef threshold tuning ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ThresholdSearch:
+    """The threshold with the best mean ROUGE-2 F1 on the dev examples, and every candidate's mean.
+
+    ``table`` holds ``(threshold, mean ROUGE-2 F1)`` for each candidate, in increasing threshold order.
+    """
+
+    best_threshold: float
+    best_rouge2_f1: float
+    table: tuple[tuple[float, float], ...]
+
+
+def _default_candidates(scores: Sequence[float], steps: int = 20) -> list[float]:
+    """Quantiles 0, 1/steps, …, (steps-1)/steps of the pooled scores: the candidates follow the score scale of
+    whatever produced them (sigmoid probabilities or regressed ROUGE values)."""
+    ordered = sorted(scores)
+    if not ordered:
+        return [0.0]
+    return sorted({ordered[min(len(ordered) - 1, (len(ordered) * step) // steps)] for step in range(steps)})
+
+
+def tune_threshold(
+    examples: Iterable[tuple[Sequence[str], Sequence[float], str | Sequence[str]]],
+    candidates: Sequence[float] | None = None,
+    max_sentences: int | None = None,
+    min_sentences: int = 1,
+) -> ThresholdSearch:
+    """Pick the :func:`select_wikiref` threshold that maximises the mean ROUGE-2 F1 over dev examples.
+
+    ROUGE-2 F1 is the ROUGE-1.5.5 engine's per-item F (stemmed, no word limit) against the example's reference (a
+    string, or a list of references scored with ``-f A``). Ties go to the smallest threshold.
+
+    Args:
+        examples: ``(sentences, scores, reference_summary)`` per dev example.
+        candidates (`Sequence[float]`, *optional*): thresholds to try; by default 20 quantiles of the pooled scores
+            (0 %, 5 %, …, 95 %).
+        max_sentences, min_sentences: passed to :func:`select_wikiref`.
+    """
+    scorer = _scorer()
+    prepared = []
+    for position, (sentences, scores, reference) in enumerate(examples):
+        references = [reference] if isinstance(reference, str) else list(reference)
+        try:
+            values = _check_scores(sentences, scores)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"example {position}: {error}") from error
+        if not references:
+            raise ValueError(f"example {position}: no reference summary")
+        prepared.append((list(sentences), values, [scorer.analyze(text) for text in references]))
+    if not prepared:
+        raise ValueError("tune_threshold needs at least one dev example")
+    if candidates is None:
+        candidates = _default_candidates([value for _, values, _ in prepared for value in values])
+    thresholds = sorted({float(value) for value in candidates})
+    if not thresholds:
+        raise ValueError("tune_threshold needs at least one candidate threshold")
+    table = []
+    for threshold in thresholds:
+        total = 0.0
+        for sentences, values, references in prepared:
+            chosen = select_wikiref(sentences, values, threshold, max_sentences, min_sentences)
+            if not chosen:
+                continue  # empty summary: F1 = 0
+            system = scorer.analyze(summary_text(sentences, chosen))
+            total += scorer.score_analyzed(system, references)["rouge_2"].f
+        table.append((threshold, total / len(prepared)))
+    best_threshold, best_f1 = max(table, key=lambda row: (row[1], -row[0]))
+    return ThresholdSearch(best_threshold=best_threshold, best_rouge2_f1=best_f1, table=tuple(table))
+
+
+# ---- DUC clusters ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClusterSentences:
+    """A cluster's documents as one flat list of sentences, for selection across the cluster.
+
+    ``positions[k] = (document index, sentence index)`` of flat sentence ``k``; ``offsets[d]`` is where document
+    ``d`` starts in the flat list (``offsets[-1] == len(sentences)``).
+
+    Example:
+        >>> cluster = ClusterSentences.from_row(duc_row)
+        >>> scores = cluster.flatten_scores(model_scores_per_document)   # one list per document
+        >>> summary = cluster.summary(select_duc(cluster.sentences, scores))
+    """
+
+    sentences: tuple[str, ...]
+    positions: tuple[tuple[int, int], ...]
+    offsets: tuple[int, ...]
+
+    @classmethod
+    def from_documents(cls, documents: Sequence[Sequence[str]]) -> ClusterSentences:
+        """From each document's sentence list."""
+        sentences: list[str] = []
+        positions: list[tuple[int, int]] = []
+        offsets = [0]
+        for doc_index, document in enumerate(documents):
+            if isinstance(document, str):
+                raise TypeError(f"document {doc_index} must be a list of sentences, got a string")
+            for sent_index, sentence in enumerate(document):
+                sentences.append(sentence)
+                positions.append((doc_index, sent_index))
+            offsets.append(len(sentences))
+        return cls(tuple(sentences), tuple(positions), tuple(offsets))
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ClusterSentences:
+        """From a DUC dataset row (``row["documents"][d]["sentences"]``)."""
+        return cls.from_documents([document["sentences"] for document in row["documents"]])
+
+    @property
+    def n_documents(self) -> int:
+        return len(self.offsets) - 1
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def document_sentences(self, doc_index: int) -> tuple[str, ...]:
+        """The sentences of document ``doc_index``."""
+        return self.sentences[self.offsets[doc_index]:self.offsets[doc_index + 1]]
+
+    def flatten_scores(self, per_document: Sequence[Sequence[float]]) -> list[float]:
+        """One list of scores per document → one score per flat sentence (checked against the document lengths)."""
+        if len(per_document) != self.n_documents:
+            raise ValueError(f"got scores for {len(per_document)} documents, the cluster has {self.n_documents}")
+        flat: list[float] = []
+        for doc_index, scores in enumerate(per_document):
+            expected = self.offsets[doc_index + 1] - self.offsets[doc_index]
+            if len(scores) != expected:
+                raise ValueError(f"document {doc_index}: got {len(scores)} scores for {expected} sentences")
+            flat.extend(float(score) for score in scores)
+        return flat
+
+    def select(self, scores: Sequence[float], max_words: int = DUC_MAX_WORDS, redundancy: float = 0.5) -> list[int]:
+        """:func:`select_duc` over the cluster's sentences."""
+        return select_duc(self.sentences, scores, max_words=max_words, redundancy=redundancy)
+
+    def summary(self, indices: Iterable[int], max_words: int | None = None) -> str:
+        """:func:`summary_text` of flat indices."""
+        return summary_text(self.sentences, indices, max_words=max_words)

@@ -1,0 +1,195 @@
+"""The DUC evaluation script end to end: fixture folders → converted years → baselines, summary files, DUC peer
+folders and a Q-BERT model → Table VI's shape and a JSON file, scored by the `evaluate` module."""
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import pytest
+
+from modeling_qbert.baselines import baseline_summary
+from trainer_scripts import evaluate_duc
+from trainer_scripts.evaluate_duc import main
+from wikiref_dataset.duc import convert_duc, load_duc, read_reference
+from wikiref_dataset.duc_cli import add_duc_parser
+from wikiref_dataset.metrics import DUC_ROUGE_PATH
+from wikiref_dataset.rouge import rouge
+
+ROOT = Path(__file__).resolve().parents[2]
+DUC = ROOT / "tests" / "fixtures" / "duc"
+PEERS = DUC / "duc2006" / "NISTeval" / "ROUGE" / "peers"
+
+
+@pytest.fixture(autouse=True)
+def _datasets_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf_cache"))
+
+
+@pytest.fixture(scope="module")
+def years(tmp_path_factory):
+    out = tmp_path_factory.mktemp("converted")
+    for year in (2005, 2006, 2007):
+        convert_duc(DUC / f"duc{year}", year, out / f"duc{year}")
+    return {year: str(out / f"duc{year}") for year in (2005, 2006, 2007)}
+
+
+def _expected(system_summaries, rows):
+    """The DUC metric's numbers computed directly with the engine (official settings)."""
+    rows = [row for row in rows if row["references"]]
+    return rouge([system_summaries[row["topic_id"]] for row in rows], [row["references"] for row in rows])
+
+
+def test_baselines_table_vi_end_to_end(years, tmp_path, capsys):
+    output, saved = tmp_path / "results.json", tmp_path / "summaries.jsonl"
+    assert main(["--dataset", years[2005], "--dataset", years[2006], "--dataset", years[2007], "--baseline", "all",
+                 "--output", str(output), "--save-summaries", str(saved), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250" in lines[0]
+    header = next(i for i, line in enumerate(lines) if line.startswith("Systems"))
+    assert lines[header].split() == ["Systems", "DUC", "2005", "DUC", "2006", "DUC", "2007"]
+    assert lines[header + 1].split() == ["ROUGE-1", "ROUGE-2", "ROUGE-SU4"] * 3
+    assert [line.split()[0] for line in lines[header + 3:]] == ["LEAD", "QUERY-SIM", "ORACLE"]
+    assert "3 system(s) scored (9 system-year results" in captured.err
+
+    results = json.loads(output.read_text())
+    assert results["datasets"]["2007"] == {"path": years[2007], "clusters": 2, "scored_clusters": 1}
+    rows = list(load_duc(years[2006]))
+    lead = {row["topic_id"]: baseline_summary("lead", row) for row in rows}
+    expected = _expected(lead, rows).to_dict()
+    got = results["systems"]["LEAD"]["2006"]
+    assert got["clusters"] == 2
+    assert {key: got[key] for key in expected} == expected
+    # the table prints recall x100 with its interval
+    cell = (f"{100 * got['rouge_2_recall']:.2f} [{100 * got['rouge_2_recall_ci_low']:.2f}-"
+            f"{100 * got['rouge_2_recall_ci_high']:.2f}]")
+    assert cell in lines[header + 3]
+
+    # the saved summaries read back with --summaries give the same numbers
+    capsys.readouterr()
+    again = tmp_path / "again.json"
+    assert main(["--dataset", years[2005], "--dataset", years[2006], "--dataset", years[2007],
+                 "--summaries", str(saved), "--output", str(again), "--quiet"]) == 0
+    assert json.loads(again.read_text())["systems"] == results["systems"]
+
+
+def test_metric_goes_through_evaluate_load(years, monkeypatch, capsys):
+    import evaluate
+
+    calls = []
+    real_load = evaluate.load
+
+    def spy(path, *args, **kwargs):
+        calls.append(path)
+        return real_load(path, *args, **kwargs)
+
+    monkeypatch.setattr(evaluate, "load", spy)
+    assert main(["--dataset", years[2006], "--baseline", "lead", "--quiet"]) == 0
+    assert calls == [DUC_ROUGE_PATH]
+
+
+def test_duc_peer_folder(years, tmp_path, capsys):
+    output = tmp_path / "peers.json"
+    assert main(["--dataset", years[2005], "--dataset", years[2006], "--summaries", str(PEERS),
+                 "--output", str(output), "--quiet"]) == 0
+    table = capsys.readouterr().out
+    peer_rows = [line.split() for line in table.splitlines() if line.startswith("peer")]
+    assert [row[:2] for row in peer_rows] == [["peer", "1"], ["peer", "2"]]
+    assert peer_rows[0][2:5] == ["-", "-", "-"]  # no peer summary for the 2005 topics: "-" as in Table VI
+    results = json.loads(output.read_text())["systems"]
+    assert results["peer 1"]["2005"] is None
+    rows = list(load_duc(years[2006]))
+    peer = {row["topic_id"]: read_reference(PEERS / f"{row['topic_id'][:-1]}.M.250.{row['topic_id'][-1]}.1")
+            for row in rows}
+    recall = _expected(peer, rows).averages["rouge_1"].recall
+    assert results["peer 1"]["2006"]["rouge_1_recall"] == recall
+    assert peer_rows[0][5] == f"{100 * recall:.2f}"
+
+
+def test_summaries_jsonl_with_sentence_lists(years, tmp_path, capsys):
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps({"topic_id": "d0601a", "summary": ["A harbor ferry sank.", "Fog."]}) + "\n"
+                    + json.dumps({"topic_id": "D0602B", "summary": "Solar panels."}) + "\n")
+    assert main(["--dataset", years[2006], "--summaries", str(path), "--quiet"]) == 0
+    assert any(line.startswith("mine ") for line in capsys.readouterr().out.splitlines())
+
+
+def test_partial_coverage_and_bad_input_are_errors(years, tmp_path, capsys):
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text(json.dumps({"topic_id": "D0601A", "summary": "A ferry sank."}) + "\n")
+    assert main(["--dataset", years[2006], "--summaries", str(partial), "--quiet"]) == 2
+    assert "system 'partial': no summary for 1 of the 2 DUC 2006 topics (D0602B)" in capsys.readouterr().err
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"topic_id": "D0601A", "summary": "x"}\n{not json\n')
+    assert main(["--dataset", years[2006], "--summaries", str(broken)]) == 2
+    assert f"{broken}:2: not valid JSON" in capsys.readouterr().err
+
+    assert main(["--dataset", str(tmp_path), "--baseline", "lead"]) == 2
+    assert "not a converted DUC dataset" in capsys.readouterr().err
+
+    assert main(["--dataset", years[2006], "--dataset", years[2006], "--baseline", "lead"]) == 2
+    assert "DUC 2006 is already given by" in capsys.readouterr().err
+
+    assert main(["--dataset", years[2006], "--summaries", str(tmp_path / "nothing.jsonl")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+
+    assert main(["--dataset", years[2006], "--model", str(tmp_path / "no-model")]) == 2
+    assert "no such model folder" in capsys.readouterr().err
+
+
+def _tiny_qbert(folder):
+    from transformers import BertTokenizer
+
+    from modeling_qbert import QBertConfig, QBertForSentenceScoring, QBertProcessor
+
+    words = "the a of harbor ferry sank fog barge captain inquiry solar panels state subsidies".split()
+    tokenizer = BertTokenizer(vocab={token: i for i, token in enumerate(
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", *words])})
+    config = QBertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32, max_position_embeddings=128)
+    processor = QBertProcessor.from_config(tokenizer, config, max_query_length=32)
+    model = QBertForSentenceScoring(config)
+    model.resize_token_embeddings(len(processor.tokenizer))
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+
+
+def test_model_folder(years, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = tmp_path / "tiny-qbert"
+    _tiny_qbert(folder)
+    saved = tmp_path / "model.jsonl"
+    assert main(["--dataset", years[2006], "--model", str(folder), "--save-summaries", str(saved), "--quiet"]) == 0
+    assert any(line.startswith("tiny-qbert ") for line in capsys.readouterr().out.splitlines())
+    summaries = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert [item["topic_id"] for item in summaries] == ["D0601A", "D0602B"]
+    rows = list(load_duc(years[2006]))
+    for item, row in zip(summaries, rows):
+        sentences = {sentence for document in row["documents"] for sentence in document["sentences"]}
+        assert set(item["summary"].split("\n")) <= sentences  # extractive, across the cluster
+
+
+def test_wikiref_duc_evaluate_is_the_same_command(years, capsys):
+    parser = argparse.ArgumentParser(prog="wikiref")
+    add_duc_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["duc", "evaluate", "--dataset", years[2006], "--baseline", "lead", "oracle", "--quiet"])
+    assert args.func(args) == 0
+    through_cli = capsys.readouterr().out
+    assert main(["--dataset", years[2006], "--baseline", "lead", "oracle", "--quiet"]) == 0
+    assert capsys.readouterr().out == through_cli
+
+
+def test_runs_as_a_script():
+    result = subprocess.run([sys.executable, str(ROOT / "trainer_scripts" / "evaluate_duc.py"), "--help"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and "--baseline" in result.stdout
+
+
+def test_format_table_marks_missing_years():
+    year = evaluate_duc.DucYear(path=Path("x"), year=2005, rows=[])
+    evaluation = evaluate_duc.Evaluation(settings="", years=[year], scores={"S": {2005: None}})
+    assert evaluate_duc.format_table(evaluation).splitlines()[-1].split() == ["S", "-", "-", "-"]

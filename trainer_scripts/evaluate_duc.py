@@ -1,0 +1,385 @@
+"""Score extractive summaries on converted DUC years with the official ROUGE settings and print Table VI.
+
+Usage (also available as ``wikiref duc evaluate``)::
+
+    python trainer_scripts/evaluate_duc.py --dataset duc2006 --baseline lead query-sim oracle --output results.json
+    python trainer_scripts/evaluate_duc.py --dataset duc2005 --dataset duc2006 --dataset duc2007 --baseline all
+    python trainer_scripts/evaluate_duc.py --dataset duc2006 --summaries runs/qbert.jsonl
+    python trainer_scripts/evaluate_duc.py --dataset duc2006 --summaries NISTeval/ROUGE/peers
+
+Inputs: one or more folders written by ``wikiref duc convert`` (one per year), and the systems to score — the
+baselines of paper 001 (``modeling_qbert.baselines``), system summaries (JSON lines
+``{"topic_id": …, "summary": str or [sentences], "system"?: name}``, or a folder in DUC peer-file layout
+``D0601.M.250.A.<system id>``, one row per system id), or a saved Q-BERT model folder (run through the
+``"query-focused-summarization"`` pipeline with the DUC selection rule).
+
+Scores: ROUGE-1, ROUGE-2 and ROUGE-SU4 recall with ``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``,
+computed by the project's `evaluate` module (``evaluate.load(DUC_ROUGE_PATH)``). The table prints them ×100 with
+two decimals, as Table VI of paper 001 does, with the 95 % bootstrap interval in brackets; the JSON output keeps the
+metric's own 0-1 values (recall, precision, F and their intervals). Clusters without reference summaries cannot be
+scored and are left out (with a warning). A system with no summary for any topic of a year gets ``-`` for that year
+(as Table VI prints for systems not run on a year); one that covers only some topics is an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+MEASURES = ("rouge_1", "rouge_2", "rouge_su4")
+MEASURE_NAMES = {"rouge_1": "ROUGE-1", "rouge_2": "ROUGE-2", "rouge_su4": "ROUGE-SU4"}
+BASELINE_CHOICES = ("lead", "query-sim", "oracle", "all")
+
+
+class EvaluationError(ValueError):
+    """Bad evaluation input (a summaries file, a dataset folder, a missing system output), named in the message."""
+
+
+@dataclass
+class DucYear:
+    """One converted year: its folder, year and clusters (rows in ``wikiref_dataset.duc.DUC_FEATURES`` layout)."""
+
+    path: Path
+    year: int
+    rows: list[dict[str, Any]]
+
+    @property
+    def scorable(self) -> list[dict[str, Any]]:
+        """The clusters that have reference summaries."""
+        return [row for row in self.rows if row["references"]]
+
+
+@dataclass
+class Evaluation:
+    """Every system's metric output per year (``None``: not scored that year), in insertion order."""
+
+    settings: str
+    years: list[DucYear]
+    scores: dict[str, dict[int, dict[str, float] | None]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "settings": self.settings,
+            "scale": "0-1 (the printed table shows x100)",
+            "datasets": {str(year.year): {"path": str(year.path), "clusters": len(year.rows),
+                                          "scored_clusters": len(year.scorable)} for year in self.years},
+            "systems": {system: {str(year): values for year, values in by_year.items()}
+                        for system, by_year in self.scores.items()},
+        }
+
+
+# ---- inputs ------------------------------------------------------------------------------------------------------
+
+
+def load_years(paths: Sequence[str | Path]) -> list[DucYear]:
+    """Load converted years (``wikiref_dataset.duc.load_duc``), sorted by year; two folders of one year are refused."""
+    from wikiref_dataset.duc import load_duc
+
+    years: dict[int, DucYear] = {}
+    for path in map(Path, paths):
+        rows = list(load_duc(path))
+        found = sorted({row["year"] for row in rows})
+        if len(found) != 1:
+            raise EvaluationError(f"{path}: expected the clusters of one DUC year, found years {found}")
+        year = found[0]
+        if year in years:
+            raise EvaluationError(f"{path}: DUC {year} is already given by {years[year].path}")
+        years[year] = DucYear(path=path, year=year, rows=rows)
+        without = [row["topic_id"] for row in rows if not row["references"]]
+        if without:
+            logger.warning("%s: %d cluster(s) without reference summaries are not scored: %s",
+                           path, len(without), ", ".join(without))
+    return [years[year] for year in sorted(years)]
+
+
+def _summary_string(value: Any, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(sentence, str) for sentence in value):
+        return "\n".join(value)
+    raise EvaluationError(f"{where}: 'summary' must be a string or a list of sentence strings")
+
+
+def read_summaries_jsonl(path: Path) -> dict[str, dict[str, str]]:
+    """``{system: {topic_id: summary}}`` from JSON lines; the system is the ``system`` field or the file's stem."""
+    from wikiref_dataset.duc import normalize_topic_id
+
+    systems: dict[str, dict[str, str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{line_number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise EvaluationError(f"{where}: not valid JSON ({error.msg})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("topic_id"), str):
+                raise EvaluationError(f"{where}: expected an object with a string 'topic_id' and a 'summary'")
+            summary = _summary_string(record.get("summary"), where)
+            system = str(record.get("system") or path.stem)
+            topic_id = normalize_topic_id(record["topic_id"])
+            if topic_id in systems.setdefault(system, {}):
+                raise EvaluationError(f"{where}: a second summary of topic {topic_id} for system {system!r}")
+            systems[system][topic_id] = summary
+    if not systems:
+        raise EvaluationError(f"{path}: no summaries")
+    return systems
+
+
+def read_summaries_peers(folder: Path) -> dict[str, dict[str, str]]:
+    """``{"peer <id>": {topic_id: summary}}`` from files named like DUC peers (``D0601.M.250.A.<id>``)."""
+    from wikiref_dataset.duc import read_reference, reference_topic_id
+
+    systems: dict[str, dict[str, str]] = {}
+    ignored = []
+    for path in sorted(folder.iterdir()):
+        parsed = reference_topic_id(path.name) if path.is_file() else None
+        if parsed is None:
+            ignored.append(path.name)
+            continue
+        topic_id, system_id = parsed
+        systems.setdefault(f"peer {system_id}", {})[topic_id] = read_reference(path)
+    if ignored:
+        logger.warning("%s: %d file(s) not named like DUC peers (D0601.M.250.A.<id>) ignored, e.g. %s",
+                       folder, len(ignored), ignored[0])
+    if not systems:
+        raise EvaluationError(f"{folder}: no file named like a DUC peer summary (D0601.M.250.A.<system id>)")
+    return systems
+
+
+def read_summaries(path: str | Path) -> dict[str, dict[str, str]]:
+    """System summaries from a JSON-lines file or a DUC peer folder."""
+    path = Path(path)
+    if path.is_dir():
+        return read_summaries_peers(path)
+    if path.is_file():
+        return read_summaries_jsonl(path)
+    raise EvaluationError(f"{path}: no such file or folder")
+
+
+def baseline_summaries(name: str, rows: Iterable[Mapping[str, Any]], progress: bool = False) -> dict[str, str]:
+    """``{topic_id: summary}`` of one baseline (``modeling_qbert.baselines``)."""
+    from tqdm.auto import tqdm
+
+    from modeling_qbert.baselines import BASELINE_NAMES, baseline_summary
+
+    rows = list(rows)
+    return {row["topic_id"]: baseline_summary(name, row)
+            for row in tqdm(rows, desc=BASELINE_NAMES[name], unit="cluster", disable=not progress, file=sys.stderr)}
+
+
+def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
+    """The ``"query-focused-summarization"`` pipeline (``modeling_qbert.pipeline_qfs``) of a saved Q-BERT folder.
+
+    Raises:
+        EvaluationError: the folder does not exist or holds no loadable Q-BERT model.
+    """
+    if not Path(model_dir).is_dir():
+        raise EvaluationError(f"{model_dir}: no such model folder")
+    from transformers import pipeline
+
+    import modeling_qbert
+
+    modeling_qbert.register()
+    try:
+        return pipeline(modeling_qbert.TASK, model=str(model_dir))
+    except (OSError, ValueError) as error:
+        raise EvaluationError(f"{model_dir}: cannot load a Q-BERT model and processor ({error})") from None
+
+
+def model_summaries(
+    summarize: Callable[..., Any], rows: Iterable[Mapping[str, Any]], progress: bool = False
+) -> dict[str, str]:
+    """``{topic_id: summary}`` from the Q-BERT pipeline: every sentence scored with the query and its own document
+    (paper 001 §V-B), ranked across the cluster and chosen by the DUC rule (``selection="duc"``, 250 words)."""
+    from tqdm.auto import tqdm
+
+    summaries = {}
+    for row in tqdm(list(rows), desc="model", unit="cluster", disable=not progress, file=sys.stderr):
+        output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection="duc")
+        summaries[row["topic_id"]] = output["summary"]
+    return summaries
+
+
+# ---- scoring -----------------------------------------------------------------------------------------------------
+
+
+def score_year(metric: Any, year: DucYear, summaries: Mapping[str, str], system: str) -> dict[str, float] | None:
+    """The metric's output for one system on one year; ``None`` when the system has no summary for that year.
+
+    Raises:
+        EvaluationError: the system covers only some of the year's scorable clusters.
+    """
+    rows = year.scorable
+    present = [row for row in rows if row["topic_id"] in summaries]
+    if not present:
+        return None
+    if len(present) < len(rows):
+        missing = [row["topic_id"] for row in rows if row["topic_id"] not in summaries]
+        raise EvaluationError(f"system {system!r}: no summary for {len(missing)} of the {len(rows)} DUC {year.year} "
+                              f"topics ({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''})")
+    output = metric.compute(predictions=[summaries[row["topic_id"]] for row in rows],
+                            references=[list(row["references"]) for row in rows])
+    return {"clusters": len(rows), **output}
+
+
+def load_metric() -> Any:
+    """The project's DUC ROUGE `evaluate` module (official settings by default), loaded from its folder."""
+    import evaluate
+
+    from wikiref_dataset.metrics import DUC_ROUGE_PATH
+
+    return evaluate.load(DUC_ROUGE_PATH)
+
+
+def official_settings() -> str:
+    from wikiref_dataset.rouge import RougeConfig
+
+    return " ".join(RougeConfig.duc().to_args())
+
+
+def evaluate_systems(
+    years: Sequence[DucYear], systems: Mapping[str, Mapping[str, str]], metric: Any | None = None
+) -> Evaluation:
+    """Score each system (``{topic_id: summary}``, topics of any of the years) on each year."""
+    metric = metric if metric is not None else load_metric()
+    evaluation = Evaluation(settings=official_settings(), years=list(years))
+    for system, summaries in systems.items():
+        evaluation.scores[system] = {year.year: score_year(metric, year, summaries, system) for year in years}
+    for year in years:
+        if all(by_year[year.year] is None for by_year in evaluation.scores.values()):
+            logger.warning("DUC %d: no system has a summary for its topics", year.year)
+    return evaluation
+
+
+# ---- output ------------------------------------------------------------------------------------------------------
+
+
+def _cell(values: Mapping[str, float] | None, measure: str) -> str:
+    if values is None:
+        return "-"
+    mean = values[f"{measure}_recall"]
+    low, high = values[f"{measure}_recall_ci_low"], values[f"{measure}_recall_ci_high"]
+    return f"{100 * mean:.2f} [{100 * low:.2f}-{100 * high:.2f}]"
+
+
+def format_table(evaluation: Evaluation) -> str:
+    """Table VI's shape: one row per system, ROUGE-1 / ROUGE-2 / ROUGE-SU4 recall ×100 per DUC year, 95 % CI."""
+    years = [year.year for year in evaluation.years]
+    header_years = ["Systems"] + [f"DUC {year}" if i == 0 else "" for year in years for i in range(len(MEASURES))]
+    header_measures = [""] + [MEASURE_NAMES[measure] for _ in years for measure in MEASURES]
+    body = [[system] + [_cell(by_year.get(year), measure) for year in years for measure in MEASURES]
+            for system, by_year in evaluation.scores.items()]
+    table = [header_years, header_measures, *body]
+    widths = [max(len(row[column]) for row in table) for column in range(len(header_years))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join([line(header_years), line(header_measures), rule, *map(line, body)])
+
+
+def write_summaries(path: Path, systems: Mapping[str, Mapping[str, str]]) -> None:
+    """JSON lines ``{system, topic_id, summary}``: readable back with ``--summaries``."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for system, summaries in systems.items():
+            for topic_id, summary in summaries.items():
+                handle.write(json.dumps({"system": system, "topic_id": topic_id, "summary": summary}) + "\n")
+
+
+# ---- command line ------------------------------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of the evaluation (shared by this script and ``wikiref duc evaluate``)."""
+    parser.add_argument("--dataset", action="append", required=True, metavar="DIR",
+                        help="a folder written by `wikiref duc convert` (repeat for several years)")
+    systems = parser.add_mutually_exclusive_group(required=True)
+    systems.add_argument("--baseline", nargs="+", choices=BASELINE_CHOICES, metavar="NAME",
+                         help="baselines to score: lead, query-sim, oracle or all")
+    systems.add_argument("--summaries", metavar="FILE_OR_DIR",
+                         help="system summaries: JSON lines {topic_id, summary[, system]} or a DUC peer folder")
+    systems.add_argument("--model", metavar="DIR", help="a Q-BERT model folder")
+    parser.add_argument("--output", metavar="RESULTS.json", help="write every score (0-1 scale) as JSON")
+    parser.add_argument("--save-summaries", metavar="FILE.jsonl",
+                        help="write the summaries generated by baselines or the model as JSON lines")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run an evaluation from parsed arguments; returns the exit status (2 on bad input)."""
+    try:
+        return _run(args)
+    except (EvaluationError, OSError) as error:
+        print(f"duc evaluate: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from wikiref_dataset.duc import DucError
+
+    progress = not args.quiet
+    try:
+        years = load_years(args.dataset)
+    except DucError as error:
+        raise EvaluationError(str(error)) from None
+    rows = [row for year in years for row in year.scorable]
+    systems: dict[str, dict[str, str]] = {}
+    if args.baseline:
+        from modeling_qbert.baselines import BASELINE_NAMES
+
+        names = list(BASELINE_NAMES) if "all" in args.baseline else list(dict.fromkeys(args.baseline))
+        for name in names:
+            systems[BASELINE_NAMES[name]] = baseline_summaries(name, rows, progress)
+    elif args.summaries:
+        systems = read_summaries(args.summaries)
+        known = {row["topic_id"] for year in years for row in year.rows}
+        for system, summaries in systems.items():
+            unknown = sorted(set(summaries) - known)
+            if unknown:
+                logger.warning("system %r: %d summaries for topics not in the datasets ignored (e.g. %s)",
+                               system, len(unknown), unknown[0])
+    else:
+        summarize = load_model_pipeline(args.model)
+        systems[Path(args.model).name] = model_summaries(summarize, rows, progress)
+    generated = not args.summaries
+
+    evaluation = evaluate_systems(years, systems)
+    print(f"ROUGE recall x100 with the official DUC settings ({evaluation.settings}); 95% confidence intervals "
+          "in brackets.\n")
+    print(format_table(evaluation))
+    if args.output:
+        Path(args.output).write_text(json.dumps(evaluation.to_dict(), indent=1) + "\n", encoding="utf-8")
+    if args.save_summaries and generated:
+        write_summaries(Path(args.save_summaries), systems)
+    scored = sum(values is not None for by_year in evaluation.scores.values() for values in by_year.values())
+    clusters = ", ".join(f"DUC {year.year}: {len(year.scorable)} clusters" for year in years)
+    wrote = [path for path in (args.output, args.save_summaries if generated else None) if path]
+    print(f"\n{len(evaluation.scores)} system(s) scored ({scored} system-year results; {clusters})"
+          + (f"; wrote {', '.join(wrote)}" if wrote else ""), file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evaluate_duc.py", description=__doc__.split("\n", 1)[0])
+    return add_arguments(parser)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    return run(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

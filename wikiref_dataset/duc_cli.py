@@ -1,0 +1,75 @@
+"""``wikiref duc``: convert the DUC 2005-2007 folders NIST distributes, and evaluate systems on them.
+
+``wikiref duc convert NIST_DIR --year 2006 --out duc2006`` writes one year as a `datasets` folder
+(``wikiref_dataset.duc``); ``wikiref duc evaluate --dataset duc2006 --baseline all`` prints Table VI's rows
+(``trainer_scripts/evaluate_duc.py``, which takes the same options). Wire it into a parser with
+:func:`add_duc_parser`; each subcommand's ``func`` returns the exit status (0, or 2 on bad input, with a one-line
+error naming the file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from .duc import DUC_YEARS, DucError, convert_duc
+
+__all__ = ["add_duc_parser", "run_convert", "run_evaluate"]
+
+
+def _log_warnings() -> None:
+    """Show the reader's warnings (skipped documents, missing references) unless logging is already configured."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    """``wikiref duc convert``: one year → ``--out`` (Parquet + dataset card); prints the counts."""
+    _log_warnings()
+    try:
+        stats = convert_duc(args.nist_dir, args.year, args.out, topics=args.topics, docs=args.docs,
+                            models=args.models, progress=not args.quiet)
+    except (DucError, OSError) as error:
+        print(f"wikiref duc convert: error: {error}", file=sys.stderr)
+        return 2
+    print(stats.summary())
+    print(f"wrote {args.out} (load with datasets.load_dataset({str(args.out)!r}, split='test'))")
+    return 0
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """``wikiref duc evaluate``: see ``trainer_scripts/evaluate_duc.py``."""
+    from trainer_scripts.evaluate_duc import run
+
+    _log_warnings()
+    return run(args)
+
+
+def add_duc_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``duc`` (with ``convert`` and ``evaluate``) on a subparsers object; returns the ``duc`` parser."""
+    from trainer_scripts.evaluate_duc import add_arguments
+
+    duc = commands.add_parser("duc", help="DUC 2005-2007: convert NIST's folders, evaluate systems (Table VI)",
+                              description=__doc__.split("\n", 1)[0])
+    actions = duc.add_subparsers(dest="duc_command", required=True, metavar="{convert,evaluate}")
+
+    convert = actions.add_parser("convert", help="convert one DUC year to a datasets folder",
+                                 description="Read one DUC year from the folders NIST distributes (topics SGML, "
+                                             "per-topic document folders, ROUGE/models) and write a datasets folder.")
+    convert.add_argument("nist_dir", nargs="?", help="folder holding NIST's unpacked DUC archives (searched)")
+    convert.add_argument("--year", type=int, required=True, choices=DUC_YEARS)
+    convert.add_argument("--out", required=True, metavar="DIR", help="output folder (Parquet + README.md)")
+    convert.add_argument("--topics", metavar="FILE", help="the topics file, if not under NIST_DIR")
+    convert.add_argument("--docs", metavar="DIR", help="the folder of per-topic document folders, if not found")
+    convert.add_argument("--models", nargs="+", metavar="DIR",
+                         help="reference summary folders (default: every ROUGE/models under NIST_DIR)")
+    convert.add_argument("--quiet", action="store_true", help="no progress bar")
+    convert.set_defaults(func=run_convert)
+
+    evaluate = actions.add_parser("evaluate", help="score baselines or system summaries with the official settings",
+                                  description="Score systems on converted DUC years with ROUGE-1/2/SU4 recall "
+                                              "(official DUC settings) and print a table shaped like Table VI.")
+    add_arguments(evaluate)
+    evaluate.set_defaults(func=run_evaluate)
+    return duc
