@@ -86,7 +86,9 @@ def baseline_prepare(oracle, sentences: list[str], summary: str) -> tuple[list[l
     scorer, n = oracle._scorer, oracle.config.n
     sentence_tokens = [[token for line in sentence.split("\n") for token in scorer.tokens(line)]
                        for sentence in sentences]
-    reference_counts = [scorer.analyze(summary).counts[f"rouge_{n}"]]
+    from wikiref_dataset.rouge import ngram_counts
+
+    reference_counts = [ngram_counts(scorer.summary_tokens(summary), n)]
     return sentence_tokens, reference_counts, sum(sum(counts.values()) for counts in reference_counts)
 
 
