@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("bench_duc_rouge.py", "bench_oracle.py", "bench_statements.py", "bench_web.py")
+BENCHMARKS = (
+    "bench_duc_rouge.py", "bench_oracle.py", "bench_statements.py", "bench_web.py", "bench_curation.py", "bench_qbert.py",
+)
 
 
 def main(argv: list[str] | None = None) -> int:

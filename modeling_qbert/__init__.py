@@ -1,1 +1,115 @@
-"""Q-BERT: the model side (configuration, model, processor, selection, trainer)."""
+"""Q-BERT: the model side (configuration, model, processor, pipeline, selection rules, baselines).
+
+Importing the package registers Q-BERT with transformers (:func:`register`), so that
+
+* ``AutoConfig`` / ``AutoModel`` / ``AutoProcessor`` resolve ``model_type="qbert"`` in this process,
+* ``save_pretrained`` copies the module files and writes ``auto_map`` (``register_for_auto_class``), so that
+  ``AutoModel.from_pretrained(repo, trust_remote_code=True)`` works where this package is not installed,
+* ``transformers.pipeline("query-focused-summarization", model=...)`` is available.
+
+This imports transformers and torch (seconds). The ``wikiref`` command therefore does not import this package
+until a subcommand needs a model (``wikiref_dataset/summarize_cli.py`` imports it inside the command).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "QBertConfig": "configuration_qbert",
+    "QBertForSentenceScoring": "modeling_qbert",
+    "QBertPreTrainedModel": "modeling_qbert",
+    "QBertSentencePooling": "modeling_qbert",
+    "SentenceScoringOutput": "modeling_qbert",
+    "QBertProcessor": "processing_qbert",
+    "QBertDataCollator": "processing_qbert",
+    "QBertExample": "processing_qbert",
+    "QBertWindow": "processing_qbert",
+    "WindowPlan": "processing_qbert",
+    "plan_windows": "processing_qbert",
+    "QueryFocusedSummarizationPipeline": "pipeline_qfs",
+    "TASK": "pipeline_qfs",
+}
+
+_registered = False
+
+
+def register() -> None:
+    """Register Q-BERT with the transformers Auto classes and the pipeline registry (idempotent)."""
+    global _registered
+    if _registered:
+        return
+    from transformers import AutoConfig, AutoModel, AutoProcessor
+    from transformers.pipelines import PIPELINE_REGISTRY
+
+    from .configuration_qbert import QBertConfig
+    from .modeling_qbert import QBertForSentenceScoring
+    from .processing_qbert import QBertProcessor
+
+    AutoConfig.register(QBertConfig.model_type, QBertConfig, exist_ok=True)
+    AutoModel.register(QBertConfig, QBertForSentenceScoring, exist_ok=True)
+    AutoProcessor.register(QBertConfig, QBertProcessor, exist_ok=True)
+    QBertConfig.register_for_auto_class()
+    QBertForSentenceScoring.register_for_auto_class("AutoModel")
+    QBertProcessor.register_for_auto_class("AutoProcessor")
+
+    from .pipeline_qfs import TASK, QueryFocusedSummarizationPipeline  # selection.py needs wikiref_dataset.rouge
+
+    if PIPELINE_REGISTRY.supported_tasks.get(TASK, {}).get("impl") is not QueryFocusedSummarizationPipeline:
+        PIPELINE_REGISTRY.register_pipeline(
+            TASK, pipeline_class=QueryFocusedSummarizationPipeline, pt_model=AutoModel, type="text"
+        )
+    _registered = True
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    register()
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+register()
+
+if TYPE_CHECKING:
+    from .configuration_qbert import QBertConfig
+    from .modeling_qbert import (
+        QBertForSentenceScoring,
+        QBertPreTrainedModel,
+        QBertSentencePooling,
+        SentenceScoringOutput,
+    )
+    from .pipeline_qfs import TASK, QueryFocusedSummarizationPipeline
+    from .processing_qbert import (
+        QBertDataCollator,
+        QBertExample,
+        QBertProcessor,
+        QBertWindow,
+        WindowPlan,
+        plan_windows,
+    )
+
+__all__ = [
+    "register",
+    "QBertConfig",
+    "QBertForSentenceScoring",
+    "QBertPreTrainedModel",
+    "QBertSentencePooling",
+    "SentenceScoringOutput",
+    "QBertProcessor",
+    "QBertDataCollator",
+    "QBertExample",
+    "QBertWindow",
+    "WindowPlan",
+    "plan_windows",
+    "QueryFocusedSummarizationPipeline",
+    "TASK",
+]

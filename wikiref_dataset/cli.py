@@ -1,11 +1,13 @@
 """The ``wikiref`` command: one entry point whose subcommands grow with the project.
 
 Subcommands:
-    demo        score the embedded sample's system summaries (and a greedy oracle) with the DUC metric;
+    demo        build WikiRef from the embedded sample, then score the sample DUC clusters with the DUC metric;
+    build       the whole WikiRef build: statements, documents, curation, splits, Parquet + card (``build_cli.py``);
     rouge       score summaries with ROUGE-1.5.5 semantics from a JSON-lines file or a ROUGE file list;
     statements  WikiRef stage 1: statements with their first citation from Wikipedia dumps (``wiki/cli.py``);
     documents   WikiRef stage 2: the cited pages from WARC archives or HTTP (``web/cli.py``);
-    duc         DUC 2005-2007: ``convert`` the NIST folders, ``evaluate`` baselines/summaries/models (``duc_cli.py``).
+    duc         DUC 2005-2007: ``convert`` the NIST folders, ``evaluate`` baselines/summaries/models (``duc_cli.py``);
+    summarize   an extractive query-focused summary of text files with a Q-BERT model (``summarize_cli.py``).
 """
 
 from __future__ import annotations
@@ -127,6 +129,19 @@ def load_sample() -> list[dict]:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from .pipeline import run_demo_build
+
+    out = Path(args.out)
+    print(f"== WikiRef built from the embedded sample (our own wikitext dump + WARC of the cited pages) -> {out}\n")
+    summary = run_demo_build(out)
+    import datasets
+
+    loaded = datasets.load_dataset(str(out))
+    print(f"\nload_dataset({str(out)!r}): " + ", ".join(f"{split} {len(rows)}" for split, rows in loaded.items())
+          + f" rows; card and histograms in {out / 'README.md'}\n")
+    if not sum(summary.splits.values()):
+        raise CliError("the demo build produced no examples")
+    print("== DUC metric on the embedded DUC-style clusters\n")
     clusters = load_sample()
     config = RougeConfig()
     scorer = RougeScorer(config)
@@ -192,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wikiref", description="Query-focused summarization toolkit.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    demo = commands.add_parser("demo", help="score the embedded sample with the DUC metric")
+    demo = commands.add_parser("demo", help="build WikiRef from the embedded sample and score sample summaries")
+    demo.add_argument("--out", default="out/demo-wikiref", help="folder for the demo dataset (default out/demo-wikiref)")
     demo.set_defaults(func=run_demo)
 
     rouge = commands.add_parser("rouge", help="ROUGE-1.5.5-exact scoring (official DUC settings by default)")
@@ -207,13 +223,17 @@ def build_parser() -> argparse.ArgumentParser:
     rouge.set_defaults(func=run_rouge)
 
     # Subcommands of the other parts register themselves; imported here so `wikiref rouge` stays light.
+    from .build_cli import add_build_parser
     from .duc_cli import add_duc_parser
+    from .summarize_cli import add_summarize_parser
     from .web.cli import add_documents_parser
     from .wiki.cli import add_statements_parser
 
     add_statements_parser(commands)
     add_documents_parser(commands)
     add_duc_parser(commands)
+    add_build_parser(commands)
+    add_summarize_parser(commands)
     return parser
 
 

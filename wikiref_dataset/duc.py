@@ -85,7 +85,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DUC_YEARS: tuple[int, ...] = (2005, 2006, 2007)
+DUC_YEARS: tuple[int, ...] = (2005, 2006, 2007)  # duc_cli.py repeats it to stay light
 DUC_SPLIT = "test"
 """Name of the one split of a converted year (DUC is an evaluation benchmark)."""
 

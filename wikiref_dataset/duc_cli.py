@@ -13,7 +13,8 @@ import argparse
 import logging
 import sys
 
-from .duc import DUC_YEARS, DucError, convert_duc
+# The reader (datasets, spaCy) is imported inside the commands: the `wikiref` command builds this parser on every call.
+DUC_YEARS = (2005, 2006, 2007)
 
 __all__ = ["add_duc_parser", "run_convert", "run_evaluate"]
 
@@ -26,6 +27,8 @@ def _log_warnings() -> None:
 
 def run_convert(args: argparse.Namespace) -> int:
     """``wikiref duc convert``: one year → ``--out`` (Parquet + dataset card); prints the counts."""
+    from .duc import DucError, convert_duc
+
     _log_warnings()
     try:
         stats = convert_duc(args.nist_dir, args.year, args.out, topics=args.topics, docs=args.docs,

@@ -10,9 +10,11 @@ from wikiref_dataset.cli import load_sample, main
 from wikiref_dataset.rouge import rouge
 
 
-def test_demo_prints_the_table(capsys):
-    assert main(["demo"]) == 0
+def test_demo_builds_wikiref_and_prints_the_table(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
+    assert "examples curated" in out and "load_dataset(" in out
+    assert (tmp_path / "demo" / "README.md").is_file()
     assert "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250" in out
     for system in ("lead", "query_focused", "oracle"):
         assert system in out
@@ -90,7 +92,7 @@ def test_rouge_missing_files_and_bad_options(tmp_path, capsys):
     assert "not implemented" in capsys.readouterr().err
 
 
-def test_console_script_entry_point_runs():
-    completed = subprocess.run([sys.executable, "-m", "wikiref_dataset.cli", "demo"], capture_output=True, text=True,
-                               check=True)
-    assert "oracle" in completed.stdout
+def test_console_script_entry_point_runs(tmp_path):
+    completed = subprocess.run([sys.executable, "-m", "wikiref_dataset.cli", "rouge", "--help"], capture_output=True,
+                               text=True, check=True)
+    assert "--rouge-args" in completed.stdout

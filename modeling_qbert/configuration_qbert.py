@@ -1,0 +1,81 @@
+"""Q-BERT model configuration: a BERT configuration plus the sentence-scoring options of paper 001 §III.
+
+This file is copied next to the weights by ``save_pretrained`` (``auto_map``) and loaded with
+``trust_remote_code=True``: it imports nothing from this project.
+"""
+
+from typing import Literal
+
+from huggingface_hub.dataclasses import strict
+from transformers import BertConfig
+
+POOLINGS = ("query_focused", "cls", "mean", "max", "attention")
+OBJECTIVES = ("classification", "regression")
+
+
+@strict
+class QBertConfig(BertConfig):
+    r"""
+    Configuration of [`QBertForSentenceScoring`]: every field of [`BertConfig`] (the encoder) plus the options below.
+    A BERT checkpoint's `config.json` loads into it unchanged, so any BERT-family encoder can initialise Q-BERT.
+
+    Args:
+        pooling (`str`, *optional*, defaults to `"query_focused"`):
+            How a sentence vector is pooled from its token encodings. `"query_focused"` (the paper's Eq. 2-3):
+            h_Q = mean of the query token encodings, v_j = softmax(h_Q W_q H_jᵀ) H_j. `"attention"`: the same with a
+            learned vector instead of h_Q W_q. `"mean"` / `"max"`: mean / max over the sentence's tokens. `"cls"`: the
+            processor puts a [CLS] token before every sentence and the model reads its encoding (the BERT baseline).
+        objective (`str`, *optional*, defaults to `"classification"`):
+            `"classification"`: linear + sigmoid, binary cross-entropy against `oracle_label` (Eq. 4, 6).
+            `"regression"`: linear, mean squared error against `oracle_score` (Eq. 5, 7).
+        use_query (`bool`, *optional*, defaults to `True`):
+            Whether the query is packed into the input. `False` gives the "w/o Query" ablation (and, with a random
+            encoder, the TRANSFORMER baseline); `"query_focused"` pooling needs the query.
+        max_query_levels (`int`, *optional*, defaults to `8`):
+            Number of level marker tokens `[L1]` … `[Lk]` the processor adds to the vocabulary. Query levels beyond
+            the k-th are joined into the k-th level.
+        selection_threshold (`float`, *optional*):
+            Score threshold of the WikiRef selection rule, as tuned on a dev set (`selection.tune_threshold`); the
+            pipeline's default for single-document inputs. `None`: 0.5 for classification, 0.0 for regression.
+
+    Example:
+
+    ```python
+    >>> from modeling_qbert import QBertConfig, QBertForSentenceScoring
+
+    >>> config = QBertConfig(hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536)
+    >>> model = QBertForSentenceScoring(config)
+    ```"""
+
+    model_type = "qbert"
+
+    pooling: Literal["query_focused", "cls", "mean", "max", "attention"] = "query_focused"
+    objective: Literal["classification", "regression"] = "classification"
+    use_query: bool = True
+    max_query_levels: int = 8
+    selection_threshold: float | int | None = None
+
+    def __post_init__(self, **kwargs):
+        # A BERT checkpoint's config.json says model_type="bert"; this class is "qbert" (a class attribute).
+        kwargs.pop("model_type", None)
+        super().__post_init__(**kwargs)
+
+    def validate_sentence_scoring(self):
+        """Part of `@strict`-powered validation: the Q-BERT options are consistent."""
+        if self.pooling == "query_focused" and not self.use_query:
+            raise ValueError(
+                "pooling='query_focused' pools with the query's encoding and needs use_query=True; "
+                "use pooling='attention' (a learned query vector) or 'mean'/'max'/'cls' for the w/o-query ablation"
+            )
+        if self.max_query_levels < 1:
+            raise ValueError(f"max_query_levels must be at least 1, got {self.max_query_levels}")
+
+    @property
+    def default_threshold(self) -> float:
+        """The selection threshold to use when none is given: the tuned one, else 0.5 (probability) or 0.0."""
+        if self.selection_threshold is not None:
+            return float(self.selection_threshold)
+        return 0.5 if self.objective == "classification" else 0.0
+
+
+__all__ = ["QBertConfig", "POOLINGS", "OBJECTIVES"]

@@ -1,0 +1,354 @@
+"""Q-BERT (paper 001 §III-B-E): a BERT encoder, a sentence pooling layer and a linear sentence-scoring head.
+
+The input packs the query and one document (see `processing_qbert.QBertProcessor`); `sentence_ids` says which
+document sentence each token belongs to, so one forward pass scores every sentence of a window. Pooling is vectorised
+with segment (scatter) operations: no Python loop over sentences.
+
+This file is copied next to the weights by ``save_pretrained`` (``auto_map``) and loaded with
+``trust_remote_code=True``: it imports only ``torch``, ``transformers`` and the configuration file, relatively.
+"""
+
+import os
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional
+from transformers import BertModel, PreTrainedModel
+from transformers import initialization as init
+from transformers.models.bert.modeling_bert import BertPreTrainedModel
+from transformers.processing_utils import Unpack
+from transformers.utils import ModelOutput, TransformersKwargs, logging
+from transformers.utils.generic import can_return_tuple
+
+from .configuration_qbert import QBertConfig
+
+logger = logging.get_logger(__name__)
+
+IGNORE_INDEX = -100
+"""Label value of a sentence that takes no part in the loss (NaN is ignored too, for regression labels)."""
+
+
+@dataclass
+class SentenceScoringOutput(ModelOutput):
+    r"""
+    Output of [`QBertForSentenceScoring`].
+
+    Args:
+        loss (`torch.FloatTensor` of shape `()`, *optional*, returned when `labels` is provided):
+            Binary cross-entropy (classification) or mean squared error (regression), averaged over the sentences
+            that have a label.
+        scores (`torch.FloatTensor` of shape `(batch_size, num_sentences)`):
+            Sentence scores: probabilities P(s_j | Q, D) for classification, r(s_j | Q, D) for regression. Zero where
+            `sentence_mask` is `False`.
+        sentence_mask (`torch.BoolTensor` of shape `(batch_size, num_sentences)`):
+            `True` for the sentences that have tokens in the row (the ones scored there).
+        logits (`torch.FloatTensor` of shape `(batch_size, num_sentences)`):
+            The head's output before the sigmoid (equal to `scores` for regression). Zero where `sentence_mask` is
+            `False`.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*, returned when `output_hidden_states=True`):
+            The encoder's hidden states (embeddings + one per layer), each of shape
+            `(batch_size, sequence_length, hidden_size)`.
+        attentions (`tuple(torch.FloatTensor)`, *optional*, returned when `output_attentions=True`):
+            The encoder's attention weights, each of shape `(batch_size, num_heads, sequence_length, sequence_length)`.
+    """
+
+    loss: torch.FloatTensor | None = None
+    scores: torch.FloatTensor | None = None
+    sentence_mask: torch.BoolTensor | None = None
+    logits: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+def _segment_index(sentence_ids: torch.Tensor, num_sentences: int) -> torch.Tensor:
+    """`sentence_ids` with every non-sentence token (-1) sent to an extra bucket `num_sentences`, dropped later."""
+    if sentence_ids.numel() and int(sentence_ids.max()) >= num_sentences:
+        raise ValueError(
+            f"sentence_ids holds sentence {int(sentence_ids.max())} but only {num_sentences} sentences are scored "
+            "(the second dimension of `labels`)"
+        )
+    return torch.where(sentence_ids >= 0, sentence_ids, torch.full_like(sentence_ids, num_sentences))
+
+
+def _segment_softmax(logits: torch.Tensor, index: torch.Tensor, num_segments: int) -> torch.Tensor:
+    """Softmax of `logits` (batch, seq) within each segment of `index` (batch, seq) with values < `num_segments`."""
+    batch_size = logits.shape[0]
+    # Shift by the segment maximum for stability; the shift cancels out, so it needs no gradient.
+    segment_max = logits.new_full((batch_size, num_segments), float("-inf"))
+    segment_max = segment_max.scatter_reduce(1, index, logits.detach(), reduce="amax", include_self=True)
+    exponentials = torch.exp(logits - segment_max.gather(1, index))
+    denominators = logits.new_zeros((batch_size, num_segments)).scatter_add(1, index, exponentials)
+    return exponentials / denominators.gather(1, index)
+
+
+class QBertSentencePooling(nn.Module):
+    """Token encodings → one vector per sentence, with the pooling named by `config.pooling`.
+
+    `query_focused` (Eq. 2-3): h_Q = mean of the query token encodings, v_j = softmax(h_Q W_q H_jᵀ) H_j, the softmax
+    over sentence j's tokens; W_q is `query_weight` (`nn.Linear` stores W_qᵀ). `attention`: the same with the learned
+    vector `attention_vector` in place of h_Q W_q. `mean` / `max`: over the sentence's tokens. `cls`: the encoding of
+    the sentence's first token, the [CLS] the processor puts before every sentence.
+    """
+
+    def __init__(self, config: QBertConfig):
+        super().__init__()
+        self.pooling = config.pooling
+        if self.pooling == "query_focused":
+            self.query_weight = nn.Linear(config.hidden_size, config.hidden_size, bias=False)
+        elif self.pooling == "attention":
+            self.attention_vector = nn.Parameter(torch.zeros(config.hidden_size))
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        sentence_ids: torch.LongTensor,
+        num_sentences: int,
+        query_mask: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.BoolTensor]:
+        r"""
+        Args:
+            hidden_states (`torch.FloatTensor` of shape `(batch_size, sequence_length, hidden_size)`):
+                Token encodings H.
+            sentence_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`):
+                Sentence of each token, `0 … num_sentences-1`, or -1 for tokens of no scored sentence.
+            num_sentences (`int`):
+                S, the size of the output's second dimension.
+            query_mask (`torch.Tensor` of shape `(batch_size, sequence_length)`, *optional*):
+                1 for the query tokens averaged into h_Q; needed by `query_focused` pooling.
+
+        Returns:
+            `(pooled, sentence_mask)`: `(batch_size, S, hidden_size)` sentence vectors (zero for empty sentences) and
+            the `(batch_size, S)` mask of the sentences that have tokens.
+        """
+        batch_size, _, hidden_size = hidden_states.shape
+        index = _segment_index(sentence_ids, num_sentences)
+        num_segments = num_sentences + 1
+        counts = hidden_states.new_zeros((batch_size, num_segments)).scatter_add(
+            1, index, torch.ones_like(index, dtype=hidden_states.dtype)
+        )
+        sentence_mask = counts[:, :num_sentences] > 0
+        vector_index = index.unsqueeze(-1).expand(-1, -1, hidden_size)
+        empty = hidden_states.new_zeros((batch_size, num_segments, hidden_size))
+
+        if self.pooling in ("query_focused", "attention"):
+            if self.pooling == "query_focused":
+                if query_mask is None:
+                    raise ValueError("pooling='query_focused' needs `query_mask` (the processor returns it)")
+                weights = query_mask.to(hidden_states.dtype).unsqueeze(-1)
+                query_vector = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)  # h_Q
+                direction = self.query_weight(query_vector)  # h_Q W_q
+            else:
+                direction = self.attention_vector.unsqueeze(0).expand(batch_size, -1)
+            token_logits = torch.einsum("btd,bd->bt", hidden_states, direction)
+            token_weights = _segment_softmax(token_logits, index, num_segments)
+            pooled = empty.scatter_add(1, vector_index, token_weights.unsqueeze(-1) * hidden_states)
+        elif self.pooling == "mean":
+            pooled = empty.scatter_add(1, vector_index, hidden_states) / counts.clamp(min=1.0).unsqueeze(-1)
+        elif self.pooling == "max":
+            pooled = empty.scatter_reduce(1, vector_index, hidden_states, reduce="amax", include_self=False)
+        elif self.pooling == "cls":
+            positions = torch.arange(index.shape[1], device=index.device).expand_as(index)
+            first = index.new_full((batch_size, num_segments), index.shape[1] - 1)
+            first = first.scatter_reduce(1, index, positions, reduce="amin", include_self=True)
+            pooled = hidden_states.gather(1, first.unsqueeze(-1).expand(-1, -1, hidden_size))
+        else:  # the configuration validates the name; this guards hand-edited objects
+            raise ValueError(f"unknown pooling {self.pooling!r}")
+        pooled = pooled[:, :num_sentences] * sentence_mask.unsqueeze(-1)
+        return pooled, sentence_mask
+
+
+class QBertPreTrainedModel(BertPreTrainedModel):
+    """Weight initialisation and loading for Q-BERT; `base_model_prefix = "bert"` lets a BERT checkpoint fill the
+    encoder."""
+
+    config: QBertConfig
+    config_class = QBertConfig
+    base_model_prefix = "bert"
+    # forward takes **kwargs (attention outputs), but the loss is a mean computed here: Trainer must not rescale it.
+    accepts_loss_kwargs = False
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        super()._init_weights(module)
+        if isinstance(module, QBertSentencePooling) and module.pooling == "attention":
+            init.normal_(module.attention_vector, mean=0.0, std=self.config.initializer_range)
+
+
+class QBertForSentenceScoring(QBertPreTrainedModel):
+    """Q-BERT: BERT encoder → sentence pooling (`config.pooling`) → linear head, one score per document sentence.
+
+    Classification (`config.objective="classification"`): P(s_j) = σ(W_c v_j + b_c), BCE against `oracle_label`.
+    Regression: r(s_j) = W_r v_j + b_r, MSE against `oracle_score`.
+    """
+
+    def __init__(self, config: QBertConfig):
+        super().__init__(config)
+        self.bert = BertModel(config, add_pooling_layer=False)
+        self.sentence_pooling = QBertSentencePooling(config)
+        classifier_dropout = (
+            config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+        )
+        self.dropout = nn.Dropout(classifier_dropout)
+        self.classifier = nn.Linear(config.hidden_size, 1)
+
+        # Initialize weights and apply final processing
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.bert.embeddings.word_embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.bert.embeddings.word_embeddings = value
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        sentence_ids: torch.LongTensor | None = None,
+        query_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        **kwargs: Unpack[TransformersKwargs],
+    ) -> tuple[torch.Tensor, ...] | SentenceScoringOutput:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`):
+                `[CLS] [L1] level-1 … [SEP] document [SEP]` token ids, as the processor packs them.
+            attention_mask (`torch.Tensor` of shape `(batch_size, sequence_length)`, *optional*):
+                1 for real tokens, 0 for padding.
+            token_type_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`, *optional*):
+                0 for the query part, 1 for the document part.
+            sentence_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`):
+                Index `0 … S-1` of the scored sentence each token belongs to, -1 for every other token (special
+                tokens, query, padding, and sentences scored in another window).
+            query_mask (`torch.Tensor` of shape `(batch_size, sequence_length)`, *optional*):
+                1 for the query tokens (level markers and level text) averaged into h_Q. Needed by `query_focused`
+                pooling.
+            labels (`torch.Tensor` of shape `(batch_size, S)`, *optional*):
+                `oracle_label` (0/1) for classification or `oracle_score` for regression; -100 or NaN for sentences
+                that take no part in the loss. Its second dimension fixes S; without labels S = max(sentence_ids)+1.
+            position_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`, *optional*):
+                Position indices; default `0 … sequence_length-1`.
+            inputs_embeds (`torch.FloatTensor` of shape `(batch_size, sequence_length, hidden_size)`, *optional*):
+                Embeddings to use instead of `input_ids`.
+        """
+        if sentence_ids is None:
+            raise ValueError("QBertForSentenceScoring needs `sentence_ids` (the processor returns them)")
+        if labels is not None:
+            num_sentences = labels.shape[-1]
+        else:
+            num_sentences = int(sentence_ids.max()) + 1 if sentence_ids.numel() else 0
+
+        outputs = self.bert(
+            input_ids,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=position_ids,
+            inputs_embeds=inputs_embeds,
+            return_dict=True,
+            **kwargs,
+        )
+        pooled, sentence_mask = self.sentence_pooling(
+            outputs.last_hidden_state, sentence_ids, num_sentences, query_mask=query_mask
+        )
+        logits = self.classifier(self.dropout(pooled)).squeeze(-1) * sentence_mask
+        scores = torch.sigmoid(logits) * sentence_mask if self.config.objective == "classification" else logits
+
+        loss = None
+        if labels is not None:
+            loss = self.sentence_loss(logits, labels, sentence_mask)
+
+        return SentenceScoringOutput(
+            loss=loss,
+            scores=scores,
+            sentence_mask=sentence_mask,
+            logits=logits,
+            hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions,
+        )
+
+    def sentence_loss(
+        self, logits: torch.Tensor, labels: torch.Tensor, sentence_mask: torch.BoolTensor
+    ) -> torch.Tensor:
+        """BCE-with-logits (classification) or MSE (regression), averaged over the labelled sentences that have
+        tokens; labels of -100 or NaN are ignored. A batch without any labelled sentence gives a zero loss that keeps
+        the graph."""
+        labels = labels.to(logits.dtype)
+        valid = sentence_mask & labels.ne(IGNORE_INDEX) & ~torch.isnan(labels)
+        if not bool(valid.any()):
+            return logits.sum() * 0.0
+        if self.config.objective == "classification":
+            return functional.binary_cross_entropy_with_logits(logits[valid], labels[valid])
+        return functional.mse_loss(logits[valid], labels[valid])
+
+    @classmethod
+    def from_bert(
+        cls,
+        bert: "str | os.PathLike | PreTrainedModel",
+        *,
+        vocab_size: int | None = None,
+        output_loading_info: bool = False,
+        **config_overrides,
+    ) -> "QBertForSentenceScoring | tuple[QBertForSentenceScoring, dict[str, list[str]]]":
+        r"""
+        Q-BERT whose encoder is initialised from a BERT-family checkpoint; the pooling and head start random.
+
+        Args:
+            bert (`str`, `os.PathLike` or `PreTrainedModel`):
+                A checkpoint folder or Hub id (as `from_pretrained` takes), or a loaded `BertModel` / `BertFor…`.
+            vocab_size (`int`, *optional*):
+                Resize the token embeddings to this size afterwards — pass `len(processor.tokenizer)` so the
+                `[L#]` level tokens get embeddings (new rows start at the mean embedding).
+            output_loading_info (`bool`, *optional*, defaults to `False`):
+                Also return `{"missing_keys", "unexpected_keys", "mismatched_keys"}`.
+            config_overrides:
+                `QBertConfig` fields to set (`pooling`, `objective`, `use_query`, `max_query_levels`, dropouts…).
+
+        The keys of the checkpoint that were not used (BERT's pooler, pre-training heads) and the weights that start
+        random (the Q-BERT head) are logged as one summary; missing *encoder* weights are logged as a warning.
+        """
+        if isinstance(bert, PreTrainedModel):
+            encoder = getattr(bert, bert.base_model_prefix, bert)
+            settings = {key: value for key, value in encoder.config.to_dict().items()
+                        if key not in ("model_type", "architectures", "auto_map", "transformers_version")}
+            model = cls(QBertConfig(**{**settings, **config_overrides}))
+            missing, unexpected = model.bert.load_state_dict(encoder.state_dict(), strict=False)
+            info = {
+                "missing_keys": sorted(f"bert.{key}" for key in missing)
+                + sorted(name for name in model.state_dict() if not name.startswith("bert.")),
+                "unexpected_keys": sorted(unexpected),
+                "mismatched_keys": [],
+            }
+            source = type(bert).__name__
+        else:
+            model, info = cls.from_pretrained(bert, output_loading_info=True, **config_overrides)
+            info = {key: sorted(str(item) for item in info.get(key, [])) for key in
+                    ("missing_keys", "unexpected_keys", "mismatched_keys")}
+            source = str(bert)
+        _log_encoder_init(source, info)
+        if vocab_size is not None and vocab_size != model.config.vocab_size:
+            model.resize_token_embeddings(vocab_size)
+        return (model, info) if output_loading_info else model
+
+
+def _log_encoder_init(source: str, info: dict[str, list[str]]) -> None:
+    """One summary line, and a warning when encoder weights were missing or had the wrong shape."""
+    missing_encoder = [key for key in info["missing_keys"] if key.startswith("bert.")]
+    new_head = [key for key in info["missing_keys"] if not key.startswith("bert.")]
+    logger.info(
+        f"Q-BERT encoder initialised from {source}: new (random) weights {new_head or 'none'}; checkpoint weights "
+        f"not used {info['unexpected_keys'] or 'none'} (a BERT pooler or pre-training head is expected here)"
+    )
+    if missing_encoder or info["mismatched_keys"]:
+        logger.warning(
+            f"Q-BERT encoder from {source} is incomplete: {len(missing_encoder)} encoder weights missing "
+            f"{missing_encoder[:8]}{' …' if len(missing_encoder) > 8 else ''}, mismatched shapes "
+            f"{info['mismatched_keys'] or 'none'}; these start random"
+        )
+
+
+__all__ = ["QBertPreTrainedModel", "QBertForSentenceScoring", "QBertSentencePooling", "SentenceScoringOutput"]

@@ -1,0 +1,193 @@
+"""The `"query-focused-summarization"` pipeline: (query, documents) → an extractive summary and scored sentences.
+
+    from transformers import pipeline
+    import modeling_qbert  # registers the task (on first use of the package, or modeling_qbert.register())
+
+    summarize = pipeline("query-focused-summarization", model="path/to/qbert")
+    result = summarize(query=["Barack Obama", "Early life"], documents=["Obama was born in …", ["Sentence 1.", …]])
+    result["summary"], result["selected"], result["sentences"]
+
+Each document is scored with (query, that document) by Q-BERT, window by window (`processing_qbert`). Selection
+(`selection.py`): one document → the WikiRef rule (rank by score, keep a sentence whose score exceeds the threshold
+and that shares no trigram with the summary so far); several documents → the DUC rule (rank across the cluster, skip
+sentences with more than `redundancy` of their bigrams in the summary, stop at `max_words`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from transformers import Pipeline
+
+from .processing_qbert import QBertProcessor, split_into_sentences
+from .selection import ClusterSentences, select_duc, select_wikiref, summary_text
+
+TASK = "query-focused-summarization"
+SELECTIONS = ("auto", "wikiref", "duc")
+
+
+def document_sentences(document: Any, position: int = 0) -> list[str]:
+    """The sentences of one document given as text (split with the project's splitter), a list of sentences, or a
+    mapping with `sentences` (a DUC document) or `text`."""
+    if isinstance(document, str):
+        return split_into_sentences(document)
+    if isinstance(document, Mapping):
+        if "sentences" in document:
+            return [str(sentence) for sentence in document["sentences"]]
+        if "text" in document:
+            return split_into_sentences(str(document["text"]))
+        raise ValueError(f"document {position}: a mapping needs 'sentences' or 'text' (got {sorted(document)})")
+    if isinstance(document, Sequence):
+        return [str(sentence) for sentence in document]
+    raise TypeError(f"document {position}: expected text, a list of sentences or a mapping, got {type(document)}")
+
+
+class QueryFocusedSummarizationPipeline(Pipeline):
+    r"""
+    Extractive query-focused summarization with a [`QBertForSentenceScoring`] model and its [`QBertProcessor`].
+
+    Call with `query` (a string or a list of levels) and `documents` (a list of documents, each text, a list of
+    sentences or a DUC document mapping; a single string is one document), or with one input mapping
+    `{"query": …, "documents": […]}` or a list of them. A DUC row works as it is, and so does a WikiRef row
+    (`{"query": …, "document": […]}`).
+
+    Parameters (at construction or per call):
+        selection (`str`, defaults to `"auto"`): `"wikiref"`, `"duc"`, or `"auto"` (WikiRef for one document, DUC
+            for several).
+        threshold (`float`, *optional*): WikiRef rule's score threshold; default `model.config.selection_threshold`,
+            else 0.5 (classification) or 0.0 (regression).
+        max_sentences (`int`, *optional*): WikiRef rule's sentence limit.
+        max_words (`int`, defaults to 250), redundancy (`float`, defaults to 0.5): the DUC rule's length limit and
+            bigram-overlap limit.
+        batch_size (`int`, defaults to 8): windows per forward pass.
+
+    Returns a dict: `summary` (the selected sentences, one per line, in selection order), `selected` (those
+    sentences) and `sentences` (every sentence in document order), sentences as
+    `{"document", "sentence", "text", "score"}`; and `selection`, the rule used. Like DUC systems, the DUC rule keeps
+    the sentence that crosses `max_words` (ROUGE's `-l` cuts it); `selection.summary_text(…, max_words=…)` gives a
+    hard cut.
+    """
+
+    _load_processor = None
+    _load_tokenizer = None
+    _load_image_processor = False
+    _load_feature_extractor = False
+    _load_video_processor = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.processor is None or not isinstance(self.processor, QBertProcessor):
+            if self.tokenizer is None:
+                raise ValueError(f"the {TASK} pipeline needs a QBertProcessor (processor=) or a tokenizer")
+            self.processor = QBertProcessor.from_config(self.tokenizer, self.model.config)
+        self.processor.check_config(self.model.config)
+        self.model.eval()
+        # Inputs are not batched together (each is a whole cluster); `batch_size` is the number of windows per pass.
+        if self._batch_size is not None:
+            self._forward_params.setdefault("window_batch_size", int(self._batch_size))
+            self._batch_size = None
+
+    def __call__(self, inputs: Any = None, *, query: Any = None, documents: Any = None, document: Any = None,
+                 **kwargs) -> dict[str, Any] | list[dict[str, Any]]:
+        if inputs is None:
+            if query is None or (documents is None and document is None):
+                raise ValueError("pass query= and documents= (or document=), or one input mapping")
+            if documents is None:
+                documents = [document]
+            inputs = {"query": query, "documents": documents}
+        if "batch_size" in kwargs:  # inputs are not batched together; their windows are
+            kwargs["window_batch_size"] = kwargs.pop("batch_size")
+        return super().__call__(inputs, **kwargs)
+
+    def _sanitize_parameters(
+        self,
+        selection: str | None = None,
+        threshold: float | None = None,
+        max_sentences: int | None = None,
+        max_words: int | None = None,
+        redundancy: float | None = None,
+        window_batch_size: int | None = None,
+        batch_size: int | None = None,
+    ) -> tuple[dict, dict, dict]:
+        forward: dict[str, Any] = {}
+        if window_batch_size is not None or batch_size is not None:
+            forward["window_batch_size"] = int(window_batch_size or batch_size)
+        postprocess: dict[str, Any] = {}
+        if selection is not None:
+            if selection not in SELECTIONS:
+                raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
+            postprocess["selection"] = selection
+        for name, value in (("threshold", threshold), ("max_sentences", max_sentences), ("max_words", max_words),
+                            ("redundancy", redundancy)):
+            if value is not None:
+                postprocess[name] = value
+        return {}, forward, postprocess
+
+    def preprocess(self, inputs: Any) -> dict[str, Any]:
+        if not isinstance(inputs, Mapping) or "query" not in inputs:
+            raise ValueError(f"an input is a mapping with 'query' and 'documents' (or 'document'), got {type(inputs)}")
+        if "documents" in inputs:
+            documents = inputs["documents"]
+            documents = [documents] if isinstance(documents, (str, Mapping)) else list(documents)
+        elif "document" in inputs:
+            documents = [inputs["document"]]
+        else:
+            raise ValueError("an input needs 'documents' (or 'document')")
+        sentences = [document_sentences(document, position) for position, document in enumerate(documents)]
+        examples = [self.processor.make_example(inputs["query"], document) for document in sentences]
+        windows = [window.to_features() for window in self.processor.encode_examples(examples)]
+        return {"windows": windows, "sentences": sentences}
+
+    def _forward(self, model_inputs: dict[str, Any], window_batch_size: int = 8) -> dict[str, Any]:
+        collate = self.processor.collator(keep_mapping=False)
+        windows = model_inputs["windows"]
+        window_scores: list[list[float]] = []
+        for start in range(0, len(windows), window_batch_size):
+            chunk = windows[start:start + window_batch_size]
+            batch = {name: tensor.to(self.device) for name, tensor in collate(chunk).items()}
+            scores = self.model(**batch).scores.float().cpu()
+            window_scores.extend(row[: len(window["sentence_index"])].tolist() for row, window in zip(scores, chunk))
+        return {
+            "window_scores": window_scores,
+            "example_index": [window["example_index"] for window in windows],
+            "sentence_index": [window["sentence_index"] for window in windows],
+            "sentences": model_inputs["sentences"],
+        }
+
+    def postprocess(
+        self,
+        model_outputs: dict[str, Any],
+        selection: str = "auto",
+        threshold: float | None = None,
+        max_sentences: int | None = None,
+        max_words: int = 250,
+        redundancy: float = 0.5,
+    ) -> dict[str, Any]:
+        documents = model_outputs["sentences"]
+        per_document = QBertProcessor.gather_sentence_scores(
+            model_outputs["window_scores"], model_outputs["example_index"], model_outputs["sentence_index"],
+            num_sentences=[len(sentences) for sentences in documents],
+        )
+        cluster = ClusterSentences.from_documents(documents)
+        texts = list(cluster.sentences)
+        scores = cluster.flatten_scores(per_document)
+        flat = [{"document": document, "sentence": sentence, "text": text, "score": score}
+                for (document, sentence), text, score in zip(cluster.positions, texts, scores)]
+        if selection == "auto":
+            selection = "wikiref" if len(documents) == 1 else "duc"
+        if selection == "wikiref":
+            if threshold is None:
+                threshold = getattr(self.model.config, "default_threshold", 0.5)
+            indices = select_wikiref(texts, scores, threshold, max_sentences=max_sentences)
+        else:
+            indices = select_duc(texts, scores, max_words=max_words, redundancy=redundancy)
+        return {
+            "summary": summary_text(texts, indices),
+            "selected": [flat[index] for index in indices],
+            "sentences": flat,
+            "selection": selection,
+        }
+
+
+__all__ = ["QueryFocusedSummarizationPipeline", "TASK", "document_sentences"]

@@ -1,0 +1,100 @@
+"""`wikiref summarize`: the subcommand's parser, summaries of text files, JSON output and clear errors."""
+
+import argparse
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from transformers import BertTokenizer
+
+from modeling_qbert import QBertConfig, QBertForSentenceScoring, QBertProcessor
+from wikiref_dataset.summarize_cli import add_summarize_parser
+
+WORDS = "the a of was in on king queen born city river runs war early life house cat sat mat . ,".split()
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    torch.manual_seed(0)
+    tokenizer = BertTokenizer(vocab={t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+                                                                 *WORDS])})
+    config = QBertConfig(vocab_size=len(WORDS) + 5, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32, max_position_embeddings=64, max_query_levels=2)
+    processor = QBertProcessor.from_config(tokenizer, config)
+    model = QBertForSentenceScoring(config)
+    model.resize_token_embeddings(len(processor.tokenizer))
+    folder = tmp_path_factory.mktemp("model")
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture
+def documents(tmp_path):
+    first = tmp_path / "one.txt"
+    first.write_text("The king was born in the city.\nA river runs in the city.\nThe cat sat on the mat.\n",
+                     encoding="utf-8")
+    second = tmp_path / "two.txt"
+    second.write_text("The queen was born in a house.\nThe war was early in her life.\n", encoding="utf-8")
+    return first, second
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="wikiref")
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_summarize_parser(commands)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_parser_registers_summarize_with_its_options():
+    parser = argparse.ArgumentParser(prog="wikiref")
+    commands = parser.add_subparsers(dest="command", required=True)
+    sub = add_summarize_parser(commands)
+    args = parser.parse_args(["summarize", "--model", "m", "--query", "King", "--query", "Early life", "a.txt",
+                              "b.txt", "--max-words", "100"])
+    assert args.command == "summarize" and callable(args.func) and sub.prog.endswith("summarize")
+    assert args.query == ["King", "Early life"] and args.files == ["a.txt", "b.txt"] and args.max_words == 100
+    with pytest.raises(SystemExit):
+        parser.parse_args(["summarize", "--query", "King", "a.txt"])  # --model is required
+
+
+def test_one_file_is_summarized_with_the_wikiref_rule(model_dir, documents, capsys):
+    assert run(["summarize", "--model", str(model_dir), "--query", "King", "--query", "Early life",
+                "--sentences-per-line", "--threshold", "-1", str(documents[0])]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.strip().splitlines()
+    assert lines and set(lines) <= {"The king was born in the city.", "A river runs in the city.",
+                                    "The cat sat on the mat."}
+    assert "with the wikiref rule" in captured.err and "selected" in captured.err
+
+
+def test_several_files_json_output_and_text_splitting(model_dir, documents, capsys):
+    assert run(["summarize", "--model", str(model_dir), "--query", "King", "--json", "--max-words", "8",
+                *map(str, documents)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["selection"] == "duc"
+    assert [item["text"] for item in result["sentences"]] == [
+        "The king was born in the city.", "A river runs in the city.", "The cat sat on the mat.",
+        "The queen was born in a house.", "The war was early in her life."]
+    assert [item["document"] for item in result["sentences"]] == [0, 0, 0, 1, 1]
+    assert result["summary"].splitlines() == [item["text"] for item in result["selected"]]
+
+
+def test_errors_are_one_line_and_exit_2(model_dir, documents, tmp_path, capsys):
+    assert run(["summarize", "--model", str(model_dir), "--query", "King", str(tmp_path / "missing.txt")]) == 2
+    assert "missing.txt: no such file" in capsys.readouterr().err
+    assert run(["summarize", "--model", str(tmp_path), "--query", "King", str(documents[0])]) == 2
+    assert "not a saved model folder" in capsys.readouterr().err
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"\xff\xfe\x00bad")
+    assert run(["summarize", "--model", str(model_dir), "--query", "King", str(binary)]) == 2
+    assert "not UTF-8 text" in capsys.readouterr().err
+
+
+def test_importing_the_cli_module_does_not_import_transformers():
+    code = "import sys, wikiref_dataset.summarize_cli; print('transformers' in sys.modules, 'torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ["False", "False"], result.stderr

@@ -1,0 +1,78 @@
+"""The WikiRef dataset folder and builder (``wikiref_dataset/builder.py``)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import datasets
+import pytest
+
+from wikiref_dataset.builder import FEATURES, WikiRef, split_statistics, write_dataset_folder
+from wikiref_dataset.curation import Example, label_example
+from wikiref_dataset.pipeline import run_demo_build
+
+
+def make_example(index: int) -> Example:
+    example = Example(id=f"{index}-0", query=["Title", "Section"], document_title="Page",
+                      document=["Page", "The lake is deep.", "The lake is cold in winter."],
+                      summary="The lake is deep and cold.", url=f"https://example.org/{index}", archive_url="",
+                      citation_type="cite web", wiki_page_id=index, wiki_revision_id=10 * index, wiki_title="Title",
+                      section_path=["Section"], url_key=f"example.org/{index}")
+    example.summary_sentences = [example.summary]
+    example.document_tokens, example.document_sentences, example.summary_tokens = 12, 3, 7
+    example.summary_sentences_count, example.query_tokens, example.oracle_rouge2_recall = 1, 2, 0.5
+    return label_example(example)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("folder")
+    splits = {"train": [make_example(i) for i in range(5)], "validation": [make_example(5)],
+              "test": [make_example(6)]}
+    write_dataset_folder(splits, out, {"dumps": ["x.xml"], "counts": {"raw statements": 9}})
+    return out, splits
+
+
+def test_load_dataset_reads_the_folder_with_typed_features(folder):
+    out, splits = folder
+    loaded = datasets.load_dataset(str(out))
+    assert set(loaded) == {"train", "validation", "test"}
+    assert loaded["train"].features == FEATURES
+    assert loaded["train"].num_rows == 5
+    row = loaded["test"][0]
+    assert row["id"] == "6-0" and row["document"][0] == "Page" and row["oracle_label"] == [0, 1, 0]
+    assert row["query"] == ["Title", "Section"]
+
+
+def test_card_has_configs_tables_licence_and_citation(folder):
+    out, _ = folder
+    card = (out / "README.md").read_text()
+    assert "configs:" in card and "path: data/train-*.parquet" in card
+    for text in ("Table I", "Table II", "CC BY-SA", "publishers' copyright", "raw statements", "figures/"):
+        assert text in card
+    assert len(list((out / "figures").glob("*.png"))) == 6
+
+
+def test_parquet_bytes_are_reproducible(folder, tmp_path):
+    out, splits = folder
+    write_dataset_folder(splits, tmp_path, {})
+    for name in ("train", "validation", "test"):
+        file = f"data/{name}-00000-of-00001.parquet"
+        assert hashlib.sha256((out / file).read_bytes()).digest() == hashlib.sha256((tmp_path / file).read_bytes()).digest()
+
+
+def test_statistics_tables():
+    stats = split_statistics([make_example(i) for i in range(3)])
+    assert stats["Total Examples"] == 3 and stats["Wiki Articles"] == 3
+    assert stats["Document Tokens"]["mean"] == 12 and stats["Query Depth"]["percentiles"]["50"] == 2
+
+
+def test_generator_based_builder_reads_a_build(tmp_path):
+    out = tmp_path / "build"
+    run_demo_build(out, progress=False)
+    builder = WikiRef(data_dir=str(out), cache_dir=str(tmp_path / "cache"), dataset_name="wikiref")
+    builder.download_and_prepare()
+    dataset = builder.as_dataset()
+    assert dataset["train"].features == FEATURES
+    assert sum(split.num_rows for split in dataset.values()) == 19
+    assert dataset["test"].to_list() == datasets.load_dataset(str(out), split="test").to_list()

@@ -1,0 +1,175 @@
+"""The WikiRef build (``wikiref_dataset/pipeline.py`` + ``build_cli.py``): end to end on the embedded sample,
+worker-count determinism, kill-and-resume, and the real dump / real WARC join."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wikiref_dataset.build_cli import main as build_main
+from wikiref_dataset.pipeline import BuildConfig, dataset_hashes, run_build, run_demo_build, sample_inputs
+
+REALDATA = Path(__file__).resolve().parents[3] / "shared" / "realdata"
+REAL_DUMP = REALDATA / "wikipedia_dump" / "enwiki-pages-articles-sample.xml.bz2"
+REAL_WARCS = sorted([*REALDATA.glob("warc/dolma/*.warc.gz"), *REALDATA.glob("warc/resiliparse/*.warc.gz"),
+                     *REALDATA.glob("warc/whirlwind/whirlwind.warc.gz"),
+                     *REALDATA.glob("warc/warcio_testdata/test/data/example.warc.gz")])
+
+
+@pytest.fixture(scope="module")
+def demo_build(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "wikiref"
+    return out, run_demo_build(out, progress=False)
+
+
+def test_demo_build_counts_and_outputs(demo_build):
+    out, summary = demo_build
+    counts = summary.counts
+    assert counts["raw statements"] == 29
+    assert counts["dropped: document not archived"] == 1
+    assert counts["examples joined"] == 28
+    assert counts["dropped by unigram recall: low unigram recall"] == 2
+    assert sum(v for k, v in counts.items() if k.startswith("dropped by length bounds")) == 6
+    assert counts["dropped by extractive oracle: low oracle score"] == 1
+    assert counts["examples curated"] == sum(summary.splits.values()) == 19
+    assert all(summary.splits[name] >= 1 for name in ("train", "validation", "test"))
+    assert sorted(p.name for p in (out / "data").iterdir()) == [
+        "test-00000-of-00001.parquet", "train-00000-of-00001.parquet", "validation-00000-of-00001.parquet"]
+    assert (out / "README.md").is_file() and len(list((out / "figures").glob("*.png"))) == 6
+    rejects = [json.loads(line) for path in (out / "work" / "rejects" / "missing").glob("*.jsonl.gz")
+               for line in gzip.open(path, "rt")]
+    assert [r["reason"] for r in rejects] == ["missing/not_archived"]
+    assert "raw statements" in summary.format()
+
+
+def test_one_and_two_workers_give_identical_parquet(demo_build, tmp_path):
+    out, _ = demo_build
+    dumps, warcs = sample_inputs()
+    run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "two"), workers=2, shards=2),
+              progress=False)
+    assert dataset_hashes(tmp_path / "two") == dataset_hashes(out)
+
+
+def test_rerun_is_resumed_and_changed_inputs_refused(demo_build, tmp_path):
+    out, summary = demo_build
+    dumps, warcs = sample_inputs()
+    again = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), shards=2), progress=False)
+    assert again.counts == summary.counts
+    with pytest.raises(ValueError, match="other inputs"):
+        run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), shards=3), progress=False)
+
+
+def _command(out: Path) -> list[str]:
+    dumps, warcs = sample_inputs()
+    code = ("import sys; from wikiref_dataset.build_cli import main; "
+            f"sys.exit(main(['--dump', {dumps[0]!r}, '--warc', {warcs[0]!r}, '--out', {str(out)!r}, '--shards', '2',"
+            " '--quiet']))")
+    return [sys.executable, "-c", code]
+
+
+@pytest.mark.parametrize("after_stage", ["statements", "statistics"])
+def test_killed_build_resumes_to_the_same_dataset(demo_build, tmp_path, after_stage):
+    """SIGKILL the build (the whole process group) as soon as a stage's completion marker appears, rerun it,
+    and compare the Parquet hashes with the uninterrupted build's."""
+    out, _ = demo_build
+    killed = tmp_path / "killed"
+    marker = killed / "work" / "logs" / after_stage / "completions" / "00000"
+    process = subprocess.Popen(_command(killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert marker.exists(), f"stage {after_stage} never finished"
+    was_running = process.poll() is None
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert was_running, "the build finished before it could be killed"
+    assert not (killed / "data").exists()
+    rerun = subprocess.run(_command(killed), capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert dataset_hashes(killed) == dataset_hashes(out)
+
+
+def test_cli_reports_bad_options(tmp_path, capsys):
+    dumps, warcs = sample_inputs()
+    assert build_main(["--dump", *dumps, "--warc", *warcs, "--out", str(tmp_path), "--percentiles", "90", "10"]) == 2
+    assert "percentile" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not REAL_DUMP.is_file(), reason="../shared/realdata is absent")
+def test_real_dump_statements_and_real_warc_join(tmp_path):
+    """Statements from the real dump inside the build; joined with the real WARC pages where URLs match. The
+    WARCs are unrelated crawls, so the join finds no cited page (0 examples): every statement is counted as
+    missing and the build still writes an empty, loadable dataset."""
+    summary = run_build(BuildConfig(dumps=[str(REAL_DUMP)], warcs=[str(p) for p in REAL_WARCS],
+                                    output_dir=str(tmp_path / "real"), shards=2), progress=False)
+    counts = summary.counts
+    assert counts["raw statements"] > 1_000
+    joined = counts["examples joined"]
+    missing = sum(v for k, v in counts.items() if k.startswith("dropped: document"))
+    assert joined + missing + counts.get("dropped: bad statement records", 0) == counts["raw statements"]
+    print(f"real join: {counts['raw statements']} statements, {joined} with a page in the real WARCs")
+    assert joined == 0
+    assert sum(summary.splits.values()) == 0
+
+
+def test_cluster_executor_submits_stage_one_then_the_rest(tmp_path, monkeypatch):
+    """Slurm/Ray get the same steps; without a cluster, the submission is recorded instead of run."""
+    import wikiref_dataset.pipeline as pipeline
+
+    submitted = []
+
+    class FakeExecutor:
+        def __init__(self, stage, steps, tasks, depends):
+            self.stage, self.steps, self.tasks, self.depends = stage, steps, tasks, depends
+
+        def run(self):
+            chain, executor = [], self
+            while executor is not None:
+                chain.append(executor.stage)
+                executor = executor.depends
+            submitted.append(list(reversed(chain)))
+
+    monkeypatch.setattr(pipeline, "_executor", lambda config, stage, steps, tasks, depends=None:
+                        FakeExecutor(stage, steps, tasks, depends))
+    dumps, warcs = sample_inputs()
+    config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path), executor="slurm", shards=2)
+    assert run_build(config, progress=False) is None
+    assert submitted == [["statements"]]
+    completions = tmp_path / "work" / "logs" / "statements" / "completions"
+    completions.mkdir(parents=True)
+    (completions / "00000").touch()
+    (tmp_path / "work" / "statements").mkdir()
+    with gzip.open(tmp_path / "work" / "statements" / "00000.jsonl.gz", "wt") as handle:
+        handle.write("")
+    assert run_build(config, progress=False) is None
+    assert submitted[-1] == ["documents", "statistics", "curation", "dataset"]
+
+
+def test_bad_records_are_counted_and_rejected_not_fatal(demo_build, tmp_path):
+    """Garbage lines and broken statement records in the stage 1/2 files: counted, written to the rejects file,
+    and the other examples still come out."""
+    import shutil
+
+    from wikiref_dataset.pipeline import CurationExamples
+
+    out, summary = demo_build
+    work = tmp_path / "work"
+    shutil.copytree(out / "work" / "statements", work / "statements", ignore=shutil.ignore_patterns("logs"))
+    shutil.copytree(out / "work" / "documents", work / "documents", ignore=shutil.ignore_patterns("logs", "*.sqlite"))
+    with gzip.open(work / "statements" / "00001.jsonl.gz", "wt") as handle:
+        handle.write('{"id": "9-9", "text": "no metadata"}\nnot json at all\n[1, 2]\n')
+    step = CurationExamples(str(work / "statements"), str(work / "documents"), str(tmp_path / "rejects"))
+    examples = list(step.run(None, rank=0, world_size=1))
+    assert len(examples) == summary.counts["examples joined"]
+    assert step.stats["bad_records"].total == 3
+    rejects = [json.loads(line) for line in gzip.open(tmp_path / "rejects" / "00000.jsonl.gz", "rt")]
+    assert sum(r["reason"] == "bad_record" for r in rejects) == 3

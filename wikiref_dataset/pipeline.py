@@ -1,0 +1,499 @@
+"""The WikiRef build as datatrove stages: statements -> documents -> curation statistics -> filters/labels ->
+split + Parquet.
+
+Folder layout under ``out/work/``: ``statements/`` (stage 1, one task per dump file), ``documents/`` (stage 2,
+``shards`` tasks bucketed by normalized URL), ``examples/`` + ``length_stats/`` (stage 3: join, measure, rule 1,
+exact per-task length values), ``curated/`` (stage 4: rules 2-3 and labels), ``rejects/`` (every dropped or bad
+record with its reason), ``logs/<stage>/`` (datatrove's completion markers and stats). Stage 5 (one task) sorts by
+id, splits and writes ``out/data/*.parquet`` + card.
+
+Determinism: every stage's sharding depends on ``shards`` (fixed by the config), never on ``workers``; stage 3
+buckets examples by the cited URL's hash; stage 5 sorts by id. Resumability: datatrove skips tasks with a
+completion marker and a rerun task overwrites its own files, so a killed build rerun gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datatrove.data import Document, DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+from .curation import (
+    CurationConfig,
+    Example,
+    LengthFilter,
+    LengthStatistics,
+    OracleFilter,
+    OracleLabeler,
+    UnigramRecallFilter,
+    assign_splits,
+    measure_examples,
+)  # fmt: skip
+from .text import TextPipeline
+from .web.documents import _bucket  # the documents stage's URL buckets: one way to shard by URL
+from .web.urls import normalize_url, url_key
+from .wiki.statements import Statement
+
+__all__ = ["BuildConfig", "BuildSummary", "CurationExamples", "WriteDataset", "build_stages", "run_build",
+           "run_demo_build"]
+
+logger = logging.getLogger(__name__)
+
+SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "sample" / "wikiref"
+STAGES = ("statements", "documents", "statistics", "curation", "dataset")
+
+
+@dataclass
+class BuildConfig:
+    """What to build and how.
+
+    Args:
+        dumps (`list[str]`): ``pages-articles`` dump files. warcs (`list[str]`): WARC files with the cited pages.
+        output_dir (`str`): the dataset folder (``data/``, ``README.md``, ``figures/``, ``work/``).
+        workers (`int`): tasks run at once. shards (`int`): tasks of stages 2-4 (fixes the output, not workers).
+        executor (`str`): ``local`` (default), ``slurm`` or ``ray``. executor_options (`dict`): extra arguments
+            of the cluster executor (e.g. ``{"partition": "cpu", "time": "12:00:00"}`` for Slurm).
+        curation (:class:`CurationConfig`): filters, labels, split.
+    """
+
+    dumps: list[str]
+    warcs: list[str]
+    output_dir: str
+    workers: int = 1
+    shards: int = 4
+    executor: str = "local"
+    executor_options: dict[str, Any] = field(default_factory=dict)
+    curation: CurationConfig = field(default_factory=CurationConfig)
+
+    def __post_init__(self) -> None:
+        if self.workers < 1 or self.shards < 1:
+            raise ValueError(f"workers and shards must be >= 1 (got {self.workers}, {self.shards})")
+        if self.executor not in ("local", "slurm", "ray"):
+            raise ValueError(f"executor must be local, slurm or ray, got {self.executor!r}")
+        if not self.dumps:
+            raise ValueError("no dump file given")
+
+    @property
+    def work(self) -> Path:
+        return Path(self.output_dir) / "work"
+
+
+def _read_jsonl(path: Path, bad: list[str] | None = None) -> list[dict]:
+    """The JSON objects of a (gzipped) JSON-lines file; unreadable lines are skipped and described in ``bad``."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    records = []
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                record = err
+            if isinstance(record, dict):
+                records.append(record)
+            elif bad is not None:
+                bad.append(f"{path}:{line_number}: not a JSON object ({record})")
+    return records
+
+
+class CurationExamples(PipelineStep):
+    """Stage 3's reader: joins this task's bucket of statements (by normalized cited URL) with their documents.
+
+    Statements whose page is missing or failed are dropped, counted ``missing/<status>`` and written to
+    ``rejects_dir``; unreadable records are counted ``bad_records``. Yields :class:`Example` documents sorted by id.
+    """
+
+    name = "🔗 join statements + documents"
+    type = "📖 - READER"
+
+    def __init__(self, statements_dir: str, documents_dir: str, rejects_dir: str) -> None:
+        super().__init__()
+        self.statements_dir, self.documents_dir, self.rejects_dir = statements_dir, documents_dir, rejects_dir
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        from .web.documents import CitedDocument
+
+        by_statement: dict[str, CitedDocument] = {}
+        rejects: list[dict] = []
+        bad_lines: list[str] = []
+        for folder in ("documents", "failed"):
+            for path in sorted((Path(self.documents_dir) / folder).glob("*.jsonl.gz")):
+                for record in _read_jsonl(path, bad_lines):
+                    try:
+                        cited = CitedDocument.from_document(record)
+                        key = str(cited.normalized_url)
+                    except (TypeError, ValueError) as err:
+                        bad_lines.append(f"{path}: document {record.get('id')!r}: {err}")
+                        continue
+                    if _bucket(key, world_size) == rank:
+                        for statement_id in cited.statement_ids:
+                            by_statement[statement_id] = cited
+        examples: list[Example] = []
+        for path in sorted(Path(self.statements_dir).glob("*.jsonl.gz")):
+            for record in _read_jsonl(path, bad_lines):
+                try:
+                    statement = Statement.from_document(Document(text=record.get("text", ""), id=record["id"],
+                                                                 metadata=record.get("metadata", {})))
+                except (KeyError, ValueError, TypeError) as err:
+                    if rank == 0:
+                        self.stat_update("bad_records")
+                        rejects.append({"id": record.get("id"), "reason": "bad_record", "detail": str(err)})
+                    continue
+                fetch_url = statement.citation.fetch_url or statement.citation.url or ""
+                try:
+                    key = normalize_url(fetch_url)
+                except ValueError:
+                    key = fetch_url.strip()
+                if _bucket(key, world_size) != rank:
+                    continue
+                self.stat_update("statements")
+                cited = by_statement.get(statement.id)
+                if cited is None or cited.status != "ok":
+                    reason = f"missing/{cited.status if cited is not None else 'no_document'}"
+                    self.stat_update(reason)
+                    rejects.append({"id": statement.id, "reason": reason, "url": fetch_url})
+                    continue
+                try:
+                    examples.append(_example(statement, cited))
+                except (TypeError, ValueError, AttributeError) as err:
+                    self.stat_update("bad_records")
+                    rejects.append({"id": statement.id, "reason": "bad_record", "detail": str(err)})
+        if rank == 0:  # every task reads every file: one of them reports the unreadable lines
+            for detail in bad_lines:
+                self.stat_update("bad_records")
+                rejects.append({"id": None, "reason": "bad_record", "detail": detail})
+        self._write_rejects(rejects, rank)
+        examples.sort(key=lambda e: e.id)
+        for example in examples:
+            self.stat_update("examples")
+            yield example.to_document()
+
+    def _write_rejects(self, rejects: list[dict], rank: int) -> None:
+        folder = Path(self.rejects_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        with gzip.open(folder / f"{rank:05d}.jsonl.gz", "wt", encoding="utf-8") as handle:
+            for reject in rejects:
+                handle.write(json.dumps(reject, sort_keys=True) + "\n")
+
+
+def _example(statement: Statement, cited: Any) -> Example:
+    citation = statement.citation
+    title = (cited.title or "").strip()
+    sentences = [s for s in cited.sentences if s.strip()]
+    try:
+        key = url_key(cited.normalized_url)
+    except ValueError:
+        key = cited.normalized_url
+    return Example(
+        id=statement.id, query=statement.query_levels, document_title=title,
+        document=([title] if title and (not sentences or sentences[0] != title) else []) + sentences,
+        summary=statement.text, url=citation.url or "",
+        archive_url=citation.archive_url or "", citation_type=citation.type or "",
+        wiki_page_id=statement.page_id, wiki_revision_id=statement.revision_id, wiki_title=statement.page_title,
+        section_path=list(statement.section_path), url_key=key, wiki_timestamp=statement.timestamp,
+    )
+
+
+class MeasureExamples(PipelineStep):
+    """Lengths and unigram recall of every example (:func:`~wikiref_dataset.curation.measure_examples`)."""
+
+    name = "🔤 lemmas + lengths"
+    type = "🔢 - MEASURE"
+
+    def __init__(self, curation: CurationConfig) -> None:
+        super().__init__()
+        self.text = TextPipeline(curation.text)
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        examples = []
+        for document in data or ():
+            try:
+                examples.append(Example.from_document(document))
+            except (TypeError, ValueError) as err:
+                self.stat_update("dropped_bad_record")
+                logger.warning("example %s dropped: %s", document.id, err)
+            if len(examples) >= 256:
+                yield from self._measure(examples)
+                examples = []
+        yield from self._measure(examples)
+
+    def _measure(self, examples: list[Example]) -> DocumentsPipeline:
+        try:
+            measured = list(measure_examples(examples, self.text))
+        except (TypeError, ValueError):  # one bad text: measure one by one, drop only it
+            measured = []
+            for example in examples:
+                try:
+                    measured.extend(measure_examples([example], self.text))
+                except (TypeError, ValueError) as err:
+                    self.stat_update("dropped_bad_record")
+                    logger.warning("example %s dropped: %s", example.id, err)
+        for example in measured:
+            self.stat_update("measured")
+            yield example.to_document()
+
+
+class WriteDataset(PipelineStep):
+    """Stage 5 (one task): read the curated shards, split, write Parquet + card + ``build.json``."""
+
+    name = "💾 split + Parquet"
+    type = "💽 - WRITER"
+
+    def __init__(self, config: BuildConfig) -> None:
+        super().__init__()
+        self.config = config
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        from .builder import write_dataset_folder
+
+        work = self.config.work
+        examples = [Example.from_document(record) for path in sorted((work / "curated").glob("*.jsonl.gz"))
+                    for record in _read_jsonl(path)]
+        splits = assign_splits(examples, self.config.curation)
+        counts = collect_counts(work)
+        counts.update({f"split {name}": len(values) for name, values in splits.items()})
+        build = {"dumps": [Path(d).name for d in self.config.dumps], "warcs": [Path(w).name for w in self.config.warcs],
+                 "latest_revision": max((e.wiki_timestamp for e in examples), default=""),
+                 "config": self.config.curation.to_dict(), "counts": counts}
+        sizes = write_dataset_folder(splits, self.config.output_dir, build)
+        (Path(self.config.output_dir) / "build.json").write_text(json.dumps(build, indent=1),
+                                                                 encoding="utf-8")
+        self.stat_update("examples", value=sum(sizes.values()))
+        return
+        yield
+
+
+def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep] | None, int]]:
+    """The five stages as (name, datatrove steps, tasks); stage 2's steps are ``None`` (see :func:`stage_steps`)."""
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from .wiki.steps import WikiDumpStatements
+
+    work = config.work
+    rejects = work / "rejects"
+    curation = config.curation
+    jsonl = dict(output_filename="${rank}.jsonl.gz", compression="gzip")
+    return [
+        ("statements", [WikiDumpStatements(config.dumps),
+                        JsonlWriter(str(work / "statements"), **jsonl)], len(config.dumps)),
+        ("documents", None, config.shards),  # built by :func:`stage_steps` once stage 1's files exist
+        ("statistics", [
+            CurationExamples(str(work / "statements"), str(work / "documents"), str(rejects / "missing")),
+            MeasureExamples(curation),
+            UnigramRecallFilter(curation.min_unigram_recall,
+                                exclusion_writer=JsonlWriter(str(rejects / "unigram_recall"), **jsonl)),
+            LengthStatistics(work / "length_stats"),
+            JsonlWriter(str(work / "examples"), **jsonl),
+        ], config.shards),
+        ("curation", [
+            _ShardReader(str(work / "examples")),
+            LengthFilter(work / "length_stats", curation,
+                         exclusion_writer=JsonlWriter(str(rejects / "length"), **jsonl)),
+            OracleFilter(curation.min_oracle_score, curation.oracle_max_sentences,
+                         exclusion_writer=JsonlWriter(str(rejects / "oracle"), **jsonl)),
+            OracleLabeler(),
+            JsonlWriter(str(work / "curated"), **jsonl),
+        ], config.shards),
+        ("dataset", [WriteDataset(config)], 1),
+    ]
+
+
+class _ShardReader(PipelineStep):
+    """Reads ``<folder>/<rank>.jsonl.gz`` (the shard the same rank wrote in the previous stage)."""
+
+    name = "📂 shard reader"
+    type = "📖 - READER"
+
+    def __init__(self, folder: str) -> None:
+        super().__init__()
+        self.folder = folder
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        path = Path(self.folder) / f"{rank:05d}.jsonl.gz"
+        if not path.is_file():
+            return
+        for record in _read_jsonl(path):
+            yield Document(text=record["text"], id=record["id"], metadata=record.get("metadata", {}))
+
+
+def stage_steps(config: BuildConfig, stage: str) -> tuple[list[PipelineStep], int]:
+    """The steps and tasks of one stage. Stage 2's statement reader lists its input files when built, so it is
+    built after stage 1 has run."""
+    from .web.documents import documents_pipeline
+
+    for name, steps, tasks in build_stages(config):
+        if name == stage:
+            if steps is None:
+                work = config.work
+                steps = documents_pipeline([str(work / "statements")], work / "documents",
+                                           warc_index=work / "warc_index.sqlite")
+            return steps, tasks
+    raise ValueError(f"unknown stage {stage!r}; stages: {STAGES}")
+
+
+def _executor(config: BuildConfig, stage: str, steps: list[PipelineStep], tasks: int, depends: Any = None) -> Any:
+    logging_dir = str(config.work / "logs" / stage)
+    if config.executor == "slurm":
+        from datatrove.executor import SlurmPipelineExecutor
+
+        options = {"time": "24:00:00", "partition": "cpu", **config.executor_options}
+        return SlurmPipelineExecutor(steps, tasks=tasks, workers=config.workers, logging_dir=logging_dir,
+                                     job_name=f"wikiref-{stage}", depends=depends, **options)
+    if config.executor == "ray":
+        from datatrove.executor import RayPipelineExecutor
+
+        return RayPipelineExecutor(steps, tasks=tasks, workers=config.workers, logging_dir=logging_dir,
+                                   depends=depends, **config.executor_options)
+    from datatrove.executor import LocalPipelineExecutor
+
+    return LocalPipelineExecutor(steps, tasks=tasks, workers=min(config.workers, tasks), logging_dir=logging_dir,
+                                 depends=depends)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Counts and the run
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _stage_stats(work: Path, stage: str) -> dict[str, Counter]:
+    """Per step name, the summed counters of a stage's finished tasks."""
+    steps: dict[str, Counter] = {}
+    for path in sorted((work / "logs" / stage / "stats").glob("*.json")):
+        for step in json.loads(path.read_text(encoding="utf-8")):
+            counter = steps.setdefault(step["name"], Counter())
+            for key, value in step.get("stats", {}).items():
+                counter[key] += int(value["total"] if isinstance(value, dict) else value)
+    return steps
+
+
+def collect_counts(work: Path) -> dict[str, int]:
+    """The closing table: raw statements, each loss and drop, the examples after each rule."""
+    counts: dict[str, int] = {}
+    statements = _stage_stats(work, "statements")
+    counts["raw statements"] = sum(c.get("statements", 0) for c in statements.values())
+    stats = _stage_stats(work, "statistics")
+    curated = _stage_stats(work, "curation")
+    for name, counter in stats.items():
+        if "join" in name:
+            for key in sorted(counter):
+                if key.startswith("missing/"):
+                    counts[f"dropped: document {key[8:].replace('_', ' ')}"] = counter[key]
+            if counter.get("bad_records"):
+                counts["dropped: bad statement records"] = counter["bad_records"]
+            counts["examples joined"] = counter.get("examples", 0)
+    for stage in (stats, curated):
+        for name, counter in stage.items():
+            for key in sorted(counter):
+                if key.startswith("dropped_"):
+                    rule = name.split(": ", 1)[-1].split(" ", 1)[-1]
+                    counts[f"dropped by {rule}: {key[8:].replace('_', ' ')}"] = counter[key]
+    counts["examples curated"] = sum(c.get("labelled", 0) for c in curated.values())
+    return counts
+
+
+@dataclass
+class BuildSummary:
+    """What a build produced: the closing table's counts, split sizes, timings and the output folder."""
+
+    output_dir: str
+    counts: dict[str, int]
+    splits: dict[str, int]
+    seconds: dict[str, float]
+
+    def format(self) -> str:
+        width = max(len(name) for name in self.counts) if self.counts else 10
+        lines = [f"WikiRef build -> {self.output_dir}", ""]
+        lines += [f"  {name.ljust(width)}  {value:>9,}" for name, value in self.counts.items()]
+        lines.append("")
+        lines.append("  time: " + ", ".join(f"{stage} {seconds:.1f}s" for stage, seconds in self.seconds.items()))
+        return "\n".join(lines)
+
+
+def _index_warcs(config: BuildConfig) -> None:
+    from .web.warc import WarcIndex
+
+    with WarcIndex(config.work / "warc_index.sqlite") as index:
+        index.add_many(config.warcs)
+
+
+def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None:
+    """Run every stage (finished tasks are skipped on rerun) and return the closing summary.
+
+    With ``executor="slurm"``/``"ray"`` the stages are submitted as a chain of dependent jobs. Stage 2's reader lists
+    stage 1's files when it is built, so a cluster build is submitted in two calls: the first submits stage 1 and
+    returns ``None``; the same command run again once it has finished submits stages 2-5 (and returns ``None``);
+    a third call, after they finished, returns the summary."""
+    config.work.mkdir(parents=True, exist_ok=True)
+    _check_inputs(config)
+    _index_warcs(config)
+    output = Path(config.output_dir)
+    if config.executor != "local" and not (output / "build.json").is_file():
+        stages = ["statements"] if not stage_done(output, "statements", len(config.dumps)) else list(STAGES[1:])
+        depends = None
+        for stage in stages:
+            steps, tasks = stage_steps(config, stage)
+            depends = _executor(config, stage, steps, tasks, depends)
+        depends.run()  # a cluster executor submits its dependencies first
+        if progress:
+            print(f"submitted {', '.join(stages)} to {config.executor}; run the command again when they finish")
+        return None
+    seconds: dict[str, float] = {}
+    for position, stage in enumerate(STAGES, start=1):
+        steps, tasks = stage_steps(config, stage)
+        if progress:
+            print(f"[{position}/{len(STAGES)}] {stage}: {tasks} task(s), {config.workers} worker(s)", flush=True)
+        started = time.perf_counter()
+        if config.executor == "local":
+            _executor(config, stage, steps, tasks).run()
+        seconds[stage] = time.perf_counter() - started
+    build = json.loads((output / "build.json").read_text(encoding="utf-8"))
+    splits = {name[6:]: value for name, value in build["counts"].items() if name.startswith("split ")}
+    return BuildSummary(config.output_dir, build["counts"], splits, seconds)
+
+
+def _check_inputs(config: BuildConfig) -> None:
+    """A rerun into an output folder must use the same inputs, or the skipped tasks' outputs would be stale."""
+    inputs = {"dumps": sorted(str(Path(d).resolve()) for d in config.dumps),
+              "warcs": sorted(str(Path(w).resolve()) for w in config.warcs), "shards": config.shards,
+              "curation": config.curation.to_dict()}
+    record = config.work / "inputs.json"
+    if record.is_file() and json.loads(record.read_text(encoding="utf-8")) != json.loads(json.dumps(inputs)):
+        raise ValueError(f"{config.output_dir} holds a build with other inputs; use a new folder or delete it")
+    record.write_text(json.dumps(inputs, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def sample_inputs() -> tuple[list[str], list[str]]:
+    """The embedded sample: our own small dump and the WARC of the pages it cites."""
+    return [str(SAMPLE_DIR / "samplewiki-20240601-pages-articles.xml")], [str(SAMPLE_DIR / "sample.warc.gz")]
+
+
+def run_demo_build(out_dir: str | Path, workers: int = 1, progress: bool = True) -> BuildSummary:
+    """Build WikiRef from the embedded sample into ``out_dir``; print and return the closing table."""
+    dumps, warcs = sample_inputs()
+    summary = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out_dir), workers=workers, shards=2),
+                        progress=progress)
+    if progress:
+        print(summary.format())
+    return summary
+
+
+def dataset_hashes(output_dir: str | Path) -> dict[str, str]:
+    """sha256 of every Parquet file of a build (the determinism tests compare these)."""
+    return {path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted((Path(output_dir) / "data").glob("*.parquet"))}
+
+
+def stage_done(output_dir: str | Path, stage: str, tasks: int) -> bool:
+    """Whether all ``tasks`` tasks of ``stage`` left their completion marker."""
+    completions = Path(output_dir) / "work" / "logs" / stage / "completions"
+    return all((completions / f"{rank:05d}").is_file() for rank in range(tasks))
