@@ -27,15 +27,6 @@ from modeling_qbert.configuration_qbert import POOLINGS
 WORDS = "the a of cat dog sat on mat fish runs red blue house tree river city war king early life".split()
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny matrices: one thread is much faster than two on a busy 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def tiny_tokenizer(words=WORDS) -> BertTokenizer:
     return BertTokenizer(vocab={t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])})
 

@@ -1,0 +1,384 @@
+"""Sparse subnetwork identification (paper 001 §III-F, Table IX), the mask file and the sparse-delta export.
+
+A subnetwork is one boolean mask per *target* parameter (by default every encoder parameter, `bert.encoder.*`):
+`True` marks an entry that fine-tuning may change, `False` one that stays bit-identical. Embeddings and the task head
+are not targets, so they are always fully trainable. Two identification methods:
+
+* `one_step` (the paper's choice): in each target tensor keep the top `fraction` of entries by magnitude, the same
+  fraction in every tensor, computed once on the model pre-trained on WikiRef.
+* `iterative` (the Table IX ablation): gradual magnitude pruning (Zhu & Gupta 2017) during WikiRef training. The
+  trainable share goes from `initial_fraction` down to `fraction` along the cubic schedule
+  s_t = s_f + (s_i - s_f)(1 - (t - t0)/(nΔt))^3 (s = 1 - trainable share); every Δt steps the lowest-magnitude
+  entries of the current subnetwork leave it. As everywhere here, entries that leave it are frozen (kept, not zeroed:
+  all weights take part in the forward pass), so masks only ever shrink.
+
+Masks are saved as safetensors (`bool` tensors named after the parameters, the config in the metadata) and never
+recomputed on resume. A trained model is exported as a sparse delta over its base: for each masked tensor the flat
+indices and the new values of the entries that changed, for every other tensor the dense tensor; loading it onto the
+base gives the trained model exactly (values are stored, not differences, so nothing is lost to rounding).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+from torch import nn
+
+SUBNETWORK_MASK_NAME = "subnetwork_mask.safetensors"
+"""File name of the mask inside a checkpoint or output directory."""
+
+SPARSE_DELTA_NAME = "subnetwork_delta.safetensors"
+"""Default file name of a sparse delta."""
+
+METHODS = ("one_step", "iterative")
+_INDICES = ".__indices__"
+_VALUES = ".__values__"
+_DENSE = ".__dense__"
+
+
+@dataclass
+class SubnetworkConfig:
+    r"""
+    Which entries of a Q-BERT model fine-tuning may change.
+
+    Args:
+        fraction (`float`, *optional*, defaults to 0.1):
+            Share of entries kept trainable in each target tensor (for `iterative`, the share reached at `end_step`).
+        method (`str`, *optional*, defaults to `"one_step"`):
+            `"one_step"`: top `fraction` by magnitude within each target tensor, once. `"iterative"`: gradual
+            magnitude pruning with the cubic schedule of Zhu & Gupta (2017) during training.
+        target_parameters (`str`, *optional*, defaults to `r"^bert\.encoder\."`):
+            Regular expression (`re.search`) over parameter names selecting the masked tensors. Embeddings and the
+            task head must stay outside it: they are always fully trainable.
+        include_vectors (`bool`, *optional*, defaults to `True`):
+            Whether 1-D target parameters (biases, LayerNorm) are masked too, with the same fraction; `False` leaves
+            them fully trainable and masks only matrices.
+        initial_fraction (`float`, *optional*, defaults to 1.0):
+            `iterative` only: the trainable share at `begin_step` (1 - s_i).
+        begin_step (`int`, *optional*, defaults to 0):
+            `iterative` only: t0, the optimizer step of the first pruning update.
+        end_step (`int`, *optional*, defaults to 1000):
+            `iterative` only: t0 + nΔt, the step at which the share reaches `fraction`.
+        update_frequency (`int`, *optional*, defaults to 100):
+            `iterative` only: Δt, optimizer steps between pruning updates.
+    """
+
+    fraction: float = field(default=0.1, metadata={"help": "Share of entries kept trainable in each target tensor."})
+    method: str = field(default="one_step", metadata={"help": f"Identification method, one of {METHODS}."})
+    target_parameters: str = field(
+        default=r"^bert\.encoder\.",
+        metadata={"help": "Regular expression over parameter names selecting the masked tensors (embeddings and the "
+                          "task head are always fully trainable)."},
+    )
+    include_vectors: bool = field(
+        default=True, metadata={"help": "Mask 1-D target parameters (biases, LayerNorm) too; else only matrices."}
+    )
+    initial_fraction: float = field(default=1.0, metadata={"help": "iterative: trainable share at begin_step."})
+    begin_step: int = field(default=0, metadata={"help": "iterative: t0, the step of the first pruning update."})
+    end_step: int = field(default=1000, metadata={"help": "iterative: the step at which the share reaches fraction."})
+    update_frequency: int = field(default=100, metadata={"help": "iterative: Δt, steps between pruning updates."})
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.fraction <= 1.0:
+            raise ValueError(f"fraction must be in (0, 1], got {self.fraction}")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        try:
+            pattern = re.compile(self.target_parameters)
+        except re.error as error:
+            raise ValueError(f"target_parameters is not a valid regular expression: {error}") from None
+        for name in ("bert.embeddings.word_embeddings.weight", "classifier.weight", "sentence_pooling.query_weight"):
+            if pattern.search(name):
+                raise ValueError(f"target_parameters={self.target_parameters!r} matches {name!r}: embeddings and the "
+                                 "task head are always fully trainable")
+        if not self.fraction <= self.initial_fraction <= 1.0:
+            raise ValueError(f"initial_fraction must be in [fraction, 1] = [{self.fraction}, 1], "
+                             f"got {self.initial_fraction}")
+        if self.begin_step < 0 or self.update_frequency < 1:
+            raise ValueError(f"begin_step must be >= 0 and update_frequency >= 1, got {self.begin_step} and "
+                             f"{self.update_frequency}")
+        if self.method == "iterative" and (
+            self.end_step <= self.begin_step or (self.end_step - self.begin_step) % self.update_frequency
+        ):
+            raise ValueError(f"end_step - begin_step must be a positive multiple of update_frequency, got "
+                             f"{self.end_step} - {self.begin_step} with update_frequency={self.update_frequency}")
+
+    # ---- schedule ----------------------------------------------------------------------------------------------
+
+    def trainable_fraction_at(self, step: int) -> float:
+        """Trainable share of each target tensor after the pruning update at optimizer step `step`."""
+        if self.method == "one_step":
+            return self.fraction
+        return 1.0 - cubic_sparsity(step, 1.0 - self.initial_fraction, 1.0 - self.fraction, self.begin_step,
+                                    self.end_step)
+
+    def is_update_step(self, step: int) -> bool:
+        """Whether the iterative schedule prunes before optimizer step `step` (t0, t0 + Δt, …, t0 + nΔt)."""
+        return (self.method == "iterative" and self.begin_step <= step <= self.end_step
+                and (step - self.begin_step) % self.update_frequency == 0)
+
+    def is_target(self, name: str, parameter: torch.Tensor) -> bool:
+        """Whether parameter `name` is masked."""
+        if not re.search(self.target_parameters, name):
+            return False
+        return parameter.dim() >= 2 or (self.include_vectors and parameter.dim() == 1)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> SubnetworkConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in json.loads(text).items() if key in known})
+
+
+def cubic_sparsity(step: int, initial_sparsity: float, final_sparsity: float, begin_step: int, end_step: int) -> float:
+    """Zhu & Gupta (2017) Eq. 1: s_t = s_f + (s_i - s_f)(1 - (t - t0)/(nΔt))^3, with nΔt = end_step - begin_step;
+    s_i before t0 and s_f after t0 + nΔt."""
+    if step <= begin_step:
+        return initial_sparsity
+    if step >= end_step:
+        return final_sparsity
+    progress = (step - begin_step) / (end_step - begin_step)
+    return final_sparsity + (initial_sparsity - final_sparsity) * (1.0 - progress) ** 3
+
+
+# ---- identification --------------------------------------------------------------------------------------------
+
+
+def _keep_count(numel: int, fraction: float) -> int:
+    return numel if fraction >= 1.0 else max(1, min(numel, round(fraction * numel)))
+
+
+@torch.no_grad()
+def top_magnitude_mask(tensor: torch.Tensor, fraction: float, within: torch.Tensor | None = None) -> torch.Tensor:
+    """Boolean mask of the `round(fraction * numel)` (at least one) largest-magnitude entries of `tensor`; with
+    `within`, the entries are chosen among `within`'s `True` entries (never more than those)."""
+    magnitude = tensor.detach().abs().float().flatten()
+    keep = _keep_count(magnitude.numel(), fraction)
+    if within is not None:
+        within = within.flatten().to(magnitude.device)
+        keep = min(keep, int(within.sum()))
+        magnitude = magnitude.masked_fill(~within, -1.0)  # outside entries rank below every |w| >= 0
+    mask = torch.zeros(magnitude.numel(), dtype=torch.bool, device=magnitude.device)
+    if keep:
+        # topk breaks ties by position deterministically on a given device, so every DDP rank gets the same mask
+        mask[torch.topk(magnitude, keep, sorted=False).indices] = True
+    return mask.view(tensor.shape)
+
+
+def target_parameters(model: nn.Module, config: SubnetworkConfig) -> dict[str, nn.Parameter]:
+    """The masked parameters of `model`, by name."""
+    return {name: p for name, p in model.named_parameters() if config.is_target(name, p)}
+
+
+def identify_subnetwork(model: nn.Module, config: SubnetworkConfig) -> dict[str, torch.Tensor]:
+    """Initial masks: `one_step` keeps the top `fraction` of each target tensor, `iterative` the top
+    `initial_fraction` (all of it by default). Raises when no parameter matches `config.target_parameters`."""
+    parameters = target_parameters(model, config)
+    if not parameters:
+        raise ValueError(f"no parameter of {type(model).__name__} matches target_parameters="
+                         f"{config.target_parameters!r}")
+    fraction = config.fraction if config.method == "one_step" else config.initial_fraction
+    return {name: top_magnitude_mask(p, fraction) for name, p in parameters.items()}
+
+
+@torch.no_grad()
+def prune_masks(model: nn.Module, masks: Mapping[str, torch.Tensor], fraction: float) -> dict[str, torch.Tensor]:
+    """One gradual-pruning update: each mask becomes the top `fraction` (share of the whole tensor) of the current
+    weights' magnitudes among its own `True` entries, so masks never grow. Returns the new masks."""
+    parameters = dict(model.named_parameters())
+    return {name: top_magnitude_mask(parameters[name], fraction, within=mask) for name, mask in masks.items()}
+
+
+def mask_density(masks: Mapping[str, torch.Tensor]) -> float:
+    """Share of `True` entries over all masks."""
+    total = sum(mask.numel() for mask in masks.values())
+    return sum(int(mask.sum()) for mask in masks.values()) / max(total, 1)
+
+
+# ---- mask file -------------------------------------------------------------------------------------------------
+
+
+def save_subnetwork_mask(masks: Mapping[str, torch.Tensor], path: str | os.PathLike,
+                         config: SubnetworkConfig | None = None, step: int | None = None) -> None:
+    """Write `masks` (bool tensors) to a safetensors file; `config` and `step` go into its metadata."""
+    metadata = {"format": "subnetwork_mask"}
+    if config is not None:
+        metadata["subnetwork_config"] = config.to_json()
+    if step is not None:
+        metadata["step"] = str(step)
+    save_file({name: mask.detach().to("cpu", torch.bool).contiguous() for name, mask in masks.items()},
+              os.fspath(path), metadata=metadata)
+
+
+def load_subnetwork_mask(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], SubnetworkConfig | None]:
+    """Masks and config from a file written by :func:`save_subnetwork_mask`."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no subnetwork mask at {path}")
+    with safe_open(path, framework="pt") as handle:
+        metadata = handle.metadata() or {}
+        if metadata.get("format") != "subnetwork_mask":
+            raise ValueError(f"{path} is not a subnetwork mask file (metadata format={metadata.get('format')!r})")
+        masks = {name: handle.get_tensor(name) for name in handle.keys()}
+    bad = [name for name, mask in masks.items() if mask.dtype != torch.bool]
+    if bad:
+        raise ValueError(f"{path}: masks must be bool tensors, {bad[:3]} are not")
+    text = metadata.get("subnetwork_config")
+    return masks, (SubnetworkConfig.from_json(text) if text else None)
+
+
+def check_masks(model: nn.Module, masks: Mapping[str, torch.Tensor]) -> None:
+    """Raise when a mask names no parameter of `model` or has the wrong shape."""
+    parameters = dict(model.named_parameters())
+    for name, mask in masks.items():
+        if name not in parameters:
+            raise ValueError(f"subnetwork mask {name!r} matches no parameter of {type(model).__name__}")
+        if tuple(mask.shape) != tuple(parameters[name].shape):
+            raise ValueError(f"subnetwork mask {name!r} has shape {tuple(mask.shape)}, the parameter "
+                             f"{tuple(parameters[name].shape)}")
+
+
+# ---- sparse delta ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SparseDeltaInfo:
+    """What :func:`save_sparse_delta` wrote: the file, its size and, for comparison, the dense model's size."""
+
+    path: str
+    num_bytes: int
+    dense_num_bytes: int
+    sparse_values: int
+    dense_values: int
+
+    @property
+    def size_ratio(self) -> float:
+        return self.num_bytes / max(self.dense_num_bytes, 1)
+
+    def __str__(self) -> str:
+        return (f"sparse delta {self.path}: {self.num_bytes / 2**20:.2f} MiB ({self.size_ratio:.1%} of the dense "
+                f"{self.dense_num_bytes / 2**20:.2f} MiB): {self.sparse_values} sparse values in masked tensors, "
+                f"{self.dense_values} dense values")
+
+
+def _state(model_or_state: nn.Module | Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    if isinstance(model_or_state, nn.Module):
+        return {name: p.detach() for name, p in model_or_state.named_parameters()}
+    return dict(model_or_state)
+
+
+_SAME_SIZE_INTEGER = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _bits(tensor: torch.Tensor) -> torch.Tensor:
+    """The tensor's bit patterns, so that comparisons tell -0.0 from 0.0 and a NaN from itself is equal."""
+    return tensor.view(_SAME_SIZE_INTEGER[tensor.element_size()]) if tensor.is_floating_point() else tensor
+
+
+@torch.no_grad()
+def sparse_delta(trained: nn.Module | Mapping[str, torch.Tensor], base: nn.Module | Mapping[str, torch.Tensor],
+                 masks: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The delta of `trained` over `base` (parameters): `name.__indices__` / `name.__values__` (flat indices and new
+    values of the entries whose bits changed) for every masked tensor, `name.__dense__` for every other parameter. Raises when
+    an entry outside a mask changed (the delta would not describe a subnetwork)."""
+    trained, base = _state(trained), _state(base)
+    delta = {}
+    for name, tensor in trained.items():
+        if name not in base:
+            raise KeyError(f"parameter {name!r} is not in the base model")
+        if name not in masks:
+            delta[name + _DENSE] = tensor.detach().cpu().contiguous()
+            continue
+        flat, reference = tensor.detach().cpu().flatten(), base[name].detach().cpu().flatten()
+        changed = torch.nonzero(_bits(flat) != _bits(reference)).flatten()
+        outside = ~masks[name].flatten().cpu()[changed]
+        if bool(outside.any()):
+            raise ValueError(f"{int(outside.sum())} frozen entries of {name!r} differ from the base")
+        index_dtype = torch.int32 if flat.numel() < 2**31 else torch.int64
+        delta[name + _INDICES] = changed.to(index_dtype)
+        delta[name + _VALUES] = flat[changed].contiguous()
+    return delta
+
+
+def save_sparse_delta(trained: nn.Module | Mapping[str, torch.Tensor], base: nn.Module | Mapping[str, torch.Tensor],
+                      masks: Mapping[str, torch.Tensor], path: str | os.PathLike) -> SparseDeltaInfo:
+    """Write :func:`sparse_delta` to a safetensors file (a directory gets `subnetwork_delta.safetensors`) and report
+    its size."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        path = os.path.join(path, SPARSE_DELTA_NAME)
+    delta = sparse_delta(trained, base, masks)
+    save_file(delta, path, metadata={"format": "subnetwork_delta"})
+    state = _state(trained)
+    return SparseDeltaInfo(
+        path=path,
+        num_bytes=os.path.getsize(path),
+        dense_num_bytes=sum(t.numel() * t.element_size() for t in state.values()),
+        sparse_values=sum(t.numel() for key, t in delta.items() if key.endswith(_VALUES)),
+        dense_values=sum(t.numel() for key, t in delta.items() if key.endswith(_DENSE)),
+    )
+
+
+@torch.no_grad()
+def apply_sparse_delta(base_model: nn.Module, delta: Mapping[str, torch.Tensor] | str | os.PathLike) -> nn.Module:
+    """Load a sparse delta (a dict or a file from :func:`save_sparse_delta`) onto `base_model`, in place; returns it.
+    Raises when the delta names a parameter the model lacks or the model has a parameter the delta does not cover."""
+    if not isinstance(delta, Mapping):
+        path = os.fspath(delta)
+        if os.path.isdir(path):
+            path = os.path.join(path, SPARSE_DELTA_NAME)
+        with safe_open(path, framework="pt") as handle:
+            if (handle.metadata() or {}).get("format") != "subnetwork_delta":
+                raise ValueError(f"{path} is not a subnetwork delta file")
+            delta = {key: handle.get_tensor(key) for key in handle.keys()}
+    parameters = dict(base_model.named_parameters())
+    covered = set()
+    for key, tensor in delta.items():
+        for suffix in (_DENSE, _INDICES, _VALUES):
+            if key.endswith(suffix):
+                name = key[: -len(suffix)]
+                break
+        else:
+            raise ValueError(f"unexpected entry {key!r} in the sparse delta")
+        if name not in parameters:
+            raise KeyError(f"the sparse delta has {name!r}, which {type(base_model).__name__} lacks")
+        covered.add(name)
+        parameter = parameters[name]
+        if suffix == _DENSE:
+            parameter.copy_(tensor)
+        elif suffix == _INDICES:
+            values = delta[name + _VALUES].to(parameter.device, parameter.dtype)
+            parameter.view(-1).index_copy_(0, tensor.to(parameter.device, torch.long), values)
+    missing = sorted(set(parameters) - covered)
+    if missing:
+        raise ValueError(f"the sparse delta does not cover {len(missing)} parameters, e.g. {missing[:3]}")
+    return base_model
+
+
+__all__ = [
+    "SubnetworkConfig",
+    "SparseDeltaInfo",
+    "SUBNETWORK_MASK_NAME",
+    "SPARSE_DELTA_NAME",
+    "cubic_sparsity",
+    "top_magnitude_mask",
+    "target_parameters",
+    "identify_subnetwork",
+    "prune_masks",
+    "mask_density",
+    "save_subnetwork_mask",
+    "load_subnetwork_mask",
+    "check_masks",
+    "sparse_delta",
+    "save_sparse_delta",
+    "apply_sparse_delta",
+]

@@ -1,0 +1,314 @@
+"""SubnetworkTrainer: frozen entries bit-identical (weight decay and clipping on), zero Adam state for frozen entries,
+checkpoint/resume equality with the mask read from the checkpoint, iterative pruning during training, and a 2-process
+CPU run under `accelerate launch`."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import BertTokenizer, TrainerCallback, TrainingArguments
+
+from modeling_qbert import QBertConfig, QBertForSentenceScoring, QBertProcessor
+from modeling_qbert.sparse import (
+    SUBNETWORK_MASK_NAME,
+    SubnetworkConfig,
+    apply_sparse_delta,
+    identify_subnetwork,
+    load_subnetwork_mask,
+)
+from modeling_qbert.trainer import SubnetworkTrainer
+
+datasets = pytest.importorskip("datasets")
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+WORDS = ("the a of cat dog sat on mat fish runs red blue house tree river city war king early life born was "
+         "north south river bank old new town great small").split()
+
+
+def tiny_model(seed: int = 0) -> tuple[QBertForSentenceScoring, QBertProcessor]:
+    torch.manual_seed(seed)
+    config = QBertConfig(vocab_size=len(WORDS) + 5, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=64, hidden_dropout_prob=0.0,
+                         attention_probs_dropout_prob=0.0, max_query_levels=3)
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])}
+    processor = QBertProcessor.from_config(BertTokenizer(vocab=vocab), config)
+    model = QBertForSentenceScoring(config)
+    model.resize_token_embeddings(len(processor.tokenizer))
+    return model, processor
+
+
+def tiny_windows(processor: QBertProcessor, rows: int = 16):
+    generator = torch.Generator().manual_seed(1)
+    data = []
+    for _ in range(rows):
+        words = [WORDS[int(i)] for i in torch.randint(len(WORDS), (12,), generator=generator)]
+        sentences = [" ".join(words[k:k + 4]) for k in range(0, 12, 4)]
+        labels = [int(v) for v in torch.randint(2, (3,), generator=generator)]
+        data.append({"query": [words[0], words[5]], "document": sentences, "oracle_label": labels,
+                     "oracle_score": [float(v) for v in labels]})
+    return processor.prepare_dataset(datasets.Dataset.from_list(data))
+
+
+def training_arguments(output_dir, **overrides) -> TrainingArguments:
+    settings = dict(output_dir=str(output_dir), per_device_train_batch_size=4, max_steps=4, use_cpu=True,
+                    report_to=[], save_strategy="no", logging_steps=1, learning_rate=1e-2, weight_decay=0.1,
+                    max_grad_norm=1e-3, seed=7, data_seed=7, disable_tqdm=True)
+    return TrainingArguments(**{**settings, **overrides})
+
+
+def masked_snapshot(model, masks) -> dict[str, torch.Tensor]:
+    parameters = dict(model.named_parameters())
+    return {name: parameters[name].detach().clone() for name in masks}
+
+
+@pytest.mark.parametrize("optim, extra", [
+    ("adamw_torch_fused", {}),
+    ("adamw_torch", {}),
+    ("adamw_torch_fused", {"bf16": True}),
+    ("adamw_torch_fused", {"gradient_accumulation_steps": 2}),
+], ids=["fused", "foreach", "fused-bf16", "fused-accumulation"])
+def test_frozen_entries_bit_identical_and_adam_state_zero(tmp_path, optim, extra):
+    model, processor = tiny_model()
+    windows = tiny_windows(processor)
+    before_all = {name: p.detach().clone() for name, p in model.named_parameters()}
+    arguments = training_arguments(tmp_path, optim=optim, **extra)
+    trainer = SubnetworkTrainer(model=model, args=arguments, train_dataset=windows,
+                                data_collator=processor.collator(), subnetwork_config=SubnetworkConfig(fraction=0.1))
+    masks = trainer.identify_subnetwork()
+    assert any(name.endswith("attention.self.query.weight") for name in masks)
+    with torch.no_grad():  # a negative zero at a frozen position must keep its sign bit
+        name = next(iter(masks))
+        frozen_position = int(torch.nonzero(~masks[name].flatten())[0])
+        dict(model.named_parameters())[name].view(-1)[frozen_position] = -0.0
+        before_all[name] = dict(model.named_parameters())[name].detach().clone()
+    assert not any("embeddings" in name or name.startswith(("classifier", "sentence_pooling")) for name in masks)
+    before = masked_snapshot(model, masks)
+    trainer.train()
+
+    # clipping was active: the gradient norm of every step is far above max_grad_norm
+    norms = [entry["grad_norm"] for entry in trainer.state.log_history if "grad_norm" in entry]
+    assert norms and min(norms) > 100 * trainer.args.max_grad_norm
+    optimizer = trainer.optimizer.optimizer if hasattr(trainer.optimizer, "optimizer") else trainer.optimizer
+    if optim == "adamw_torch_fused":
+        assert optimizer.defaults.get("fused") is True
+    parameters = dict(model.named_parameters())
+    for name, mask in masks.items():
+        after = parameters[name].detach()
+        # bit patterns, not values: torch.equal would accept -0.0 == 0.0
+        assert torch.equal(after[~mask].view(torch.int32), before[name][~mask].view(torch.int32)), name
+        changed = (after[mask] != before[name][mask]).float().mean().item()
+        assert changed > 0.95, f"{name}: only {changed:.0%} of trainable entries changed"
+        state = optimizer.state[parameters[name]]
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert torch.count_nonzero(state[key][~mask]) == 0, (name, key)
+        assert torch.count_nonzero(state["exp_avg_sq"][mask]) > 0
+    # embeddings and the head are fully trainable and decayed
+    for name in ("bert.embeddings.word_embeddings.weight", "classifier.weight"):
+        assert not torch.equal(parameters[name].detach(), before_all[name]), name
+    logged = [entry for entry in trainer.state.log_history if "subnetwork/changed_fraction" in entry]
+    assert logged and 0.05 < logged[-1]["subnetwork/changed_fraction"] <= 0.1 + 1e-6
+    assert logged[-1]["subnetwork/trainable_fraction"] == pytest.approx(0.1, abs=0.01)
+
+    info = trainer.save_sparse_delta(tmp_path / "delta.safetensors", before_all)
+    assert info.num_bytes < info.dense_num_bytes
+    restored, _ = tiny_model(seed=5)
+    restored.load_state_dict({**restored.state_dict(), **before_all})
+    apply_sparse_delta(restored, tmp_path / "delta.safetensors")
+    for name, parameter in restored.named_parameters():
+        assert torch.equal(parameter, parameters[name]), name
+
+
+@pytest.mark.parametrize("implementation", ["fused", "foreach", "for-loop"])
+def test_adamw_keeps_exact_zero_updates_for_zero_gradients(implementation):
+    """Zero gradient → zero moments → update 0/(sqrt(0)+eps) = 0 exactly, in every AdamW implementation."""
+    torch.manual_seed(0)
+    parameter = torch.nn.Parameter(torch.randn(64, 48))
+    mask = torch.rand(64, 48) < 0.1
+    start = parameter.detach().clone()
+    flags = {"fused": dict(fused=True), "foreach": dict(foreach=True), "for-loop": dict(foreach=False)}[implementation]
+    optimizer = torch.optim.AdamW([parameter], lr=1e-2, weight_decay=0.0, eps=1e-8, **flags)
+    for _ in range(20):
+        parameter.grad = torch.randn(64, 48) * mask
+        optimizer.step()
+    assert torch.equal(parameter.detach()[~mask], start[~mask])
+    assert not torch.equal(parameter.detach()[mask], start[mask])
+    assert torch.count_nonzero(optimizer.state[parameter]["exp_avg"][~mask]) == 0
+
+
+def test_full_mask_matches_plain_adamw(tmp_path):
+    """With every entry trainable, the pre-hook decay + AdamW(wd=0) is AdamW with weight decay, bit for bit."""
+    from transformers import Trainer
+
+    results = []
+    for trainer_class in (Trainer, SubnetworkTrainer):
+        model, processor = tiny_model()
+        extra = {"subnetwork_config": SubnetworkConfig(fraction=1.0)} if trainer_class is SubnetworkTrainer else {}
+        trainer = trainer_class(model=model, args=training_arguments(tmp_path, max_steps=3), **extra,
+                                train_dataset=tiny_windows(processor), data_collator=processor.collator())
+        trainer.train()
+        results.append({name: p.detach().clone() for name, p in model.named_parameters()})
+    for name, tensor in results[0].items():
+        assert torch.equal(tensor, results[1][name]), name
+
+
+@pytest.mark.parametrize("config", [
+    SubnetworkConfig(),
+    SubnetworkConfig(fraction=0.2, method="iterative", begin_step=0, end_step=4, update_frequency=2),
+], ids=["one_step", "iterative"])
+def test_resume_equals_uninterrupted_run_and_reads_the_mask_from_the_checkpoint(tmp_path, config):
+    model, processor = tiny_model()
+    windows = tiny_windows(processor)
+    arguments = training_arguments(tmp_path / "run", save_strategy="steps", save_steps=3, max_steps=6)
+    straight = SubnetworkTrainer(model=model, args=arguments, train_dataset=windows,
+                                 data_collator=processor.collator(), subnetwork_config=config)
+    straight.train()
+    final = {name: p.detach().clone() for name, p in model.named_parameters()}
+    checkpoint = tmp_path / "run" / "checkpoint-3"
+    saved_masks, saved_config = load_subnetwork_mask(checkpoint / SUBNETWORK_MASK_NAME)
+    assert saved_config == config
+    assert (tmp_path / "run" / "checkpoint-6" / SUBNETWORK_MASK_NAME).is_file()
+
+    # A fresh model whose weights are perturbed: a recomputed mask would differ from the saved one.
+    resumed_model, _ = tiny_model(seed=123)
+    with torch.no_grad():
+        for parameter in resumed_model.parameters():
+            parameter.add_(torch.randn_like(parameter))
+    recomputed = identify_subnetwork(resumed_model, SubnetworkConfig())  # one-step top 10%
+    assert any(not torch.equal(recomputed[name], saved_masks[name]) for name in saved_masks)
+
+    resumed = SubnetworkTrainer(model=resumed_model, args=arguments, train_dataset=windows,
+                                data_collator=processor.collator(), subnetwork_config=config)
+    loaded = {}
+    original_create = resumed.create_optimizer
+
+    def create_optimizer(model=None):  # the mask the optimizer is built with is the checkpoint's
+        loaded.update({name: mask.clone() for name, mask in resumed.subnetwork_mask.items()})
+        return original_create(model)
+
+    resumed.create_optimizer = create_optimizer
+    resumed.train(resume_from_checkpoint=str(checkpoint))
+    for name, mask in saved_masks.items():
+        assert torch.equal(loaded[name], mask), name
+    final_masks, _ = load_subnetwork_mask(tmp_path / "run" / "checkpoint-6" / SUBNETWORK_MASK_NAME)
+    for name, mask in final_masks.items():
+        assert torch.equal(resumed.subnetwork_mask[name].cpu(), mask), name
+    for name, parameter in resumed_model.named_parameters():
+        assert torch.equal(parameter.detach(), final[name]), name
+
+
+def test_resume_without_a_mask_file_fails(tmp_path):
+    model, processor = tiny_model()
+    windows = tiny_windows(processor, rows=8)
+    arguments = training_arguments(tmp_path / "run", save_strategy="steps", save_steps=1, max_steps=1)
+    SubnetworkTrainer(model=model, args=arguments, train_dataset=windows, data_collator=processor.collator()).train()
+    os.remove(tmp_path / "run" / "checkpoint-1" / SUBNETWORK_MASK_NAME)
+    trainer = SubnetworkTrainer(model=tiny_model()[0], args=training_arguments(tmp_path / "run", max_steps=2),
+                                train_dataset=windows, data_collator=processor.collator())
+    with pytest.raises(FileNotFoundError, match="cannot be recomputed"):
+        trainer.train(resume_from_checkpoint=str(tmp_path / "run" / "checkpoint-1"))
+
+
+def test_iterative_pruning_shrinks_masks_and_freezes_what_leaves(tmp_path):
+    model, processor = tiny_model()
+    config = SubnetworkConfig(fraction=0.2, method="iterative", begin_step=0, end_step=4, update_frequency=2)
+
+    class Snapshots(TrainerCallback):
+        def __init__(self):
+            self.history = []
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.history.append(({k: m.clone() for k, m in trainer.subnetwork_mask.items()},
+                                 masked_snapshot(model, trainer.subnetwork_mask)))
+
+    snapshots = Snapshots()
+    trainer = SubnetworkTrainer(model=model, args=training_arguments(tmp_path, max_steps=6),
+                                train_dataset=tiny_windows(processor), data_collator=processor.collator(),
+                                subnetwork_config=config, callbacks=[snapshots])
+    trainer.train()
+    densities = [sum(int(m.sum()) for m in masks.values()) / sum(m.numel() for m in masks.values())
+                 for masks, _ in snapshots.history]
+    expected = [config.trainable_fraction_at(step) for step in (0, 0, 2, 2, 4, 4)]
+    assert densities == pytest.approx(expected, abs=0.02)
+    assert densities[-1] == pytest.approx(0.2, abs=0.01)
+    for (masks_i, values_i), (masks_j, values_j) in zip(snapshots.history, snapshots.history[1:]):
+        for name, mask in masks_i.items():
+            assert not bool((masks_j[name] & ~mask).any()), "a mask grew"
+            frozen = ~mask
+            assert torch.equal(values_j[name][frozen], values_i[name][frozen]), name
+    optimizer = trainer.optimizer.optimizer if hasattr(trainer.optimizer, "optimizer") else trainer.optimizer
+    parameters = dict(model.named_parameters())
+    for name, mask in trainer.subnetwork_mask.items():
+        assert torch.count_nonzero(optimizer.state[parameters[name]]["exp_avg_sq"][~mask]) == 0
+
+
+def test_passing_an_optimizer_is_refused(tmp_path):
+    model, processor = tiny_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(ValueError, match="builds its own optimizer"):
+        SubnetworkTrainer(model=model, args=training_arguments(tmp_path), optimizers=(optimizer, None))
+
+
+LAUNCHED_SCRIPT = """
+import json, os, sys
+import torch
+sys.path.insert(0, {tests!r})
+from test_trainer import tiny_model, tiny_windows, training_arguments
+from modeling_qbert.sparse import SubnetworkConfig, save_subnetwork_mask
+from modeling_qbert.trainer import SubnetworkTrainer
+
+out = {out!r}
+model, processor = tiny_model()
+base = {{name: p.detach().clone() for name, p in model.named_parameters()}}
+arguments = training_arguments(out, max_steps=3, per_device_train_batch_size=2, ddp_find_unused_parameters=False,
+                               ddp_backend="gloo")
+trainer = SubnetworkTrainer(model=model, args=arguments, train_dataset=tiny_windows(processor),
+                            data_collator=processor.collator(), subnetwork_config=SubnetworkConfig(fraction=0.1))
+rank = trainer.args.process_index
+with open(os.path.join(out, f"started-{{rank}}"), "w") as handle:
+    handle.write(str(trainer.args.world_size))
+trainer.train()
+trainer.save_model(out)
+if trainer.args.should_save:
+    torch.save(base, os.path.join(out, "base.pt"))
+    torch.save({{name: p.detach() for name, p in model.named_parameters()}}, os.path.join(out, "trained.pt"))
+torch.save({{name: p.detach() for name, p in model.named_parameters()}}, os.path.join(out, f"rank-{{rank}}.pt"))
+"""
+
+
+def test_two_cpu_processes_under_accelerate_launch(tmp_path):
+    script = tmp_path / "train_two_processes.py"
+    script.write_text(textwrap.dedent(LAUNCHED_SCRIPT.format(tests=str(Path(__file__).parent), out=str(tmp_path))))
+    env = {**os.environ, "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+               "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+               "--main_process_port", "29517", str(script)]
+    try:
+        result = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.skip("accelerate launch with 2 CPU processes did not finish in 120 s on this machine")
+    started = sorted(path.name for path in tmp_path.glob("started-*"))
+    if started != ["started-0", "started-1"]:
+        pytest.skip(f"accelerate launch could not start 2 processes (rc={result.returncode}): "
+                    f"{result.stderr[-1500:]}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert {(tmp_path / name).read_text() for name in started} == {"2"}
+
+    masks, _ = load_subnetwork_mask(tmp_path / SUBNETWORK_MASK_NAME)
+    base, trained = torch.load(tmp_path / "base.pt"), torch.load(tmp_path / "trained.pt")
+    other_rank = torch.load(tmp_path / "rank-1.pt")
+    for name, mask in masks.items():
+        assert torch.equal(trained[name][~mask], base[name][~mask]), name
+        assert not torch.equal(trained[name][mask], base[name][mask]), name
+    for name, tensor in trained.items():  # DDP keeps the replicas equal
+        assert torch.equal(tensor, other_rank[name]), name
+    state = json.loads((tmp_path / "trainer_state.json").read_text()) if (tmp_path / "trainer_state.json").exists() \
+        else None
+    assert state is None or state["global_step"] == 3
+    assert math.isfinite(float(trained["classifier.weight"].sum()))
