@@ -72,11 +72,12 @@ def feature_row(example: Example) -> dict[str, Any]:
     return {name: values[name] for name in FEATURES}
 
 
-def _write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
+def _write_parquet(rows: list[dict[str, Any]], path: Path, features: datasets.Features = FEATURES) -> None:
+    """Write ``rows`` with ``features``' schema, fixed row groups, no timestamps (same rows -> same bytes)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = FEATURES.arrow_schema
+    schema = features.arrow_schema
     table = pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()
     temporary = path.with_name(path.name + ".tmp")
     pq.write_table(table, temporary, row_group_size=ROW_GROUP_SIZE, compression="zstd", write_statistics=True)

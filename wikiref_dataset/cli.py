@@ -7,7 +7,8 @@ Subcommands:
     statements  WikiRef stage 1: statements with their first citation from Wikipedia dumps (``wiki/cli.py``);
     documents   WikiRef stage 2: the cited pages from WARC archives or HTTP (``web/cli.py``);
     duc         DUC 2005-2007: ``convert`` the NIST folders, ``evaluate`` baselines/summaries/models (``duc_cli.py``);
-    summarize   an extractive query-focused summary of text files with a Q-BERT model (``summarize_cli.py``).
+    summarize   an extractive query-focused summary of text files with a Q-BERT model (``summarize_cli.py``);
+    psg2sum     passage-summary pairs mined from revision histories (``psg2sum/cli.py``).
 """
 
 from __future__ import annotations
@@ -225,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Subcommands of the other parts register themselves; imported here so `wikiref rouge` stays light.
     from .build_cli import add_build_parser
     from .duc_cli import add_duc_parser
+    from .psg2sum.cli import add_psg2sum_parser
     from .summarize_cli import add_summarize_parser
     from .web.cli import add_documents_parser
     from .wiki.cli import add_statements_parser
@@ -234,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_duc_parser(commands)
     add_build_parser(commands)
     add_summarize_parser(commands)
+    add_psg2sum_parser(commands)
     return parser
 
 

@@ -28,7 +28,7 @@ import hashlib
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -42,8 +42,8 @@ from .text import TextConfig, TextPipeline
 
 __all__ = [
     "BOUNDED_QUANTITIES", "CurationConfig", "Example", "LengthBounds", "LengthFilter", "LengthStatistics",
-    "OracleFilter", "OracleLabeler", "UnigramRecallFilter", "assign_splits", "label_example", "measure_example",
-    "measure_examples", "merge_length_bounds", "percentile", "split_sizes", "unigram_recall",
+    "OracleFilter", "OracleLabeler", "UnigramRecallFilter", "assign_group_splits", "assign_splits", "label_example",
+    "measure_example", "measure_examples", "merge_length_bounds", "percentile", "split_sizes", "unigram_recall",
 ]  # fmt: skip
 
 BOUNDED_QUANTITIES = ("document_tokens", "document_sentences", "summary_tokens", "summary_sentences")
@@ -425,12 +425,22 @@ def split_sizes(n_examples: int, n_groups: int, config: CurationConfig) -> tuple
 def assign_splits(examples: Sequence[Example], config: CurationConfig) -> dict[str, list[Example]]:
     """Random split by cited URL: URL groups in the order of ``sha256(seed:url_key)`` fill test, then validation,
     then the rest is train; a group never straddles two splits. Examples inside a split are sorted by id."""
-    groups: dict[str, list[Example]] = {}
-    for example in sorted(examples, key=lambda e: e.id):
-        groups.setdefault(example.url_key or example.url, []).append(example)
-    order = sorted(groups, key=lambda key: hashlib.sha256(f"{config.seed}:{key}".encode()).hexdigest())
-    dev_size, test_size = split_sizes(len(examples), len(groups), config)
-    splits: dict[str, list[Example]] = {"train": [], "validation": [], "test": []}
+    n_groups = len({example.url_key or example.url for example in examples})
+    dev_size, test_size = split_sizes(len(examples), n_groups, config)
+    return assign_group_splits(examples, lambda e: e.url_key or e.url, lambda e: e.id, dev_size, test_size,
+                               config.seed)
+
+
+def assign_group_splits(items: Sequence[Any], group_of: Callable[[Any], str], id_of: Callable[[Any], str],
+                        dev_size: int, test_size: int, seed: int) -> dict[str, list[Any]]:
+    """The deterministic group-disjoint split behind :func:`assign_splits`, for any records (PSG2SUM groups by
+    page): groups in the order of ``sha256(seed:group)`` fill test, then validation, then train gets the rest;
+    a group never straddles two splits; records inside a split are sorted by ``id_of``."""
+    groups: dict[str, list[Any]] = {}
+    for item in sorted(items, key=id_of):
+        groups.setdefault(group_of(item), []).append(item)
+    order = sorted(groups, key=lambda key: hashlib.sha256(f"{seed}:{key}".encode()).hexdigest())
+    splits: dict[str, list[Any]] = {"train": [], "validation": [], "test": []}
     for key in order:
         if len(splits["test"]) < test_size:
             name = "test"
@@ -440,5 +450,5 @@ def assign_splits(examples: Sequence[Example], config: CurationConfig) -> dict[s
             name = "train"
         splits[name].extend(groups[key])
     for name in splits:
-        splits[name].sort(key=lambda e: e.id)
+        splits[name].sort(key=id_of)
     return splits

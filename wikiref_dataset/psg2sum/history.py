@@ -1,0 +1,154 @@
+"""Stream the revisions of a ``pages-meta-history`` dump, page by page, in constant memory.
+
+:func:`~wikiref_dataset.wiki.dump.iter_pages` keeps only a page's last revision, so the revision stream lives here.
+It opens files and walks ``<mediawiki>`` exactly as :mod:`~wikiref_dataset.wiki.dump` does (same opener, same
+optional ``<siteinfo>``, same :class:`~wikiref_dataset.wiki.dump.DumpError`) and yields, per page, a lazy iterator
+of its revisions. mwxml empties each ``<revision>`` element after use but leaves it attached to its ``<page>``; a
+page with a million revisions would keep a million empty elements, so each one is detached as soon as it has been
+read (and each ``<page>`` from the root, as ``iter_pages`` does). ``.7z`` dumps are not read: no maintained Python
+library streams 7z (``py7zr`` extracts whole members); decompress with ``7z e -so`` and pass the ``.xml``.
+
+Pages can be sharded across tasks: task ``rank`` of ``world_size`` gets the pages whose position in the file is
+``rank`` modulo ``world_size`` (the others are skipped without reading their revisions' text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.etree.ElementTree import ParseError
+
+import mwxml
+from mwxml.element_iterator import ElementIterator
+from mwxml.errors import MalformedXML
+
+from ..wiki.dump import DumpError, open_dump
+
+__all__ = ["PageHistory", "Revision", "iter_histories"]
+
+# what mwxml / ElementTree / the decompressors raise on a damaged or truncated file (as in wiki/dump.py)
+_READ_ERRORS = (ParseError, MalformedXML, OSError, EOFError, ValueError, AssertionError)
+
+
+@dataclass
+class Revision:
+    """One revision of a page.
+
+    Args:
+        revision_id (`int`): the revision id.
+        parent_id (`int`, *optional*): the ``<parentid>`` the dump gives (``None`` for a page's first revision).
+        timestamp (`str`): ISO 8601 timestamp (empty when the dump has none).
+        text (`str`, *optional*): the wikitext; ``None`` when the dump has no text (missing element, empty, or
+            deleted — see ``text_deleted``).
+        text_deleted (`bool`): ``<text deleted="deleted"/>``: the revision was suppressed.
+        sha1 (`str`, *optional*): the dump's ``<sha1>`` of the text, when given.
+    """
+
+    revision_id: int
+    parent_id: int | None
+    timestamp: str
+    text: str | None
+    text_deleted: bool = False
+    sha1: str | None = None
+
+
+@dataclass
+class PageHistory:
+    """A page and a one-shot, lazy iterator over its revisions (oldest first, as dumps store them)."""
+
+    page_id: int
+    title: str
+    namespace: int
+    redirect: str | None
+    revisions: Iterator[Revision]
+
+
+def iter_histories(
+    path: str | Path,
+    namespaces: Iterable[int] | None = (0,),
+    skip_redirects: bool = True,
+    rank: int = 0,
+    world_size: int = 1,
+) -> Iterator[PageHistory]:
+    """The pages of a history dump with their revisions, streamed.
+
+    Consume (or abandon) each page's ``revisions`` before asking for the next page.
+
+    Args:
+        path (`str` or `Path`): a ``.xml``, ``.xml.bz2`` or ``.xml.gz`` dump.
+        namespaces (`Iterable[int]`, *optional*): namespaces kept (default articles); ``None`` keeps all.
+        skip_redirects (`bool`): drop pages that are redirects (as of the dump).
+        rank (`int`), world_size (`int`): this task's share of the pages (position modulo ``world_size``).
+
+    Raises:
+        DumpError: missing, unknown or damaged file (the message names it).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DumpError(f"{path}: no such dump file")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"need 0 <= rank < world_size, got rank={rank}, world_size={world_size}")
+    wanted = None if namespaces is None else frozenset(namespaces)
+    with open_dump(path) as handle:
+        try:
+            root = ElementIterator.from_file(handle)
+            if root.tag != "mediawiki":
+                raise DumpError(f"{path}: not a MediaWiki XML dump (root element <{root.tag}>)")
+            for position, (page, page_element) in enumerate(_pages(root)):
+                try:
+                    if position % world_size != rank:
+                        continue
+                    if (wanted is not None and page.namespace not in wanted) or (skip_redirects and page.redirect):
+                        continue
+                    yield PageHistory(
+                        page_id=int(page.id),
+                        title=page.title,
+                        namespace=int(page.namespace),
+                        redirect=page.redirect,
+                        revisions=_revisions(path, page, page_element),
+                    )
+                finally:
+                    del root.element[:]  # as iter_pages: detach the emptied <page>
+        except DumpError:
+            raise
+        except _READ_ERRORS as err:
+            raise DumpError(f"{path}: cannot read the dump ({type(err).__name__}: {err})") from err
+
+
+def _pages(root: ElementIterator) -> Iterator[tuple[mwxml.Page, Any]]:
+    """``(page, its <page> element)`` for each page of a ``<mediawiki>`` element; ``<siteinfo>`` optional, as in
+    :func:`~wikiref_dataset.wiki.dump.iter_pages` (which does not expose the element that must be emptied here)."""
+    namespace_map = None
+    for element in root:
+        if element.tag == "siteinfo":
+            site_info = mwxml.SiteInfo.from_element(element)
+            if site_info.namespaces is not None:
+                namespace_map = {namespace.name: namespace for namespace in site_info.namespaces}
+        elif element.tag == "page":
+            yield mwxml.Page.from_element(element, namespace_map), element.element
+        elif element.tag != "logitem":
+            raise MalformedXML(f"unexpected <{element.tag}> in <mediawiki>")
+
+
+def _revisions(path: Path, page: mwxml.Page, page_element: Any) -> Iterator[Revision]:
+    try:
+        yield from _read_revisions(page, page_element)
+    except _READ_ERRORS as err:
+        raise DumpError(f"{path}: cannot read the revisions of page {page.id} ({type(err).__name__}: {err})") from err
+
+
+def _read_revisions(page: mwxml.Page, page_element: Any) -> Iterator[Revision]:
+    for revision in page:
+        del page_element[:]  # detach the <revision> just read (and the page header) from the <page>
+        parent = getattr(revision, "parent_id", None)
+        deleted = getattr(revision, "deleted", None)
+        yield Revision(
+            revision_id=int(revision.id),
+            parent_id=int(parent) if parent not in (None, "") else None,
+            timestamp=str(revision.timestamp) if revision.timestamp is not None else "",
+            text=revision.text if revision.text else None,
+            text_deleted=bool(deleted is not None and deleted.text),
+            sha1=revision.sha1,
+        )

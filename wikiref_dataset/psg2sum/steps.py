@@ -1,0 +1,71 @@
+"""PSG2SUM mining as a datatrove reader step: history dumps → one ``Document`` per passage–summary pair.
+
+Task ``rank`` of ``world_size`` mines the pages at positions ``rank`` modulo ``world_size`` of every dump (pages,
+not files, are sharded: a history dump is a few huge files). The miner's counters go to datatrove's stats. Put a
+``JsonlWriter`` after it; :func:`pair_from_document` reads a document back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from datatrove.data import Document, DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+from .history import iter_histories
+from .mining import MiningConfig, PairMiner, PassageSummaryPair
+
+__all__ = ["Psg2SumPairs", "pair_from_document", "pair_to_document"]
+
+
+def pair_to_document(pair: PassageSummaryPair) -> Document:
+    """The pair as a datatrove document: ``text`` = passage, everything else in ``metadata``."""
+    metadata = {key: value for key, value in asdict(pair).items() if key not in ("id", "passage")}
+    return Document(text=pair.passage, id=pair.id, metadata=metadata)
+
+
+def pair_from_document(document: Document | dict[str, Any]) -> PassageSummaryPair:
+    """Inverse of :func:`pair_to_document` (also accepts the JSON object a ``JsonlWriter`` wrote)."""
+    if isinstance(document, Document):
+        values = {"id": document.id, "passage": document.text, **document.metadata}
+    else:
+        values = {"id": document["id"], "passage": document["text"], **document.get("metadata", {})}
+    return PassageSummaryPair(**{f.name: values[f.name] for f in fields(PassageSummaryPair)})
+
+
+class Psg2SumPairs(PipelineStep):
+    """Reads ``pages-meta-history`` dumps and yields one document per mined pair.
+
+    Args:
+        dumps (`str`, `Path` or a sequence of them): history dumps (``.xml``, ``.xml.bz2``, ``.xml.gz``).
+        config (:class:`MiningConfig`, *optional*): mining settings.
+    """
+
+    name = "⛏ PSG2SUM pairs"
+    type = "📖 - READER"
+
+    def __init__(self, dumps: str | Path | Sequence[str | Path], config: MiningConfig | None = None) -> None:
+        super().__init__()
+        self.dumps = [str(dumps)] if isinstance(dumps, (str, Path)) else [str(path) for path in dumps]
+        if not self.dumps:
+            raise ValueError("Psg2SumPairs needs at least one history dump")
+        self.config = config if config is not None else MiningConfig()
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        if data:
+            yield from data
+        miner = PairMiner(self.config)
+        reported = miner.stats.copy()
+        for path in self.dumps:
+            histories = iter_histories(path, namespaces=self.config.namespaces, rank=rank, world_size=world_size)
+            for history in histories:
+                with self.track_time("page"):
+                    pairs = list(miner.mine_page(history))
+                for key, value in (miner.stats - reported).items():
+                    self.stat_update(key, value=value)
+                reported = miner.stats.copy()
+                for pair in pairs:
+                    yield pair_to_document(pair)
