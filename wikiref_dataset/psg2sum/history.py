@@ -1,9 +1,9 @@
 """Stream the revisions of a ``pages-meta-history`` dump, page by page, in constant memory.
 
 :func:`~wikiref_dataset.wiki.dump.iter_pages` keeps only a page's last revision, so the revision stream lives here.
-It opens files and walks ``<mediawiki>`` exactly as :mod:`~wikiref_dataset.wiki.dump` does (same opener, same
-optional ``<siteinfo>``, same :class:`~wikiref_dataset.wiki.dump.DumpError`) and yields, per page, a lazy iterator
-of its revisions. mwxml empties each ``<revision>`` element after use but leaves it attached to its ``<page>``; a
+The page loop is :func:`~wikiref_dataset.wiki.dump.iter_page_elements` (same opener, optional ``<siteinfo>``,
+:class:`~wikiref_dataset.wiki.dump.DumpError`, sharding); this module yields, per page, a lazy iterator of its
+revisions. mwxml empties each ``<revision>`` element after use but leaves it attached to its ``<page>``; a
 page with a million revisions would keep a million empty elements, so each one is detached as soon as it has been
 read (and each ``<page>`` from the root, as ``iter_pages`` does). ``.7z`` dumps are not read: no maintained Python
 library streams 7z (``py7zr`` extracts whole members); decompress with ``7z e -so`` and pass the ``.xml``.
@@ -18,18 +18,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from xml.etree.ElementTree import ParseError
 
 import mwxml
-from mwxml.element_iterator import ElementIterator
-from mwxml.errors import MalformedXML
 
-from ..wiki.dump import DumpError, open_dump
+from ..wiki.dump import READ_ERRORS, DumpError, iter_page_elements
 
 __all__ = ["PageHistory", "Revision", "iter_histories"]
 
-# what mwxml / ElementTree / the decompressors raise on a damaged or truncated file (as in wiki/dump.py)
-_READ_ERRORS = (ParseError, MalformedXML, OSError, EOFError, ValueError, AssertionError)
 
 
 @dataclass
@@ -85,57 +80,20 @@ def iter_histories(
     Raises:
         DumpError: missing, unknown or damaged file (the message names it).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DumpError(f"{path}: no such dump file")
-    if not 0 <= rank < world_size:
-        raise ValueError(f"need 0 <= rank < world_size, got rank={rank}, world_size={world_size}")
-    wanted = None if namespaces is None else frozenset(namespaces)
-    with open_dump(path) as handle:
-        try:
-            root = ElementIterator.from_file(handle)
-            if root.tag != "mediawiki":
-                raise DumpError(f"{path}: not a MediaWiki XML dump (root element <{root.tag}>)")
-            for position, (page, page_element) in enumerate(_pages(root)):
-                try:
-                    if position % world_size != rank:
-                        continue
-                    if (wanted is not None and page.namespace not in wanted) or (skip_redirects and page.redirect):
-                        continue
-                    yield PageHistory(
-                        page_id=int(page.id),
-                        title=page.title,
-                        namespace=int(page.namespace),
-                        redirect=page.redirect,
-                        revisions=_revisions(path, page, page_element),
-                    )
-                finally:
-                    del root.element[:]  # as iter_pages: detach the emptied <page>
-        except DumpError:
-            raise
-        except _READ_ERRORS as err:
-            raise DumpError(f"{path}: cannot read the dump ({type(err).__name__}: {err})") from err
-
-
-def _pages(root: ElementIterator) -> Iterator[tuple[mwxml.Page, Any]]:
-    """``(page, its <page> element)`` for each page of a ``<mediawiki>`` element; ``<siteinfo>`` optional, as in
-    :func:`~wikiref_dataset.wiki.dump.iter_pages` (which does not expose the element that must be emptied here)."""
-    namespace_map = None
-    for element in root:
-        if element.tag == "siteinfo":
-            site_info = mwxml.SiteInfo.from_element(element)
-            if site_info.namespaces is not None:
-                namespace_map = {namespace.name: namespace for namespace in site_info.namespaces}
-        elif element.tag == "page":
-            yield mwxml.Page.from_element(element, namespace_map), element.element
-        elif element.tag != "logitem":
-            raise MalformedXML(f"unexpected <{element.tag}> in <mediawiki>")
+    for page, page_element in iter_page_elements(path, namespaces, skip_redirects, rank, world_size):
+        yield PageHistory(
+            page_id=int(page.id),
+            title=page.title,
+            namespace=int(page.namespace),
+            redirect=page.redirect,
+            revisions=_revisions(Path(path), page, page_element),
+        )
 
 
 def _revisions(path: Path, page: mwxml.Page, page_element: Any) -> Iterator[Revision]:
     try:
         yield from _read_revisions(page, page_element)
-    except _READ_ERRORS as err:
+    except READ_ERRORS as err:
         raise DumpError(f"{path}: cannot read the revisions of page {page.id} ({type(err).__name__}: {err})") from err
 
 

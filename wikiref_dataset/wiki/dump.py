@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 from xml.etree.ElementTree import ParseError
 
 import mwxml
@@ -82,57 +82,83 @@ def iter_pages(
     Raises:
         DumpError: the file is missing, of an unknown format, or damaged (the message names the file).
     """
+    for page, _ in iter_page_elements(path, namespaces, skip_redirects):
+        revision = None
+        try:
+            for last in page:  # pages-articles: one; a history dump: the last one is kept
+                revision = last
+        except READ_ERRORS as err:
+            raise DumpError(f"{path}: cannot read page {page.id} ({type(err).__name__}: {err})") from err
+        if revision is None:
+            continue
+        yield WikiPage(
+            page_id=int(page.id),
+            title=page.title,
+            namespace=int(page.namespace),
+            revision_id=int(revision.id),
+            timestamp=str(revision.timestamp) if revision.timestamp is not None else "",
+            text=revision.text or "",
+            redirect=page.redirect,
+        )
+
+
+# What mwxml, ElementTree and the decompressors raise on a damaged or truncated file.
+READ_ERRORS = (ParseError, MalformedXML, OSError, EOFError, ValueError, AssertionError)
+
+
+def iter_page_elements(
+    path: str | Path,
+    namespaces: Iterable[int] | None = (0,),
+    skip_redirects: bool = True,
+    rank: int = 0,
+    world_size: int = 1,
+) -> Iterator[tuple[mwxml.Page, Any]]:
+    """``(mwxml page, its <page> element)`` for the pages of a dump: the one page loop that :func:`iter_pages` and
+    the revision-history reader (``psg2sum/history.py``) share.
+
+    Opens the file by extension, checks the root, filters namespaces and redirects, keeps this task's pages
+    (position modulo ``world_size`` equal to ``rank``) and, once the consumer moves on, detaches the emptied
+    ``<page>`` from the root (mwxml leaves it attached: ~50 bytes a page, about 1 GB for English Wikipedia).
+    Read errors of the page loop become :class:`DumpError`; the consumer reads a page's revisions itself and
+    converts the :data:`READ_ERRORS` it meets there.
+    """
     path = Path(path)
     if not path.is_file():
         raise DumpError(f"{path}: no such dump file")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"need 0 <= rank < world_size, got rank={rank}, world_size={world_size}")
     wanted = None if namespaces is None else frozenset(namespaces)
     with open_dump(path) as handle:
         try:
             root = ElementIterator.from_file(handle)
             if root.tag != "mediawiki":
                 raise DumpError(f"{path}: not a MediaWiki XML dump (root element <{root.tag}>)")
-            for page in _items(root):
+            for position, (page, element) in enumerate(_pages(root)):
                 try:
+                    if position % world_size != rank:
+                        continue
                     if (wanted is not None and page.namespace not in wanted) or (skip_redirects and page.redirect):
                         continue
-                    revision = None
-                    for last in page:  # pages-articles: one; a history dump: the last one is kept
-                        revision = last
-                    if revision is None:
-                        continue
-                    yield WikiPage(
-                        page_id=int(page.id),
-                        title=page.title,
-                        namespace=int(page.namespace),
-                        revision_id=int(revision.id),
-                        timestamp=str(revision.timestamp) if revision.timestamp is not None else "",
-                        text=revision.text or "",
-                        redirect=page.redirect,
-                    )
+                    yield page, element
                 finally:
-                    # mwxml empties each <page> element but leaves it attached to the root: detach it
                     del root.element[:]
         except DumpError:
             raise
-        except (ParseError, MalformedXML, OSError, EOFError, ValueError, AssertionError) as err:
+        except READ_ERRORS as err:
             raise DumpError(f"{path}: cannot read the dump ({type(err).__name__}: {err})") from err
 
 
-def _items(root: ElementIterator) -> Iterator[mwxml.Page]:
-    """The pages of a ``<mediawiki>`` element. Like ``mwxml.Dump.from_element`` but ``<siteinfo>`` is optional
-    (exports made with Special:Export or by tools often lack it; ``<ns>`` tells each page's namespace anyway)."""
+def _pages(root: ElementIterator) -> Iterator[tuple[mwxml.Page, Any]]:
+    """``(page, its <page> element)`` for each page of a ``<mediawiki>`` element. Like ``mwxml.Dump`` but
+    ``<siteinfo>`` is optional (exports made with Special:Export or by tools often lack it; ``<ns>`` tells each
+    page's namespace anyway)."""
     namespace_map = None
-    first = None
     for element in root:
         if element.tag == "siteinfo":
             site_info = mwxml.SiteInfo.from_element(element)
             if site_info.namespaces is not None:
                 namespace_map = {namespace.name: namespace for namespace in site_info.namespaces}
-        elif element.tag in ("page", "logitem"):
-            first = element
-            break
-        else:
+        elif element.tag == "page":
+            yield mwxml.Page.from_element(element, namespace_map), element.element
+        elif element.tag != "logitem":
             raise MalformedXML(f"unexpected <{element.tag}> in <mediawiki>")
-    if first is None:
-        return iter(())
-    return (item for item in mwxml.Dump.load_items(first, root, namespace_map) if isinstance(item, mwxml.Page))
