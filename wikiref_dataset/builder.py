@@ -10,8 +10,9 @@ as a ``GeneratorBasedBuilder``.
 from __future__ import annotations
 
 import json
+import logging
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ import datasets
 from .curation import Example
 
 __all__ = ["FEATURES", "SPLITS", "WikiRef", "split_statistics", "write_dataset_folder"]
+
+logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "validation", "test")
 
@@ -84,6 +87,13 @@ def _write_parquet(rows: list[dict[str, Any]], path: Path, features: datasets.Fe
     temporary.replace(path)
 
 
+def written_splits(splits: Mapping[str, Sequence[Any]]) -> list[str]:
+    """The splits that get a Parquet file and a ``configs:`` entry: the non-empty ones, since ``datasets`` cannot
+    load an empty split ("corresponds to no data"), or ``train`` alone (typed, empty) when there is no row at all;
+    such a folder documents the build but ``load_dataset`` refuses it."""
+    return [split for split in SPLITS if splits.get(split)] or [SPLITS[0]]
+
+
 def split_statistics(examples: Sequence[Example]) -> dict[str, Any]:
     """Table I (means) and Table II (percentiles) of a list of examples."""
     from .curation import percentile
@@ -126,7 +136,7 @@ def _card(splits: dict[str, list[Example]], build: dict[str, Any], figures: list
     whole = split_statistics(all_examples)
     front = ["---", "license: cc-by-sa-4.0", "language:", "- en", "task_categories:", "- summarization",
              "pretty_name: WikiRef", "configs:", "- config_name: default", "  data_files:"]
-    for split in SPLITS:
+    for split in written_splits(splits):
         front += [f"  - split: {split}", f"    path: data/{split}-*.parquet"]
     front += ["---", ""]
     lines = ["# WikiRef", "", _DESCRIPTION, "", "## How it was built", "",
@@ -161,10 +171,17 @@ def write_dataset_folder(splits: dict[str, list[Example]], output_dir: str | Pat
     """Write the Parquet shards, the histograms, ``statistics.json`` and the card; returns the split sizes."""
     output = Path(output_dir)
     (output / "data").mkdir(parents=True, exist_ok=True)
-    for split in SPLITS:
-        rows = [feature_row(e) for e in sorted(splits.get(split, []), key=lambda e: e.id)]
-        _write_parquet(rows, output / "data" / f"{split}-00000-of-00001.parquet")
     complete = {split: splits.get(split, []) for split in SPLITS}
+    written = written_splits(complete)
+    for split in SPLITS:
+        path = output / "data" / f"{split}-00000-of-00001.parquet"
+        if split in written:
+            _write_parquet([feature_row(e) for e in sorted(complete[split], key=lambda e: e.id)], path)
+        else:
+            path.unlink(missing_ok=True)
+    if not any(complete.values()):
+        logger.warning("%s: no example survived the build; the folder holds the card and an empty typed train "
+                       "split, which load_dataset refuses", output)
     figures = _histograms([e for s in SPLITS for e in complete[s]], output / "figures")
     (output / "statistics.json").write_text(json.dumps(
         {split: split_statistics(complete[split]) for split in SPLITS}, indent=1), encoding="utf-8")

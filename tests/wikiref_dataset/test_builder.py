@@ -76,3 +76,22 @@ def test_generator_based_builder_reads_a_build(tmp_path):
     assert dataset["train"].features == FEATURES
     assert sum(split.num_rows for split in dataset.values()) == 19
     assert dataset["test"].to_list() == datasets.load_dataset(str(out), split="test").to_list()
+
+
+def test_empty_splits_are_left_out_so_small_builds_load(tmp_path):
+    """datasets cannot load an empty split: a build whose validation split is empty still loads (train, test)."""
+    out = tmp_path / "small"
+    sizes = write_dataset_folder({"train": [make_example(1), make_example(2)], "validation": [],
+                                  "test": [make_example(3)]}, out)
+    assert sizes == {"train": 2, "validation": 0, "test": 1}
+    assert not (out / "data" / "validation-00000-of-00001.parquet").exists()
+    assert "split: validation" not in (out / "README.md").read_text(encoding="utf-8")
+    loaded = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
+    assert {split: len(rows) for split, rows in loaded.items()} == {"train": 2, "test": 1}
+
+
+def test_a_build_with_no_example_writes_a_typed_empty_train_split(tmp_path):
+    out = tmp_path / "empty"
+    write_dataset_folder({"train": [], "validation": [], "test": []}, out)
+    assert sorted(path.name for path in (out / "data").iterdir()) == ["train-00000-of-00001.parquet"]
+    assert "split: train" in (out / "README.md").read_text(encoding="utf-8")

@@ -21,7 +21,7 @@ from typing import Any
 
 import datasets
 
-from ..builder import SPLITS, _write_parquet
+from ..builder import SPLITS, _write_parquet, written_splits
 from ..curation import assign_group_splits
 from .mining import PassageSummaryPair
 
@@ -105,7 +105,7 @@ def _card(splits: dict[str, list[PassageSummaryPair]], build: dict[str, Any]) ->
     stats = {split: _statistics(splits[split]) for split in SPLITS}
     front = ["---", "license: cc-by-sa-4.0", "language:", "- en", "task_categories:", "- summarization",
              "pretty_name: PSG2SUM", "configs:", "- config_name: default", "  data_files:"]
-    for split in _written(splits):
+    for split in written_splits(splits):
         front += [f"  - split: {split}", f"    path: data/{split}-*.parquet"]
     front += ["---", ""]
     lines = ["# PSG2SUM", "", _DESCRIPTION, "", "## How it was built", "",
@@ -125,19 +125,13 @@ def _card(splits: dict[str, list[PassageSummaryPair]], build: dict[str, Any]) ->
     return "\n".join(front + lines)
 
 
-def _written(splits: dict[str, list[PassageSummaryPair]]) -> list[str]:
-    """Splits that get a Parquet file: the non-empty ones (``datasets`` cannot read an empty Parquet split), or
-    ``train`` alone when there is no pair at all (an empty but typed folder)."""
-    return [split for split in SPLITS if splits.get(split)] or ["train"]
-
-
 def write_psg2sum_folder(splits: dict[str, list[PassageSummaryPair]], output_dir: str | Path,
                          build: dict[str, Any] | None = None) -> dict[str, int]:
     """Write the Parquet shards, ``statistics.json`` and the card; returns the split sizes."""
     output = Path(output_dir)
     (output / "data").mkdir(parents=True, exist_ok=True)
     complete = {split: sorted(splits.get(split, []), key=lambda p: p.id) for split in SPLITS}
-    written = _written(complete)
+    written = written_splits(complete)
     for split in SPLITS:
         path = output / "data" / f"{split}-00000-of-00001.parquet"
         if split in written:
