@@ -23,7 +23,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from .oracle import ExtractiveOracle, OracleConfig
-from .rouge import RougeConfig, RougeResult, RougeScorer, load_stopwords
+from .rouge import RougeConfig, RougeResult, RougeScorer, display_name, load_stopwords
 
 SAMPLE = "data/sample/duc_sample.jsonl"
 
@@ -197,7 +197,7 @@ def run_rouge(args: argparse.Namespace) -> int:
         if args.per_item:
             for item_id, scores in zip(ids, per_item):
                 for metric, score in scores.items():
-                    print(f"{args.system_id} {metric.replace('rouge_', 'ROUGE-').upper()} Eval {item_id} "
+                    print(f"{args.system_id} {display_name(metric)} Eval {item_id} "
                           f"R:{score.recall:7.5f} P:{score.precision:7.5f} F:{score.f:7.5f}")
         print(result.report(args.system_id))
         print(f"{len(per_item)} items scored with {' '.join(config.to_args())}", file=sys.stderr)

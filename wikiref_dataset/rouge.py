@@ -72,6 +72,15 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 # Configuration
 # ----------------------------------------------------------------------------------------------------------------
 
+# ROUGE-1.5.5 options read by RougeConfig.from_args: flags, options with a value, and the input-handling ones that
+# do not change scores (accepted and ignored; -t is accepted only as -t 0).
+_ROUGE_FLAGS = {"-x": ("rouge_l", False), "-m": ("stem", True), "-u": ("skip_unigrams", True)}
+_ROUGE_VALUE_OPTIONS = {"-n": ("max_n", int), "-2": ("skip_distance", int), "-c": ("confidence", float),
+                        "-r": ("resamples", int), "-f": ("scoring", str), "-p": ("alpha", float),
+                        "-l": ("word_limit", int)}
+_ROUGE_IGNORED_VALUE_OPTIONS = {"-e", "-z", "-t"}
+_ROUGE_IGNORED_FLAGS = {"-a", "-d", "-v"}
+
 
 @dataclass(frozen=True)
 class RougeConfig:
@@ -142,50 +151,29 @@ class RougeConfig:
         tokens = shlex.split(args) if isinstance(args, str) else list(args)
         values: dict = {"max_n": 0, "rouge_l": True, "stem": False, "skip_distance": None, "skip_unigrams": False,
                         "confidence": 95.0, "resamples": 1000, "scoring": "A", "alpha": 0.5, "word_limit": None}
-        takes_value = {"-n", "-2", "-c", "-r", "-f", "-p", "-t", "-l", "-e", "-z", "-s"}
         i = 0
         while i < len(tokens):
             opt = tokens[i]
-            value = None
-            if opt in takes_value - {"-s"}:
+            if opt in _ROUGE_FLAGS:
+                name, value = _ROUGE_FLAGS[opt]
+                values[name] = value
+            elif opt in _ROUGE_VALUE_OPTIONS or opt in _ROUGE_IGNORED_VALUE_OPTIONS:
                 if i + 1 >= len(tokens):
                     raise ValueError(f"ROUGE option {opt} needs a value")
-                value = tokens[i + 1]
                 i += 1
-            try:
-                if opt == "-n":
-                    values["max_n"] = int(value)
-                elif opt == "-x":
-                    values["rouge_l"] = False
-                elif opt == "-m":
-                    values["stem"] = True
-                elif opt == "-2":
-                    values["skip_distance"] = int(value)
-                elif opt == "-u":
-                    values["skip_unigrams"] = True
-                elif opt == "-c":
-                    values["confidence"] = float(value)
-                elif opt == "-r":
-                    values["resamples"] = int(value)
-                elif opt == "-f":
-                    values["scoring"] = value
-                elif opt == "-p":
-                    values["alpha"] = float(value)
-                elif opt == "-l":
-                    values["word_limit"] = int(value)
-                elif opt == "-t":
-                    if value != "0":
-                        raise ValueError("only -t 0 (sentence counting unit) is implemented")
-                elif opt == "-s":
-                    raise ValueError("-s needs a stop-word list: use RougeConfig(stopwords=load_stopwords(path))")
-                elif opt in ("-a", "-d", "-v", "-e", "-z"):
-                    pass
-                else:
-                    raise ValueError(f"ROUGE option {opt} is not implemented by this engine")
-            except ValueError as err:
-                if "implemented" in str(err) or "stop-word" in str(err):
-                    raise
-                raise ValueError(f"bad value {value!r} for ROUGE option {opt}: {err}") from None
+                text = tokens[i]
+                if opt == "-t" and text != "0":
+                    raise ValueError("only -t 0 (sentence counting unit) is implemented")
+                if opt in _ROUGE_VALUE_OPTIONS:
+                    name, kind = _ROUGE_VALUE_OPTIONS[opt]
+                    try:
+                        values[name] = kind(text)
+                    except ValueError as err:
+                        raise ValueError(f"bad value {text!r} for ROUGE option {opt}: {err}") from None
+            elif opt == "-s":
+                raise ValueError("-s needs a stop-word list: use RougeConfig(stopwords=load_stopwords(path))")
+            elif opt not in _ROUGE_IGNORED_FLAGS:
+                raise ValueError(f"ROUGE option {opt} is not implemented by this engine")
             i += 1
         if values["skip_unigrams"] and values["skip_distance"] is None:
             raise ValueError("ROUGE option -u needs -2 (skip-bigram distance)")
