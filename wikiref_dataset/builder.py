@@ -94,6 +94,16 @@ def written_splits(splits: Mapping[str, Sequence[Any]]) -> list[str]:
     return [split for split in SPLITS if splits.get(split)] or [SPLITS[0]]
 
 
+def card_front_matter(pretty_name: str, splits: Mapping[str, Sequence[Any]], licence: str = "cc-by-sa-4.0") -> list[str]:
+    """The YAML header of a dataset card: metadata and the ``configs:`` block that ``load_dataset(folder)`` and the
+    Hub read, listing the :func:`written_splits` as ``data/{split}-*.parquet``."""
+    front = ["---", f"license: {licence}", "language:", "- en", "task_categories:", "- summarization",
+             f"pretty_name: {pretty_name}", "configs:", "- config_name: default", "  data_files:"]
+    for split in written_splits(splits):
+        front += [f"  - split: {split}", f"    path: data/{split}-*.parquet"]
+    return front + ["---", ""]
+
+
 def split_statistics(examples: Sequence[Example]) -> dict[str, Any]:
     """Table I (means) and Table II (percentiles) of a list of examples."""
     from .curation import percentile
@@ -134,11 +144,7 @@ def _card(splits: dict[str, list[Example]], build: dict[str, Any], figures: list
     all_examples = [e for split in SPLITS for e in splits[split]]
     stats = {split: split_statistics(splits[split]) for split in SPLITS}
     whole = split_statistics(all_examples)
-    front = ["---", "license: cc-by-sa-4.0", "language:", "- en", "task_categories:", "- summarization",
-             "pretty_name: WikiRef", "configs:", "- config_name: default", "  data_files:"]
-    for split in written_splits(splits):
-        front += [f"  - split: {split}", f"    path: data/{split}-*.parquet"]
-    front += ["---", ""]
+    front = card_front_matter("WikiRef", splits)
     lines = ["# WikiRef", "", _DESCRIPTION, "", "## How it was built", "",
              f"- Dump(s): {', '.join(build.get('dumps', [])) or 'n/a'}; latest revision in the build: "
              f"{build.get('latest_revision', 'n/a')}",

@@ -21,7 +21,7 @@ from typing import Any
 
 import datasets
 
-from ..builder import SPLITS, _write_parquet, written_splits
+from ..builder import SPLITS, _write_parquet, card_front_matter, written_splits
 from ..curation import assign_group_splits
 from .mining import PassageSummaryPair
 
@@ -103,11 +103,7 @@ def _statistics(pairs: Sequence[PassageSummaryPair]) -> dict[str, Any]:
 
 def _card(splits: dict[str, list[PassageSummaryPair]], build: dict[str, Any]) -> str:
     stats = {split: _statistics(splits[split]) for split in SPLITS}
-    front = ["---", "license: cc-by-sa-4.0", "language:", "- en", "task_categories:", "- summarization",
-             "pretty_name: PSG2SUM", "configs:", "- config_name: default", "  data_files:"]
-    for split in written_splits(splits):
-        front += [f"  - split: {split}", f"    path: data/{split}-*.parquet"]
-    front += ["---", ""]
+    front = card_front_matter("PSG2SUM", splits)
     lines = ["# PSG2SUM", "", _DESCRIPTION, "", "## How it was built", "",
              f"- History dump(s): {', '.join(build.get('dumps', [])) or 'n/a'}",
              f"- Sentence splitter / tokenizer: {build.get('pipeline', 'n/a')}",
