@@ -8,7 +8,8 @@ Subcommands:
     documents   WikiRef stage 2: the cited pages from WARC archives or HTTP (``web/cli.py``);
     duc         DUC 2005-2007: ``convert`` the NIST folders, ``evaluate`` baselines/summaries/models (``duc_cli.py``);
     summarize   an extractive query-focused summary of text files with a Q-BERT model (``summarize_cli.py``);
-    psg2sum     passage-summary pairs mined from revision histories (``psg2sum/cli.py``).
+    psg2sum     passage-summary pairs mined from revision histories (``psg2sum/cli.py``);
+    aquamuse    query-based multi-document examples mined from Natural Questions + a web corpus (``aquamuse/cli.py``).
 """
 
 from __future__ import annotations
@@ -224,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     rouge.set_defaults(func=run_rouge)
 
     # Subcommands of the other parts register themselves; imported here so `wikiref rouge` stays light.
+    from .aquamuse.cli import add_aquamuse_parser
     from .build_cli import add_build_parser
     from .duc_cli import add_duc_parser
     from .psg2sum.cli import add_psg2sum_parser
@@ -237,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_build_parser(commands)
     add_summarize_parser(commands)
     add_psg2sum_parser(commands)
+    add_aquamuse_parser(commands)
     return parser
 
 

@@ -1,0 +1,151 @@
+"""AQuaMuSe's web corpus: documents read from C4-style JSON lines, CCNet/RedPajama JSON lines, WET or WARC files.
+
+* ``.jsonl``/``.json`` (optionally ``.gz``): one object per line; the text is ``text`` (C4, Dolma) or
+  ``raw_content`` (CCNet, RedPajama), the URL ``url`` (or ``metadata.url``, or an ``id`` that is a URL).
+* ``.wet``/``.warc.wet`` (optionally ``.gz``): Common Crawl's extracted text, ``conversion`` records (warcio).
+* ``.warc``/``.arc`` (optionally ``.gz``): raw captures, read through the WikiRef WARC index
+  (:class:`~wikiref_dataset.web.warc.WarcIndex`, which copes with the malformed archives found in the wild) and
+  extracted with the WikiRef extractor (trafilatura, :mod:`wikiref_dataset.web.extract`); only 200 HTML captures.
+
+A document's id is its URL where it has one (else ``file:line`` / ``file:offset``). Bad records are counted by
+reason and never stop the read; an unreadable file raises ``ValueError`` naming it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CORPUS_FORMATS", "CorpusDocument", "corpus_format", "iter_corpus_documents"]
+
+CORPUS_FORMATS = ("jsonl", "wet", "warc")
+
+
+@dataclass
+class CorpusDocument:
+    """A web page of the corpus: ``id``, ``url``, main ``text`` and where it was read (``source``)."""
+
+    id: str
+    url: str
+    text: str
+    source: str = ""
+
+
+def corpus_format(path: str | Path) -> str:
+    """``jsonl``, ``wet`` or ``warc``, from the file name (``.wet`` before ``.warc``: WET files are WARC files)."""
+    name = Path(path).name.lower()
+    for suffix in (".gz", ".gzip"):
+        name = name.removesuffix(suffix)
+    if name.endswith(".wet") or ".wet." in name:
+        return "wet"
+    if name.endswith((".warc", ".arc")):
+        return "warc"
+    if name.endswith((".jsonl", ".json", ".ndjson")):
+        return "jsonl"
+    raise ValueError(f"{path}: unknown corpus format (expected .jsonl/.json, .wet or .warc, optionally .gz)")
+
+
+def iter_corpus_documents(path: str | Path, stats: Counter[str] | None = None,
+                          errors: list[str] | None = None) -> Iterator[CorpusDocument]:
+    """The documents of one corpus file; ``stats`` counts ``documents`` and ``skipped/<reason>``, ``errors`` gets a
+    ``file:where: problem`` line per bad record."""
+    stats = stats if stats is not None else Counter()
+    errors = errors if errors is not None else []
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such corpus file")
+    kind = corpus_format(path)
+    reader = {"jsonl": _jsonl, "wet": _wet, "warc": _warc}[kind]
+    for document in reader(path, stats, errors):
+        stats["documents"] += 1
+        yield document
+
+
+def _jsonl(path: Path, stats: Counter[str], errors: list[str]) -> Iterator[CorpusDocument]:
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    with (gzip.open(path, "rt", encoding="utf-8") if gzipped else open(path, encoding="utf-8")) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record: Any = json.loads(line)
+            except json.JSONDecodeError as error:
+                stats["skipped/bad_json"] += 1
+                errors.append(f"{path}:{number}: not valid JSON ({error.msg})")
+                continue
+            if not isinstance(record, dict):
+                stats["skipped/bad_json"] += 1
+                errors.append(f"{path}:{number}: expected a JSON object")
+                continue
+            text = record.get("text", record.get("raw_content"))
+            if not isinstance(text, str):
+                stats["skipped/no_text"] += 1
+                errors.append(f"{path}:{number}: no string field 'text' (C4) or 'raw_content' (CCNet)")
+                continue
+            metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+            identifier = record.get("id")
+            url = record.get("url") or metadata.get("url") or (
+                identifier if isinstance(identifier, str) and identifier.startswith(("http://", "https://")) else "")
+            yield CorpusDocument(id=str(url or identifier or f"{path.name}:{number}"), url=str(url), text=text,
+                                 source=f"{path}:{number}")
+
+
+def _wet(path: Path, stats: Counter[str], errors: list[str]) -> Iterator[CorpusDocument]:
+    from warcio.archiveiterator import ArchiveIterator
+    from warcio.exceptions import ArchiveLoadFailed
+
+    with open(path, "rb") as handle:
+        iterator = ArchiveIterator(handle)
+        try:
+            for record in iterator:
+                if record.rec_type != "conversion":
+                    continue
+                url = (record.rec_headers.get_header("WARC-Target-URI") or "").strip("<>")
+                try:  # read before asking for the offset: get_record_offset() consumes the record's body
+                    text = record.content_stream().read().decode("utf-8", errors="replace")
+                    offset = iterator.get_record_offset()
+                except (OSError, EOFError, ValueError) as error:
+                    offset = iterator.get_record_offset()
+                    stats["skipped/unreadable_record"] += 1
+                    errors.append(f"{path}:{offset}: cannot read the record ({error})")
+                    continue
+                yield CorpusDocument(id=url or f"{path.name}:{offset}", url=url, text=text, source=f"{path}:{offset}")
+        except (ArchiveLoadFailed, OSError, EOFError, ValueError) as error:
+            stats["skipped/unreadable_rest_of_file"] += 1
+            errors.append(f"{path}: stopped reading ({type(error).__name__}: {error})")
+
+
+def _warc(path: Path, stats: Counter[str], errors: list[str]) -> Iterator[CorpusDocument]:
+    from ..web.extract import ExtractionError, extract_pages
+    from ..web.warc import WarcIndex, WarcReadError
+
+    with WarcIndex() as index:
+        file_stats = index.add(path)
+        if file_stats.error:
+            raise ValueError(f"{path}: cannot read the WARC file ({file_stats.error})")
+        for reason, count in file_stats.skipped.items():
+            stats[f"skipped/{reason}"] += count
+        pages: list[tuple[bytes, str, str | None]] = []
+        sources: list[str] = []
+        for capture in index.iter_captures():
+            if capture.status != 200:
+                stats["skipped/not_200"] += 1
+                continue
+            try:
+                pages.append((index.read(capture), capture.url, capture.content_type))
+                sources.append(capture.record)
+            except WarcReadError as error:
+                stats[f"skipped/{error.reason}"] += 1
+                errors.append(str(error))
+    for source, page in zip(sources, extract_pages(pages, sentences=False), strict=True):
+        if isinstance(page, ExtractionError):
+            stats[f"skipped/{page.reason}"] += 1
+            continue
+        text = "\n\n".join(part for part in [page.title, *(page.paragraphs or page.text.splitlines())] if part)
+        yield CorpusDocument(id=page.url, url=page.url, text=text, source=source)

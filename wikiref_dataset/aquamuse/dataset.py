@@ -1,0 +1,242 @@
+"""The AQuaMuSe dataset folders: query-disjoint splits, Parquet shards, statistics (paper 004 Table 1-2), the
+coverage/density plot (Figure 2) and a card.
+
+Each variant (``abstractive``, ``extractive``) is its own folder shaped as the WikiRef and PSG2SUM ones: written by
+the same deterministic Parquet writer, with a ``README.md`` whose ``configs:`` block makes
+``datasets.load_dataset(folder)`` load its splits (empty splits are left out: ``datasets`` cannot load them). The
+split is the project's hashing split (:func:`wikiref_dataset.curation.assign_group_splits`) grouped by the
+normalised query, so no query is in two splits (the paper split by a hash of the long answer); both variants get the
+same split. Dev and test scale from the paper's 440 and 524 of 5,519 examples.
+
+Coverage and density are Grusky et al. (2018)'s extractive-fragment measures of the target against the concatenated
+input documents (lowercased tokens of the project's text pipeline); the plot shows coverage against density divided
+by the target's length ("normalised density", in [0, 1]).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from ..builder import SPLITS, _write_parquet, card_front_matter, written_splits
+from ..curation import assign_group_splits
+from ..text import TextPipeline
+from .matching import AQuaMuSeExample
+
+__all__ = ["FEATURES", "VARIANTS", "extractive_fragments", "split_examples", "table1_statistics",
+           "write_aquamuse_folder"]
+
+VARIANTS = ("abstractive", "extractive")
+
+FEATURES = datasets.Features({
+    "id": datasets.Value("string"),
+    "query": datasets.Value("string"),
+    "target": datasets.Value("string"),
+    "target_sentences": datasets.List(datasets.Value("string")),
+    "documents": datasets.List({
+        "url": datasets.Value("string"),
+        "text": datasets.Value("string"),
+        "score": datasets.Value("float32"),
+    }),
+    "matches": datasets.List({
+        "document": datasets.Value("int32"),
+        "document_sentence": datasets.Value("int32"),
+        "answer_sentence": datasets.Value("int32"),
+        "score": datasets.Value("float32"),
+    }),
+    "summary_recall": datasets.Value("float32"),
+})  # fmt: skip
+
+FULL_SCALE = (5_519, 440, 524)
+"""The paper's examples, dev and test sizes (004 §3)."""
+
+_DESCRIPTION = {
+    "abstractive": """AQuaMuSe (abstractive): query-based multi-document summarization examples mined from Natural
+Questions and a web corpus (paper 004). The query is a Natural Questions question answered only by a long answer,
+the target is that long answer, the documents are the top-K web pages whose sentences are near paraphrases of the
+answer's sentences (θL < cosine < θU).""",
+    "extractive": """AQuaMuSe (extractive): the abstractive examples with each matched document sentence replaced,
+in place, by the answer sentence it matched (paper 004 §2), so the target can be extracted from the documents.""",
+}
+
+_CITATION = """@article{kulkarni2020aquamuse,
+  title   = {AQuaMuSe: Automatically Generating Datasets for Query-Based Multi-Document Summarization},
+  author  = {Kulkarni, Sayali and Chammas, Sheide and Zhu, Wan and Sha, Fei and Ie, Eugene},
+  journal = {arXiv preprint arXiv:2010.12694},
+  year    = {2020},
+}"""
+
+
+def _group(query: str) -> str:
+    return re.sub(r"\s+", " ", query.lower()).strip()
+
+
+def split_examples(examples: Sequence[AQuaMuSeExample], seed: int = 42, dev_size: int | None = None,
+                   test_size: int | None = None) -> dict[str, list[AQuaMuSeExample]]:
+    """Query-disjoint train/validation/test split; dev and test default to the paper's shares of the examples (at
+    least one each when there are three queries or more)."""
+    groups = len({_group(e.query) for e in examples})
+
+    def scaled(size: int | None, full: int) -> int:
+        if size is not None:
+            return size
+        return max(1, round(full * len(examples) / FULL_SCALE[0])) if groups >= 3 else 0
+
+    return assign_group_splits(examples, lambda e: _group(e.query), lambda e: e.id,
+                               scaled(dev_size, FULL_SCALE[1]), scaled(test_size, FULL_SCALE[2]), seed)
+
+
+def extractive_fragments(article: Sequence[str], summary: Sequence[str]) -> list[int]:
+    """Lengths of the greedy extractive fragments of ``summary`` in ``article`` (Grusky et al. 2018, Alg. 1)."""
+    fragments, i = [], 0
+    positions: dict[str, list[int]] = {}
+    for j, token in enumerate(article):
+        positions.setdefault(token, []).append(j)
+    while i < len(summary):
+        longest = 0
+        for j in positions.get(summary[i], ()):
+            length = 0
+            while i + length < len(summary) and j + length < len(article) and summary[i + length] == article[j + length]:
+                length += 1
+            longest = max(longest, length)
+        if longest:
+            fragments.append(longest)
+        i += max(longest, 1)
+    return fragments
+
+
+def _words(tokens: Sequence[str]) -> list[str]:
+    return [token.lower() for token in tokens if any(ch.isalnum() for ch in token)]
+
+
+def _measure(examples: Sequence[AQuaMuSeExample], pipeline: TextPipeline) -> list[dict[str, float]]:
+    """Per example: target words/sentences, input words/sentences, documents, coverage, density."""
+    measures = []
+    for example in examples:
+        target = _words(pipeline.tokenize(example.target))
+        documents = [_words(tokens) for tokens in pipeline.tokenize_many(d["text"] for d in example.documents)]
+        article = [token for document in documents for token in document]
+        fragments = extractive_fragments(article, target)
+        n = max(len(target), 1)
+        measures.append({
+            "summary_words": len(target), "summary_sents": len(example.target_sentences),
+            "input_words": len(article), "input_sents": sum(len(pipeline.split_sentences(d["text"]))
+                                                           for d in example.documents),
+            "documents": len(example.documents), "coverage": sum(fragments) / n,
+            "density": sum(f * f for f in fragments) / n, "normalised_density": sum(f * f for f in fragments) / n / n,
+        })
+    return measures
+
+
+def table1_statistics(splits: dict[str, list[AQuaMuSeExample]], pipeline: TextPipeline) -> dict[str, Any]:
+    """Table 1 (queries, examples per split, mean summary/input/per-document words and sentences), Table 2 (input
+    document counts), mean coverage and density, and the per-example measures (for the plot)."""
+    examples = [e for split in SPLITS for e in splits.get(split, [])]
+    measures = _measure(examples, pipeline)
+
+    def mean(key: str) -> float:
+        return round(statistics.fmean(m[key] for m in measures), 1) if measures else 0.0
+
+    n_documents = sum(m["documents"] for m in measures)
+    per_document = {key: round(sum(m[f"input_{key}"] for m in measures) / n_documents, 1) if n_documents else 0.0
+                    for key in ("words", "sents")}
+    return {
+        "queries": len({_group(e.query) for e in examples}),
+        "examples": {split: len(splits.get(split, [])) for split in SPLITS},
+        "summary": {"words": mean("summary_words"), "sents": mean("summary_sents")},
+        "inputs": {"words": mean("input_words"), "sents": mean("input_sents")},
+        "per_input_doc": per_document,
+        "documents": n_documents,
+        "input_documents_per_example": dict(sorted(Counter(int(m["documents"]) for m in measures).items())),
+        "coverage": round(statistics.fmean(m["coverage"] for m in measures), 3) if measures else 0.0,
+        "density": round(statistics.fmean(m["density"] for m in measures), 3) if measures else 0.0,
+        "per_example": measures,
+    }
+
+
+def _plot(measures: list[dict[str, float]], variant: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure, axis = plt.subplots(figsize=(4.5, 4))
+    x = [m["coverage"] for m in measures]
+    y = [m["normalised_density"] for m in measures]
+    if len(measures) >= 20:
+        axis.hexbin(x, y, gridsize=20, extent=(0, 1, 0, 1), cmap="Blues", mincnt=1)
+    else:
+        axis.scatter(x, y, s=14, color="#4878a8")
+    axis.set_xlim(0, 1)
+    axis.set_ylim(0, 1)
+    axis.set_xlabel("coverage")
+    axis.set_ylabel("density / target words")
+    axis.set_title(f"AQuaMuSe ({variant}): coverage vs normalised density")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90, metadata={"Software": None})
+    plt.close(figure)
+
+
+def _card(variant: str, splits: dict[str, list[AQuaMuSeExample]], stats: dict[str, Any],
+          build: dict[str, Any]) -> str:
+    front = card_front_matter(f"AQuaMuSe ({variant})", splits, licence="other")
+    table = stats
+    lines = [f"# AQuaMuSe ({variant})", "", _DESCRIPTION[variant], "", "## How it was built", "",
+             f"- Questions: {', '.join(build.get('nq', [])) or 'n/a'}",
+             f"- Corpus: {', '.join(build.get('corpus', [])) or 'n/a'}",
+             f"- Sentence encoder: {build.get('encoder', 'n/a')}; index: {build.get('index', 'n/a')}",
+             "- Matching config: `" + json.dumps(build.get("config", {}), sort_keys=True) + "`", "",
+             "| step | count |", "|---|---:|"]
+    lines += [f"| {name} | {value:,} |" for name, value in build.get("counts", {}).items()]
+    lines += ["", "## Table 1", "",
+              "| # queries | train | dev | test | summary # words | summary # sents | inputs # words | inputs # sents "
+              "| per-doc # words | per-doc # sents |", "|" + "---:|" * 10,
+              f"| {table['queries']:,} | {table['examples']['train']:,} | {table['examples']['validation']:,} | "
+              f"{table['examples']['test']:,} | {table['summary']['words']} | {table['summary']['sents']} | "
+              f"{table['inputs']['words']} | {table['inputs']['sents']} | {table['per_input_doc']['words']} | "
+              f"{table['per_input_doc']['sents']} |", "",
+              "## Table 2: input documents per example", "", "| documents | examples |", "|---:|---:|"]
+    lines += [f"| {count} | {number:,} |" for count, number in table["input_documents_per_example"].items()]
+    lines += ["", f"Mean coverage {table['coverage']}, mean density {table['density']} (Grusky et al., 2018).", "",
+              "![coverage vs density](figures/coverage_density.png)", "", "## Licence", "",
+              "Queries and targets come from Natural Questions (CC BY-SA 3.0; targets are Wikipedia text). Documents "
+              "are web pages and remain their publishers' copyright; they are provided for research only.", "",
+              "## Citation", "", "```bibtex", _CITATION, "```", ""]
+    return "\n".join(front + lines)
+
+
+def _row(example: AQuaMuSeExample) -> dict[str, Any]:
+    return example.to_dict()
+
+
+def write_aquamuse_folder(variant: str, splits: dict[str, list[AQuaMuSeExample]], output_dir: str | Path,
+                          build: dict[str, Any] | None = None, pipeline: TextPipeline | None = None) -> dict[str, Any]:
+    """Write one variant's Parquet shards, ``statistics.json``, the plot and the card; returns the statistics."""
+    from ..text import default_pipeline
+
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    output = Path(output_dir)
+    (output / "data").mkdir(parents=True, exist_ok=True)
+    complete = {split: sorted(splits.get(split, []), key=lambda e: e.id) for split in SPLITS}
+    written = written_splits(complete)
+    for split in SPLITS:
+        path = output / "data" / f"{split}-00000-of-00001.parquet"
+        if split in written:
+            _write_parquet([_row(e) for e in complete[split]], path, FEATURES)
+        else:
+            path.unlink(missing_ok=True)
+    stats = table1_statistics(complete, pipeline or default_pipeline())
+    _plot(stats["per_example"], variant, output / "figures" / "coverage_density.png")
+    summary = {key: value for key, value in stats.items() if key != "per_example"}
+    (output / "statistics.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    (output / "README.md").write_text(_card(variant, complete, stats, build or {}), encoding="utf-8")
+    return summary
