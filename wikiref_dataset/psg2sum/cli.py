@@ -1,14 +1,17 @@
-"""``wikiref psg2sum HISTORY_DUMP... --out DIR``: mine PSG2SUM pairs, split, write the dataset folder + card, score
-the LEAD1 and TextRank baselines on the test split, and print a closing summary."""
+"""``wikiref psg2sum HISTORY_DUMP... --out DIR [--tasks N --workers N --executor local|slurm|ray]``: mine PSG2SUM
+pairs (datatrove stages, :mod:`.pipeline`), split, write the dataset folder + card, score the LEAD1 and TextRank
+baselines on the test split, and print a closing summary.
+
+Exit status: 0 with a loadable dataset folder; 1 when no pair reached λ (the folder then holds the card and
+``build.json`` with every count and an empty typed train file, which ``datasets`` refuses to load — the message
+names the highest λ of the grid that has candidates, e.g. 0.4 for the real "Anarchism" windows); 2 on bad input.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-import time
-from collections import Counter
-from dataclasses import asdict
 from pathlib import Path
 
 # The miner (spaCy, mwparserfromhell) is imported inside the command: `wikiref` builds this parser on every call.
@@ -21,7 +24,7 @@ def add_psg2sum_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
     parser = commands.add_parser(
         "psg2sum", help="mine PSG2SUM passage-summary pairs from pages-meta-history dumps -> Parquet dataset + card")
     parser.add_argument("dumps", nargs="+", metavar="HISTORY_DUMP", type=Path,
-                        help="pages-meta-history dump(s): .xml, .xml.bz2 or .xml.gz (decompress .7z with 7z e -so)")
+                        help="pages-meta-history dump(s): .xml, .xml.bz2, .xml.gz or .7z (7z command or py7zr)")
     parser.add_argument("--out", required=True, type=Path, help="output dataset folder")
     parser.add_argument("--min-score", type=float, default=None, help="λ: lowest overlap score kept")
     parser.add_argument("--min-summary-words", type=int, default=None,
@@ -36,80 +39,75 @@ def add_psg2sum_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
     parser.add_argument("--test-size", type=int, default=None, help="test pairs (default: 4,000 scaled)")
     parser.add_argument("--seed", type=int, default=42, help="split seed")
     parser.add_argument("--no-baselines", action="store_true", help="do not score LEAD1 / TextRank")
+    parser.add_argument("--lead-splitter", choices=("moses", "spacy"), default=None,
+                        help="lead sentence splitter (default moses, as the paper)")
+    parser.add_argument("--tasks", type=int, default=1, help="mining tasks; pages are dealt round-robin (default 1)")
+    parser.add_argument("--workers", type=int, default=1, help="tasks run at once (default 1)")
+    parser.add_argument("--executor", choices=("local", "slurm", "ray"), default="local")
+    parser.add_argument("--executor-options", help='JSON for the cluster executor, e.g. \'{"partition": "cpu"}\'')
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run_psg2sum_command)
     return parser
 
 
 def run_psg2sum_command(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
-
     from ..wiki.dump import DumpError
-    from .baselines import evaluate_baselines, format_table
-    from .dataset import deduplicate, split_pairs, write_psg2sum_folder
-    from .history import iter_histories
-    from .mining import STAT_KEYS, MiningConfig, PairMiner
+    from .mining import MiningConfig
+    from .pipeline import Psg2SumBuildConfig, run_psg2sum_build
 
     options = {name: getattr(args, name) for name in ("min_score", "min_summary_words", "revert_window",
-                                                      "max_rewrite_churn", "min_rewrite_passages")}
+                                                      "max_rewrite_churn", "min_rewrite_passages", "lead_splitter")}
     try:
-        config = MiningConfig(**{name: value for name, value in options.items() if value is not None})
-    except ValueError as err:
+        mining = MiningConfig(**{name: value for name, value in options.items() if value is not None})
+        config = Psg2SumBuildConfig(
+            dumps=[str(path) for path in args.dumps], output_dir=str(args.out), tasks=args.tasks,
+            workers=args.workers, executor=args.executor,
+            executor_options=json.loads(args.executor_options) if args.executor_options else {}, mining=mining,
+            seed=args.seed, dev_size=args.dev_size, test_size=args.test_size, baselines=not args.no_baselines,
+            progress=not args.no_progress)
+    except (ValueError, json.JSONDecodeError) as err:
         print(f"wikiref psg2sum: error: {err}", file=sys.stderr)
         return 2
     for path in args.dumps:
         if not path.is_file():
             print(f"wikiref psg2sum: error: {path}: no such dump file", file=sys.stderr)
             return 2
-    miner = PairMiner(config)
-    started = time.perf_counter()
-    pairs = []
-    bar = tqdm(desc="psg2sum", unit=" revisions", disable=args.no_progress, file=sys.stderr)
     try:
-        for path in args.dumps:
-            for pair in miner.mine(iter_histories(path, namespaces=config.namespaces), on_revision=bar.update):
-                pairs.append(pair)
-                bar.set_postfix(pages=miner.stats["pages"], pairs=len(pairs), refresh=False)
-    except DumpError as err:
+        summary = run_psg2sum_build(config)
+    except (DumpError, ValueError, RuntimeError) as err:
         print(f"wikiref psg2sum: error: {err}", file=sys.stderr)
         return 2
-    finally:
-        bar.close()
-    pairs, duplicates = deduplicate(pairs)
-    splits = split_pairs(pairs, seed=args.seed, dev_size=args.dev_size, test_size=args.test_size)
-    counts = Counter({key: miner.stats[key] for key in STAT_KEYS})
-    counts["duplicates"] += duplicates
-    counts["pairs"] = len(pairs)
-    table, scored_on = "", ""
-    if not args.no_baselines and pairs:
-        # the test split, as Table 4; a build too small to have one is scored on all its pairs (and says so)
-        scored_on = "the test split" if splits["test"] else "all pairs (this build has no test split)"
-        rows = [asdict(pair) for pair in (splits["test"] or pairs)]
-        table = format_table(evaluate_baselines(rows, miner.pipeline))
-    build = {"dumps": [path.name for path in args.dumps], "config": config.to_dict(), "counts": dict(counts),
-             "pipeline": miner.pipeline.description,
-             "baselines": f"Scored on {scored_on}.\n\n{table}" if table else "",
-             "candidates_per_lambda": {f"{k:g}": v for k, v in miner.candidate_counts().items()}}
-    sizes = write_psg2sum_folder(splits, args.out, build)
-    (args.out / "build.json").write_text(json.dumps(build, indent=1, default=str), encoding="utf-8")
-    elapsed = time.perf_counter() - started
-    print(f"PSG2SUM: {miner.stats['pages']:,} pages, {miner.stats['revisions']:,} revisions, "
-          f"{miner.stats['revision_pairs']:,} revision pairs in {elapsed:.1f}s")
-    print(f"  skipped: {miner.stats['revisions_deleted']:,} deleted, {miner.stats['revisions_without_text']:,} "
-          f"without text, {miner.stats['reverts']:,} reverts ({miner.stats['reverted_revisions']:,} revisions "
-          f"undone), {miner.stats['rewrites']:,} rewrites, {miner.stats['pages_failed']:,} pages failed")
-    print(f"  additions: {miner.stats['added_sentences']:,} lead sentences, {miner.stats['added_passages']:,} "
-          f"passages ({miner.stats['readded_sentences'] + miner.stats['readded_passages']:,} re-added dropped)")
-    per_lambda = ", ".join(f"λ≥{k:g}: {v:,}" for k, v in miner.candidate_counts().items())
-    print(f"  candidate pairs: {miner.stats['candidate_pairs']:,} ({per_lambda})")
-    print(f"  kept at λ={config.min_score:g}: {len(pairs):,} after {counts['duplicates']:,} duplicates -> "
-          + ", ".join(f"{name} {size:,}" for name, size in sizes.items()))
-    if table:
-        print(f"Baselines on {scored_on} (ROUGE, %, ±95% CI half-width):")
-        print(table)
-    if pairs:
-        print(f"Dataset folder: {args.out} (load with datasets.load_dataset({str(args.out)!r}))")
-    else:
-        print(f"Dataset folder: {args.out} holds no pair (an empty, typed train file that datasets.load_dataset "
-              "cannot read: datasets does not load empty Parquet files); try a lower --min-score or more history")
-    return 0
+    if summary is None:
+        print(f"submitted the PSG2SUM stages to {config.executor}; run the command again when they finish")
+        return 0
+    print(format_summary(summary, config))
+    if summary.pairs:
+        return 0
+    retry = summary.suggested_min_score()
+    hint = (f"rerun with --min-score {retry} (the highest λ of the grid with candidates)" if retry
+            else "no candidate reached the lowest λ counted either: mine more history")
+    print(f"wikiref psg2sum: no pair reached λ={config.mining.min_score:g}: {args.out} holds the card, build.json "
+          f"and an empty train file, which datasets.load_dataset refuses; {hint}", file=sys.stderr)
+    return 1
+
+
+def format_summary(summary: object, config: object) -> str:
+    """The closing summary: pages, revision pairs, skips, additions, candidates per λ, kept pairs, baselines."""
+    counts, mining = summary.counts, config.mining
+    lines = [f"PSG2SUM: {counts['pages']:,} pages, {counts['revisions']:,} revisions, "
+             f"{counts['revision_pairs']:,} revision pairs in {summary.seconds:.1f}s "
+             f"({config.tasks} task(s), {config.workers} worker(s))",
+             f"  skipped: {counts['revisions_deleted']:,} deleted, {counts['revisions_without_text']:,} without text, "
+             f"{counts['reverts']:,} reverts ({counts['reverted_revisions']:,} revisions undone), "
+             f"{counts['rewrites']:,} rewrites, {counts['pages_failed']:,} pages failed",
+             f"  additions: {counts['added_sentences']:,} lead sentences, {counts['added_passages']:,} passages "
+             f"({counts['readded_sentences'] + counts['readded_passages']:,} re-added dropped)"]
+    per_lambda = ", ".join(f"λ≥{k}: {v:,}" for k, v in summary.candidates_per_lambda.items())
+    lines.append(f"  candidate pairs: {counts['candidate_pairs']:,} ({per_lambda})")
+    lines.append(f"  kept at λ={mining.min_score:g}: {summary.pairs:,} after {counts['duplicates']:,} duplicates -> "
+                 + ", ".join(f"{name} {size:,}" for name, size in summary.splits.items()))
+    if summary.baselines:
+        lines.append("Baselines (ROUGE, %, ±95% CI half-width): " + summary.baselines)
+    if summary.pairs:
+        lines.append(f"Dataset folder: {config.output_dir} (load with datasets.load_dataset({config.output_dir!r}))")
+    return "\n".join(lines)

@@ -5,8 +5,12 @@ The page loop is :func:`~wikiref_dataset.wiki.dump.iter_page_elements` (same ope
 :class:`~wikiref_dataset.wiki.dump.DumpError`, sharding); this module yields, per page, a lazy iterator of its
 revisions. mwxml empties each ``<revision>`` element after use but leaves it attached to its ``<page>``; a
 page with a million revisions would keep a million empty elements, so each one is detached as soon as it has been
-read (and each ``<page>`` from the root, as ``iter_pages`` does). ``.7z`` dumps are not read: no maintained Python
-library streams 7z (``py7zr`` extracts whole members); decompress with ``7z e -so`` and pass the ``.xml``.
+read (and each ``<page>`` from the root, as ``iter_pages`` does).
+
+``.7z`` dumps (the format Wikimedia publishes history dumps in, beside ``.bz2``) are streamed by
+:func:`~wikiref_dataset.psg2sum.sevenzip.open_7z` (the ``7z`` command when installed, else ``py7zr``), registered
+here as the dump opener for the ``.7z`` extension; with neither installed the error names the file and what to
+install.
 
 Pages can be sharded across tasks: task ``rank`` of ``world_size`` gets the pages whose position in the file is
 ``rank`` modulo ``world_size`` (the others are skipped without reading their revisions' text).
@@ -21,10 +25,15 @@ from typing import Any
 
 import mwxml
 
+from ..wiki import dump as _dump
 from ..wiki.dump import READ_ERRORS, DumpError, iter_page_elements
+from .sevenzip import SevenZipUnavailable, open_7z
 
 __all__ = ["PageHistory", "Revision", "iter_histories"]
 
+# wiki.dump opens dumps by extension; it has no .7z opener of its own (pages-articles dumps are not published as
+# .7z), so the history reader adds one.
+_dump._OPENERS.setdefault(".7z", open_7z)
 
 
 @dataclass
@@ -72,7 +81,7 @@ def iter_histories(
     Consume (or abandon) each page's ``revisions`` before asking for the next page.
 
     Args:
-        path (`str` or `Path`): a ``.xml``, ``.xml.bz2`` or ``.xml.gz`` dump.
+        path (`str` or `Path`): a ``.xml``, ``.xml.bz2``, ``.xml.gz`` or ``.xml.7z`` dump.
         namespaces (`Iterable[int]`, *optional*): namespaces kept (default articles); ``None`` keeps all.
         skip_redirects (`bool`): drop pages that are redirects (as of the dump).
         rank (`int`), world_size (`int`): this task's share of the pages (position modulo ``world_size``).
@@ -80,7 +89,14 @@ def iter_histories(
     Raises:
         DumpError: missing, unknown or damaged file (the message names it).
     """
-    for page, page_element in iter_page_elements(path, namespaces, skip_redirects, rank, world_size):
+    try:
+        pages = iter_page_elements(path, namespaces, skip_redirects, rank, world_size)
+        first = next(pages, None)
+    except SevenZipUnavailable as err:
+        raise DumpError(str(err)) from err
+    if first is None:
+        return
+    for page, page_element in _chain_first(first, pages):
         yield PageHistory(
             page_id=int(page.id),
             title=page.title,
@@ -88,6 +104,11 @@ def iter_histories(
             redirect=page.redirect,
             revisions=_revisions(Path(path), page, page_element),
         )
+
+
+def _chain_first(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
+    yield first
+    yield from rest
 
 
 def _revisions(path: Path, page: mwxml.Page, page_element: Any) -> Iterator[Revision]:

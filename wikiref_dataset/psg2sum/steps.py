@@ -2,11 +2,13 @@
 
 Task ``rank`` of ``world_size`` mines the pages at positions ``rank`` modulo ``world_size`` of every dump (pages,
 not files, are sharded: a history dump is a few huge files). The miner's counters go to datatrove's stats. Put a
-``JsonlWriter`` after it; :func:`pair_from_document` reads a document back.
+``JsonlWriter`` after it; :func:`pair_from_document` reads a document back. :mod:`.pipeline` runs it on an
+executor.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -40,32 +42,40 @@ class Psg2SumPairs(PipelineStep):
     """Reads ``pages-meta-history`` dumps and yields one document per mined pair.
 
     Args:
-        dumps (`str`, `Path` or a sequence of them): history dumps (``.xml``, ``.xml.bz2``, ``.xml.gz``).
+        dumps (`str`, `Path` or a sequence of them): history dumps (``.xml``, ``.xml.bz2``, ``.xml.gz``, ``.7z``).
         config (:class:`MiningConfig`, *optional*): mining settings.
+        progress (`bool`): show a revisions progress bar (one per task) on stderr.
     """
 
     name = "⛏ PSG2SUM pairs"
     type = "📖 - READER"
 
-    def __init__(self, dumps: str | Path | Sequence[str | Path], config: MiningConfig | None = None) -> None:
+    def __init__(self, dumps: str | Path | Sequence[str | Path], config: MiningConfig | None = None,
+                 progress: bool = False) -> None:
         super().__init__()
         self.dumps = [str(dumps)] if isinstance(dumps, (str, Path)) else [str(path) for path in dumps]
         if not self.dumps:
             raise ValueError("Psg2SumPairs needs at least one history dump")
         self.config = config if config is not None else MiningConfig()
+        self.progress = progress
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         if data:
             yield from data
+        from tqdm.auto import tqdm
+
         miner = PairMiner(self.config)
         reported = miner.stats.copy()
-        for path in self.dumps:
-            histories = iter_histories(path, namespaces=self.config.namespaces, rank=rank, world_size=world_size)
-            for history in histories:
-                with self.track_time("page"):
-                    pairs = list(miner.mine_page(history))
-                for key, value in (miner.stats - reported).items():
-                    self.stat_update(key, value=value)
-                reported = miner.stats.copy()
-                for pair in pairs:
-                    yield pair_to_document(pair)
+        label = "psg2sum" if world_size == 1 else f"psg2sum task {rank}"
+        with tqdm(desc=label, unit=" revisions", disable=not self.progress, position=rank, file=sys.stderr) as bar:
+            for path in self.dumps:
+                histories = iter_histories(path, namespaces=self.config.namespaces, rank=rank, world_size=world_size)
+                for history in histories:
+                    with self.track_time("page"):
+                        pairs = list(miner.mine_page(history, on_revision=bar.update))
+                    for key, value in (miner.stats - reported).items():
+                        self.stat_update(key, value=value)
+                    reported = miner.stats.copy()
+                    bar.set_postfix(pages=miner.stats["pages"], pairs=miner.stats["pairs"], refresh=False)
+                    for pair in pairs:
+                        yield pair_to_document(pair)

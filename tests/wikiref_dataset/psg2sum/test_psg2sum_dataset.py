@@ -106,7 +106,7 @@ def test_cli_builds_a_loadable_folder(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "1 pages, 11 revisions, 8 revision pairs" in printed
     assert "1 deleted, 1 without text, 2 reverts (2 revisions undone), 1 rewrites" in printed
-    assert "candidate pairs: 3 (λ≥0.5: 3, λ≥0.6: 2, λ≥0.7: 2)" in printed
+    assert "candidate pairs: 3 (λ≥0.3: 3, λ≥0.4: 3, λ≥0.5: 3, λ≥0.6: 2, λ≥0.7: 2)" in printed
     assert "kept at λ=0.5: 2" in printed
     loaded = datasets.load_dataset(str(out))
     assert sum(split.num_rows for split in loaded.values()) == 2

@@ -43,7 +43,7 @@ def test_errors_name_the_file(tmp_path):
     with pytest.raises(DumpError, match="broken.xml"):
         for page in iter_histories(broken):
             list(page.revisions)
-    unknown = tmp_path / "dump.xml.7z"
+    unknown = tmp_path / "dump.xml.lzma"
     unknown.write_bytes(b"7z")
     with pytest.raises(DumpError, match="unknown dump format"):
         list(iter_histories(unknown))

@@ -1,0 +1,156 @@
+"""PSG2SUM build on datatrove executors (psg2sum/pipeline.py), the CLI's exit codes and .7z history dumps."""
+
+import argparse
+import bz2
+import hashlib
+import re
+from pathlib import Path
+
+import datasets
+import pytest
+
+from wikiref_dataset.psg2sum.cli import add_psg2sum_parser
+from wikiref_dataset.psg2sum.history import iter_histories
+from wikiref_dataset.psg2sum.mining import MiningConfig
+from wikiref_dataset.psg2sum.pipeline import Psg2SumBuildConfig, run_psg2sum_build
+from wikiref_dataset.psg2sum.sevenzip import SevenZipUnavailable, find_7z_command, open_7z
+from wikiref_dataset.wiki.dump import DumpError
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "psg2sum" / "history.xml"
+REALDATA = Path(__file__).resolve().parents[4] / "shared" / "realdata" / "revision_history"
+REAL_WINDOWS = [REALDATA / "derived_Anarchism_history_first400.xml.bz2",
+                REALDATA / "derived_Anarchism_history_rev6000_6300.xml.bz2",
+                REALDATA / "pywikibot_xml" / "article-pear.xml", REALDATA / "pywikibot_xml" / "article-pyrus.xml.bz2"]
+
+
+def run_cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="wikiref")
+    add_psg2sum_parser(parser.add_subparsers())
+    args = parser.parse_args(["psg2sum", *argv])
+    return args.func(args)
+
+
+def multi_page_dump(path: Path) -> Path:
+    """The fixture's article page three times (ids 1, 4, 5): the copies repeat its pairs on other pages, and page 4's
+    revision ids (1-11) are the lowest, so cross-page dedup must keep page 4's pairs whichever task mined it."""
+    text = FIXTURE.read_text(encoding="utf-8")
+    start, end = text.index("  <page>"), text.index("  </page>") + len("  </page>\n")
+    page = text[start:end]
+
+    def copy(page_id: int, offset: int) -> str:
+        renamed = page.replace("<title>Pear (fixture)</title>", f"<title>Pear copy {page_id}</title>")
+        renamed = renamed.replace("<id>1</id>\n    <revision>", f"<id>{page_id}</id>\n    <revision>", 1)
+        return re.sub(r"<(id|parentid)>(1\d\d)</\1>", lambda m: f"<{m[1]}>{int(m[2]) + offset}</{m[1]}>", renamed)
+
+    path.write_text(text[:end] + copy(4, -100) + copy(5, 400) + text[end:], encoding="utf-8")
+    return path
+
+
+def parquet_hashes(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((folder / "data").glob("*.parquet"))}
+
+
+def test_same_output_for_one_and_two_tasks(tmp_path):
+    dump = multi_page_dump(tmp_path / "history.xml")
+    assert [page.page_id for page in iter_histories(dump, rank=1, world_size=2)] == [4]  # page 4 is task 1's
+    mining = MiningConfig(min_score=0.5)
+    one = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "one"), mining=mining,
+                                               dev_size=1, test_size=1, baselines=False))
+    two = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "two"), tasks=2, workers=2,
+                                               mining=mining, dev_size=1, test_size=1, baselines=False))
+    assert parquet_hashes(tmp_path / "one") == parquet_hashes(tmp_path / "two") != {}
+    assert one.counts == two.counts
+    assert one.counts["pages"] == 3 and one.counts["pairs"] == 2 and one.counts["duplicates"] == 4
+    loaded = datasets.load_dataset(str(tmp_path / "two"))
+    rows = [row for split in loaded.values() for row in split]
+    assert sorted((row["page_id"], row["revision_id"]) for row in rows) == [(4, 2), (4, 7)]
+    # a rerun skips the finished mining tasks and gives the same folder; other inputs are refused
+    again = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "two"), tasks=2, workers=2,
+                                                 mining=mining, dev_size=1, test_size=1, baselines=False))
+    assert again.counts == two.counts and parquet_hashes(tmp_path / "two") == parquet_hashes(tmp_path / "one")
+    with pytest.raises(ValueError, match="other inputs"):
+        run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "two"), tasks=3))
+
+
+def test_cli_without_pairs_exits_1_and_names_a_lambda(tmp_path, capsys):
+    out = tmp_path / "empty"
+    assert run_cli(str(FIXTURE), "--out", str(out), "--min-score", "0.9", "--no-progress", "--no-baselines") == 1
+    captured = capsys.readouterr()
+    assert "kept at λ=0.9: 0" in captured.out
+    assert "no pair reached λ=0.9" in captured.err and "rerun with --min-score 0.7" in captured.err
+    assert (out / "build.json").is_file() and (out / "README.md").is_file()
+    assert [p.name for p in (out / "data").glob("*.parquet")] == ["train-00000-of-00001.parquet"]  # empty, typed
+
+
+@pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata/revision_history is absent")
+def test_cli_on_the_real_windows(tmp_path, capsys):
+    """At the paper's λ = 0.6 the real windows hold no pair (exit 1, the message names λ = 0.4); at λ = 0.3 the
+    command writes a folder that load_dataset reads: the five pairs of test_psg2sum_mining.ANARCHISM_PAIRS_AT_0_3."""
+    windows = [str(path) for path in REAL_WINDOWS]
+    assert run_cli(*windows, "--out", str(tmp_path / "at06"), "--no-progress", "--no-baselines") == 1
+    captured = capsys.readouterr()
+    assert "4 pages, 710 revisions, 705 revision pairs" in captured.out
+    assert "candidate pairs: 66 (λ≥0.3: 6, λ≥0.4: 1, λ≥0.5: 0, λ≥0.6: 0, λ≥0.7: 0)" in captured.out
+    assert "rerun with --min-score 0.4" in captured.err
+    out = tmp_path / "at03"
+    assert run_cli(*windows, "--out", str(out), "--min-score", "0.3", "--no-progress", "--tasks", "2") == 0
+    printed = capsys.readouterr().out
+    assert "kept at λ=0.3: 5" in printed and "| LEAD1 |" in printed
+    loaded = datasets.load_dataset(str(out))
+    assert sorted(row["revision_id"] for split in loaded.values() for row in split) == [
+        368656, 441225, 441225, 441225, 1152836]
+
+
+# -- .7z ---------------------------------------------------------------------------------------------------------
+
+
+def make_7z(source: Path, target: Path) -> Path:
+    py7zr = pytest.importorskip("py7zr")
+    with py7zr.SevenZipFile(target, "w") as archive:
+        archive.write(source, source.name)
+    return target
+
+
+@pytest.mark.parametrize("backend", ["py7zr", "command"])
+def test_7z_history_dump(tmp_path, backend):
+    if backend == "command" and find_7z_command() is None:
+        pytest.skip("no 7z / 7za / 7zr command installed")
+    archive = make_7z(FIXTURE, tmp_path / "history.xml.7z")
+    with open_7z(archive, backend=backend) as handle:
+        assert handle.read() == FIXTURE.read_bytes()
+    pages = [(page.page_id, [r.revision_id for r in page.revisions]) for page in iter_histories(archive)]
+    assert pages == [(1, list(range(101, 112)))]
+    with open_7z(archive, backend=backend) as handle:  # abandoned after one block: closes cleanly
+        assert handle.read(10) == FIXTURE.read_bytes()[:10]
+
+
+def test_7z_damaged_and_unavailable(tmp_path, monkeypatch):
+    broken = tmp_path / "broken.xml.7z"
+    broken.write_bytes(b"7z\xbc\xaf\x27\x1c not really an archive")
+    with pytest.raises(DumpError, match="broken.xml.7z"):
+        list(iter_histories(broken))
+    two = tmp_path / "two.7z"
+    py7zr = pytest.importorskip("py7zr")
+    with py7zr.SevenZipFile(two, "w") as archive:
+        archive.write(FIXTURE, "a.xml")
+        archive.write(FIXTURE, "b.xml")
+    with pytest.raises(OSError, match="expected one file in the archive, found 2"):
+        open_7z(two, backend="py7zr").read()
+    monkeypatch.setattr("wikiref_dataset.psg2sum.sevenzip.find_7z_command", lambda: None)
+    with pytest.raises(SevenZipUnavailable, match=r"two.7z: reading .7z needs the 7z command.*apt-get install"):
+        open_7z(two, backend="command")
+    monkeypatch.setitem(__import__("sys").modules, "py7zr", None)  # as if py7zr were not installed
+    with pytest.raises(DumpError, match=r"broken.xml.7z: reading .7z needs the 7z command or the py7zr package"):
+        list(iter_histories(broken))
+
+
+def test_7z_streams_a_long_history(tmp_path):
+    """20,000 revisions through py7zr's streaming writer arrive in order, and the same as from the bz2 file."""
+    revisions = "".join(f"<revision><id>{i}</id><timestamp>2020-01-01T00:00:00Z</timestamp><text>t{i}</text>"
+                        "</revision>" for i in range(20_000))
+    xml = tmp_path / "big.xml"
+    xml.write_text(f"<mediawiki><page><title>Big</title><ns>0</ns><id>7</id>{revisions}</page></mediawiki>")
+    archive = make_7z(xml, tmp_path / "big.xml.7z")
+    (tmp_path / "big.xml.bz2").write_bytes(bz2.compress(xml.read_bytes()))
+    ids = [r.revision_id for page in iter_histories(archive) for r in page.revisions]
+    assert ids == list(range(20_000))

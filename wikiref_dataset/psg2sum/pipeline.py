@@ -1,0 +1,214 @@
+"""The PSG2SUM build as datatrove stages, run by the local, Slurm or Ray executor like the WikiRef build.
+
+Stage ``pairs`` (``tasks`` tasks): :class:`~wikiref_dataset.psg2sum.steps.Psg2SumPairs` mines the pages at positions
+``rank`` modulo ``tasks`` of every dump and a ``JsonlWriter`` writes ``work/pairs/<rank>.jsonl.gz``; the miner's
+counters land in datatrove's ``work/logs/pairs/stats``. Stage ``dataset`` (one task): :class:`WritePsg2SumDataset`
+reads every shard, deduplicates across pages (earliest revision kept), splits by page, scores the baselines and writes
+the Parquet folder, card and ``build.json``.
+
+Determinism: a page's pairs depend on that page alone (the miner's dedup is per page), and the dataset stage sorts
+before deduplicating and splitting, so the folder is the same bytes for any ``tasks`` and ``workers``. Resumability:
+datatrove skips tasks with a completion marker; :func:`run_psg2sum_build` refuses an output folder built from other
+inputs (the skipped tasks' shards would be stale).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datatrove.data import DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+
+from ..pipeline import _executor, _read_jsonl, _stage_stats, stage_done
+from .mining import STAT_KEYS, MiningConfig
+from .steps import Psg2SumPairs, pair_from_document
+
+__all__ = ["Psg2SumBuildConfig", "Psg2SumSummary", "WritePsg2SumDataset", "psg2sum_stages", "run_psg2sum_build"]
+
+STAGES = ("pairs", "dataset")
+
+
+@dataclass
+class Psg2SumBuildConfig:
+    """What to mine and how.
+
+    Args:
+        dumps (`list[str]`): ``pages-meta-history`` dumps (``.xml``, ``.bz2``, ``.gz``, ``.7z``).
+        output_dir (`str`): the dataset folder (``data/``, ``README.md``, ``build.json``, ``work/``).
+        tasks (`int`): mining tasks (pages are dealt round-robin to them). workers (`int`): tasks run at once.
+        executor (`str`): ``local`` (default), ``slurm`` or ``ray``. executor_options (`dict`): extra arguments of
+            the cluster executor.
+        mining (:class:`MiningConfig`): λ, churn rules, lead splitter.
+        seed (`int`), dev_size (`int`, *optional*), test_size (`int`, *optional*): the page-disjoint split.
+        baselines (`bool`): score LEAD1 and TextRank on the test split for the card.
+        progress (`bool`): a progress bar per mining task.
+    """
+
+    dumps: list[str]
+    output_dir: str
+    tasks: int = 1
+    workers: int = 1
+    executor: str = "local"
+    executor_options: dict[str, Any] = field(default_factory=dict)
+    mining: MiningConfig = field(default_factory=MiningConfig)
+    seed: int = 42
+    dev_size: int | None = None
+    test_size: int | None = None
+    baselines: bool = True
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        if self.workers < 1 or self.tasks < 1:
+            raise ValueError(f"workers and tasks must be >= 1 (got {self.workers}, {self.tasks})")
+        if self.executor not in ("local", "slurm", "ray"):
+            raise ValueError(f"executor must be local, slurm or ray, got {self.executor!r}")
+        if not self.dumps:
+            raise ValueError("no history dump given")
+        self.dumps = [str(path) for path in self.dumps]
+
+    @property
+    def work(self) -> Path:
+        return Path(self.output_dir) / "work"
+
+
+@dataclass
+class Psg2SumSummary:
+    """What a build produced (read back from ``build.json``)."""
+
+    output_dir: str
+    counts: dict[str, int]
+    splits: dict[str, int]
+    candidates_per_lambda: dict[str, int]
+    min_score: float
+    baselines: str
+    pipeline: str
+    seconds: float = 0.0
+
+    @property
+    def pairs(self) -> int:
+        return sum(self.splits.values())
+
+    def suggested_min_score(self) -> str | None:
+        """The highest λ of the grid that has candidates (a value to retry with), if any is below λ."""
+        found = [value for value, count in self.candidates_per_lambda.items()
+                 if count and float(value) < self.min_score]
+        return max(found, key=float) if found else None
+
+
+class WritePsg2SumDataset(PipelineStep):
+    """Stage ``dataset`` (one task): read the pair shards, dedup, split, score baselines, write folder + card."""
+
+    name = "💾 PSG2SUM dedup + split + Parquet"
+    type = "💽 - WRITER"
+
+    def __init__(self, config: Psg2SumBuildConfig) -> None:
+        super().__init__()
+        self.config = config
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        from .dataset import deduplicate, split_pairs, write_psg2sum_folder
+
+        config = self.config
+        shards = sorted((config.work / "pairs").glob("*.jsonl.gz"))
+        pairs, duplicates = deduplicate(pair_from_document(record) for path in shards for record in _read_jsonl(path))
+        splits = split_pairs(pairs, seed=config.seed, dev_size=config.dev_size, test_size=config.test_size)
+        mined = Counter()
+        for counter in _stage_stats(config.work, "pairs").values():
+            mined.update(counter)
+        counts = {key: mined.get(key, 0) for key in STAT_KEYS}
+        counts["duplicates"] += duplicates
+        counts["pairs"] = len(pairs)
+        grid = {f"{value:g}": mined.get(f"candidates_at_{value:g}", 0) for value in config.mining.score_grid}
+        baselines, description = "", _describe(config.mining)
+        if config.baselines and pairs:
+            from .baselines import evaluate_baselines, format_table
+            from .mining import PairMiner
+
+            # the test split, as Table 4; a build too small to have one is scored on all its pairs (and says so)
+            scored_on = "the test split" if splits["test"] else "all pairs (this build has no test split)"
+            miner = PairMiner(config.mining)
+            table = format_table(evaluate_baselines([asdict(p) for p in (splits["test"] or pairs)], miner.pipeline))
+            baselines = f"Scored on {scored_on}.\n\n{table}"
+        build = {"dumps": [Path(path).name for path in config.dumps], "config": config.mining.to_dict(),
+                 "counts": counts, "candidates_per_lambda": grid, "pipeline": description, "baselines": baselines,
+                 "tasks": config.tasks, "seed": config.seed}
+        sizes = write_psg2sum_folder(splits, config.output_dir, build)
+        build["splits"] = sizes
+        (Path(config.output_dir) / "build.json").write_text(json.dumps(build, indent=1, default=str),
+                                                            encoding="utf-8")
+        self.stat_update("pairs", value=len(pairs))
+        return
+        yield
+
+
+def _describe(mining: MiningConfig) -> str:
+    from .mining import PairMiner
+
+    return PairMiner(mining).description
+
+
+def psg2sum_stages(config: Psg2SumBuildConfig) -> list[tuple[str, list[PipelineStep], int]]:
+    """The two stages as (name, datatrove steps, tasks)."""
+    from datatrove.pipeline.writers import JsonlWriter
+
+    return [
+        ("pairs", [Psg2SumPairs(config.dumps, config.mining, progress=config.progress),
+                   JsonlWriter(str(config.work / "pairs"), output_filename="${rank}.jsonl.gz", compression="gzip")],
+         config.tasks),
+        ("dataset", [WritePsg2SumDataset(config)], 1),
+    ]
+
+
+def _check_inputs(config: Psg2SumBuildConfig) -> None:
+    """A rerun into an output folder must use the same inputs, or the skipped tasks' shards would be stale."""
+    inputs = {"dumps": sorted(str(Path(d).resolve()) for d in config.dumps), "tasks": config.tasks,
+              "mining": config.mining.to_dict()}
+    record = config.work / "inputs.json"
+    inputs = json.loads(json.dumps(inputs, default=str))
+    if record.is_file() and json.loads(record.read_text(encoding="utf-8")) != inputs:
+        raise ValueError(f"{config.output_dir} holds a PSG2SUM build with other inputs (dumps, --tasks or mining "
+                         "options); use a new folder or delete it")
+    record.write_text(json.dumps(inputs, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def _dataset_stage_stale(config: Psg2SumBuildConfig) -> None:
+    """The dataset stage is cheap and its options (seed, sizes, baselines) are not part of the inputs: redo it."""
+    completions = config.work / "logs" / "dataset" / "completions"
+    for marker in completions.glob("*"):
+        marker.unlink()
+
+
+def read_summary(config: Psg2SumBuildConfig, seconds: float = 0.0) -> Psg2SumSummary:
+    build = json.loads((Path(config.output_dir) / "build.json").read_text(encoding="utf-8"))
+    return Psg2SumSummary(config.output_dir, build["counts"], build["splits"], build["candidates_per_lambda"],
+                          config.mining.min_score, build.get("baselines", ""), build.get("pipeline", ""), seconds)
+
+
+def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
+    """Run both stages (finished mining tasks are skipped on rerun) and return the summary.
+
+    With ``executor="slurm"``/``"ray"`` both stages are submitted as dependent jobs and ``None`` is returned; run
+    the same command again once they finished to get the summary."""
+    config.work.mkdir(parents=True, exist_ok=True)
+    _check_inputs(config)
+    output = Path(config.output_dir)
+    if config.executor != "local":
+        if stage_done(output, "dataset", 1) and (output / "build.json").is_file():
+            return read_summary(config)
+        depends = None
+        for stage, steps, tasks in psg2sum_stages(config):
+            depends = _executor(config, stage, steps, tasks, depends)
+        depends.run()  # a cluster executor submits its dependencies first
+        return None
+    _dataset_stage_stale(config)
+    started = time.perf_counter()
+    for stage, steps, tasks in psg2sum_stages(config):
+        _executor(config, stage, steps, tasks).run()
+        if not stage_done(output, stage, tasks):
+            raise RuntimeError(f"PSG2SUM stage {stage!r} did not finish: see {config.work / 'logs' / stage}")
+    return read_summary(config, time.perf_counter() - started)
