@@ -37,7 +37,8 @@ class MatchingConfig:
 
     Args:
         theta_lower (`float`, *optional*, defaults to 0.8): θL, a match scores strictly more.
-        theta_upper (`float`, *optional*, defaults to 0.99): θU, a match scores strictly less (no near-copies).
+        theta_upper (`float`, *optional*, defaults to 0.99): θU, a match scores strictly less (no near-copies; a
+            value above 1 keeps exact copies).
         top_k (`int`, *optional*, defaults to 7): documents kept per example, best score first.
         min_recall (`float`, *optional*, defaults to 0.75): lowest summary recall kept.
         neighbours (`int`, *optional*, defaults to 10): answer sentences looked up per corpus sentence.
@@ -53,8 +54,8 @@ class MatchingConfig:
     min_sentence_words: int = field(default=4, metadata={"help": "Shorter corpus sentences are not embedded."})
 
     def __post_init__(self) -> None:
-        if not -1.0 <= self.theta_lower < self.theta_upper <= 1.0 + 1e-6:
-            raise ValueError(f"need -1 <= theta_lower < theta_upper <= 1, got {self.theta_lower}, {self.theta_upper}")
+        if not -1.0 <= self.theta_lower < self.theta_upper <= 2.0:  # θU > 1 keeps exact copies
+            raise ValueError(f"need -1 <= theta_lower < theta_upper <= 2, got {self.theta_lower}, {self.theta_upper}")
         if not 0.0 <= self.min_recall <= 1.0:
             raise ValueError(f"min_recall must lie in [0, 1], got {self.min_recall}")
         for name in ("top_k", "neighbours", "min_sentence_words"):
@@ -146,8 +147,10 @@ class SentenceMatcher:
             return []
         scores, rows = self.index.search(self.encoder.encode(texts), config.neighbours)
         found: dict[int, list[SentenceMatch]] = defaultdict(list)
-        hits = np.argwhere((scores > config.theta_lower) & (scores < config.theta_upper) & (rows >= 0))
-        self.stats["above_theta_upper"] += int(((scores >= config.theta_upper) & (rows >= 0)).sum())
+        # compared in the scores' float32, so that a score equal to a threshold is excluded as the paper says
+        lower, upper = np.float32(config.theta_lower), np.float32(config.theta_upper)
+        hits = np.argwhere((scores > lower) & (scores < upper) & (rows >= 0))
+        self.stats["above_theta_upper"] += int(((scores >= upper) & (rows >= 0)).sum())
         for query_row, column in hits:
             position, number = owners[query_row]
             question_id, answer_sentence = self.keys[rows[query_row, column]]

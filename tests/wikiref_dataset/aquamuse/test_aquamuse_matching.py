@@ -1,0 +1,122 @@
+"""Sentence matching and example assembly with a fake encoder whose cosines are set exactly: the θ boundaries,
+document scores, top K, summary recall and the extractive variant's in-place substitution."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from wikiref_dataset.aquamuse.corpus import CorpusDocument
+from wikiref_dataset.aquamuse.matching import MatchingConfig, SentenceMatcher, assemble_examples
+from wikiref_dataset.aquamuse.questions import Question
+
+
+def unit(axis: int, cosine: float, dim: int = 8) -> np.ndarray:
+    """A unit vector whose cosine with basis vector ``axis`` is ``cosine`` (the rest on the last axis)."""
+    vector = np.zeros(dim, dtype=np.float32)
+    vector[axis] = cosine
+    vector[-1] = math.sqrt(max(0.0, 1.0 - cosine * cosine))
+    return vector
+
+
+class FakeEncoder:
+    """Sentences -> fixed vectors (answer sentences on basis axes, document sentences at chosen cosines)."""
+
+    def __init__(self, table: dict[str, np.ndarray]) -> None:
+        self.table = table
+
+    def encode(self, sentences: list[str]) -> np.ndarray:
+        return np.stack([self.table[s] for s in sentences]).astype(np.float32)
+
+
+ANSWER = ["Alpha answer sentence one.", "Beta answer sentence two."]
+QUESTION = Question(id="q1", query="what is alpha", answer=" ".join(ANSWER), answer_sentences=list(ANSWER))
+VECTORS = {ANSWER[0]: unit(0, 1.0), ANSWER[1]: unit(1, 1.0)}
+
+
+def document(doc_id: str, sentences: list[tuple[str, int, float]]) -> tuple[CorpusDocument, list[str], list]:
+    """A document whose sentence i has cosine ``c`` with answer sentence ``axis``; text joins them with newlines."""
+    text, spans = "", []
+    for sentence, axis, cosine in sentences:
+        VECTORS[sentence] = unit(axis, cosine)
+        spans.append((len(text), len(text) + len(sentence)))
+        text += sentence + "\n"
+    return CorpusDocument(doc_id, f"https://example.org/{doc_id}", text), [s for s, _, _ in sentences], spans
+
+
+def run(docs, config: MatchingConfig, questions=(QUESTION,)):
+    matcher = SentenceMatcher(list(questions), FakeEncoder(VECTORS), config)
+    matched = matcher.match([d for d, _, _ in docs], [s for _, s, _ in docs], [p for _, _, p in docs])
+    return matcher, matched
+
+
+def test_theta_bounds_are_strict():
+    docs = [document("d1", [("Equal to the lower bound here.", 0, 0.8), ("Just above the lower bound.", 0, 0.8001),
+                            ("Equal to the upper bound here.", 1, 0.99), ("Just below the upper bound.", 1, 0.9899),
+                            ("An exact copy of the answer.", 1, 1.0)])]
+    matcher, matched = run(docs, MatchingConfig())
+    assert [(m.answer_sentence, m.document_sentence) for m in matched[0].matches] == [(0, 1), (1, 3)]
+    assert matcher.stats["above_theta_upper"] == 2  # 0.99 and 1.0
+    _, looser = run(docs, MatchingConfig(theta_lower=0.79, theta_upper=1.01))
+    assert [m.document_sentence for m in looser[0].matches] == [0, 1, 2, 3, 4]
+
+
+def test_short_sentences_are_not_embedded_and_unmatched_documents_are_dropped():
+    docs = [document("d1", [("Menu", 0, 0.9)]), document("d2", [("Nothing near any answer at all.", 0, 0.1)])]
+    matcher, matched = run(docs, MatchingConfig())
+    assert matched == []
+    assert matcher.stats["sentences_searched"] == 2 and matcher.stats["sentences_embedded"] == 1
+
+
+def test_document_score_top_k_recall_and_extractive_substitution():
+    docs = [
+        document("a", [("Intro line of page a.", 0, 0.1), ("Page a paraphrases alpha.", 0, 0.9),
+                       ("Page a paraphrases beta.", 1, 0.85)]),
+        document("b", [("Page b paraphrases alpha well.", 0, 0.95)]),
+        document("c", [("Page c paraphrases alpha weakly.", 0, 0.81)]),
+    ]
+    _, matched = run(docs, MatchingConfig(top_k=2))
+    abstractive, extractive, stats = assemble_examples([QUESTION], matched, MatchingConfig(top_k=2))
+    assert stats["examples"] == 1
+    example = abstractive[0]
+    assert [d["url"][-1] for d in example.documents] == ["a", "b"]  # c (0.81) is third: cut by K = 2
+    assert example.documents[0]["score"] == pytest.approx(0.9 + 0.85, abs=1e-5)  # ψ = sum of the matches
+    assert example.summary_recall == 1.0
+    assert example.documents[0]["text"] == "Intro line of page a.\nPage a paraphrases alpha.\nPage a paraphrases beta.\n"
+    # extractive: each matched sentence replaced in place by the answer sentence, the rest untouched
+    assert extractive[0].documents[0]["text"] == f"Intro line of page a.\n{ANSWER[0]}\n{ANSWER[1]}\n"
+    assert extractive[0].documents[1]["text"] == f"{ANSWER[0]}\n"
+    assert {(m["document"], m["document_sentence"], m["answer_sentence"]) for m in example.matches} == {
+        (0, 1, 0), (0, 2, 1), (1, 0, 0)}
+
+
+def test_recall_filter():
+    docs = [document("only-alpha", [("This page only paraphrases alpha.", 0, 0.9)])]
+    _, matched = run(docs, MatchingConfig())
+    _, _, strict = assemble_examples([QUESTION], matched, MatchingConfig(min_recall=0.75))
+    assert strict["dropped/low_recall"] == 1 and strict["examples"] == 0
+    abstractive, _, loose = assemble_examples([QUESTION], matched, MatchingConfig(min_recall=0.5))
+    assert loose["examples"] == 1 and abstractive[0].summary_recall == 0.5
+
+
+def test_best_match_wins_when_a_sentence_matches_two_answer_sentences():
+    vector = np.zeros(8, dtype=np.float32)
+    vector[0], vector[1] = 0.62, 0.60
+    vector[-1] = math.sqrt(1 - 0.62**2 - 0.60**2)
+    VECTORS["Covers both answers at once."] = vector
+    doc = CorpusDocument("x", "https://example.org/x", "Covers both answers at once.")
+    config = MatchingConfig(theta_lower=0.5)
+    matched = SentenceMatcher([QUESTION], FakeEncoder(VECTORS), config).match(
+        [doc], [["Covers both answers at once."]], [[(0, 28)]])
+    assert [(m.answer_sentence, round(m.score, 2)) for m in matched[0].matches] == [(0, 0.62), (1, 0.60)]
+    _, extractive, _ = assemble_examples([QUESTION], matched, config)
+    assert extractive[0].documents[0]["text"] == ANSWER[0]  # 0.62 beats 0.60
+
+
+@pytest.mark.parametrize("options", [{"theta_lower": 0.9, "theta_upper": 0.8}, {"min_recall": 1.5}, {"top_k": 0},
+                                     {"neighbours": -1}])
+def test_config_rejects_bad_values(options):
+    with pytest.raises(ValueError):
+        MatchingConfig(**options)
