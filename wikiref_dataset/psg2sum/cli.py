@@ -13,6 +13,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .pipeline import Psg2SumBuildConfig, Psg2SumSummary
 
 # The miner (spaCy, mwparserfromhell) is imported inside the command: `wikiref` builds this parser on every call.
 
@@ -91,7 +95,7 @@ def run_psg2sum_command(args: argparse.Namespace) -> int:
     return 1
 
 
-def format_summary(summary: object, config: object) -> str:
+def format_summary(summary: Psg2SumSummary, config: Psg2SumBuildConfig) -> str:
     """The closing summary: pages, revision pairs, skips, additions, candidates per λ, kept pairs, baselines."""
     counts, mining = summary.counts, config.mining
     lines = [f"PSG2SUM: {counts['pages']:,} pages, {counts['revisions']:,} revisions, "
