@@ -145,6 +145,7 @@ def hyperparameters(training_args: Any, max_length: int) -> dict[str, Any]:
     values = {name: getattr(training_args, name) for name in HYPERPARAMETER_NAMES}
     values["lr_scheduler_type"] = str(getattr(values["lr_scheduler_type"], "value", values["lr_scheduler_type"]))
     values["max_length"] = max_length
+    values["world_size"] = training_args.world_size  # processes: the effective batch is batch x world x accumulation
     return values
 
 
