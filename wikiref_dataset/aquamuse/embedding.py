@@ -116,7 +116,8 @@ class AnswerIndex:
             self.kind = "exact (IndexFlatIP)"
         else:
             lists = max(1, min(int(4 * math.sqrt(self.size)), self.size // 39))
-            index = faiss.IndexIVFFlat(faiss.IndexFlatIP(self.dimension), lists, faiss.METRIC_INNER_PRODUCT)
+            self._quantizer = faiss.IndexFlatIP(self.dimension)  # the IVF index does not own it: keep it alive
+            index = faiss.IndexIVFFlat(self._quantizer, self.dimension, lists, faiss.METRIC_INNER_PRODUCT)
             index.train(vectors)
             index.nprobe = min(nprobe, lists)
             self.kind = f"approximate (IndexIVFFlat, {lists} lists, nprobe {index.nprobe})"

@@ -120,3 +120,19 @@ def test_best_match_wins_when_a_sentence_matches_two_answer_sentences():
 def test_config_rejects_bad_values(options):
     with pytest.raises(ValueError):
         MatchingConfig(**options)
+
+
+def test_approximate_index_finds_the_exact_neighbours_of_clustered_vectors():
+    from wikiref_dataset.aquamuse.embedding import AnswerIndex
+
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((3000, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    approximate = AnswerIndex(vectors, exact_below=1000, nprobe=64)
+    exact = AnswerIndex(vectors, exact_below=10_000)
+    assert approximate.kind.startswith("approximate") and exact.kind.startswith("exact")
+    queries = vectors[:50] + 0.05 * rng.standard_normal((50, 16)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    _, rows = approximate.search(queries, 3)
+    _, exact_rows = exact.search(queries, 3)
+    assert (rows[:, 0] == np.arange(50)).all() and (rows[:, 0] == exact_rows[:, 0]).all()
