@@ -1,7 +1,8 @@
 """The ``wikiref`` command: one entry point whose subcommands grow with the project.
 
 Subcommands:
-    demo        build WikiRef from the embedded sample, then score the sample DUC clusters with the DUC metric;
+    demo        the whole chain on the embedded sample: build WikiRef, pre-train and fine-tune Q-BERT, summarize,
+                evaluate with the DUC metric, render the model card (``trainer_scripts/demo.py``);
     build       the whole WikiRef build: statements, documents, curation, splits, Parquet + card (``build_cli.py``);
     rouge       score summaries with ROUGE-1.5.5 semantics from a JSON-lines file or a ROUGE file list;
     statements  WikiRef stage 1: statements with their first citation from Wikipedia dumps (``wiki/cli.py``);
@@ -18,15 +19,11 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .oracle import ExtractiveOracle, OracleConfig
 from .rouge import RougeConfig, RougeResult, RougeScorer, display_name, load_stopwords
-
-SAMPLE = "data/sample/duc_sample.jsonl"
 
 
 class CliError(Exception):
@@ -124,47 +121,14 @@ def format_table(rows: Sequence[tuple[str, RougeResult]], value: str = "recall")
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def load_sample() -> list[dict]:
-    """The embedded demo sample: three DUC-style clusters written for this project."""
-    text = resources.files("wikiref_dataset").joinpath(SAMPLE).read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
 def run_demo(args: argparse.Namespace) -> int:
-    from .pipeline import run_demo_build
+    """The whole chain on the embedded sample (``trainer_scripts/demo.py``: imported here, not at start-up)."""
+    from trainer_scripts.demo import run_demo as run_chain
 
-    out = Path(args.out)
-    print(f"== WikiRef built from the embedded sample (our own wikitext dump + WARC of the cited pages) -> {out}\n")
-    summary = run_demo_build(out)
-    import datasets
-
-    loaded = datasets.load_dataset(str(out))
-    print(f"\nload_dataset({str(out)!r}): " + ", ".join(f"{split} {len(rows)}" for split, rows in loaded.items())
-          + f" rows; card and histograms in {out / 'README.md'}\n")
-    if not sum(summary.splits.values()):
-        raise CliError("the demo build produced no examples")
-    print("== DUC metric on the embedded DUC-style clusters\n")
-    clusters = load_sample()
-    config = RougeConfig()
-    scorer = RougeScorer(config)
-    oracle = ExtractiveOracle(OracleConfig(objective="recall", max_sentences=None, max_words=config.word_limit))
-    references = [cluster["references"] for cluster in clusters]
-    systems: dict[str, list[str]] = {}
-    for cluster in clusters:
-        for name, summary in cluster["systems"].items():
-            systems.setdefault(name, []).append(summary)
-        sentences = [sentence for document in cluster["documents"] for sentence in document["sentences"]]
-        selection = oracle.select(sentences, cluster["references"])
-        systems.setdefault("oracle (greedy R-2 recall)", []).append(
-            "\n".join(sentences[i] for i in selection.sorted_indices))
-    print(f"DUC metric ({' '.join(config.to_args())}) on the embedded sample: "
-          f"{len(clusters)} clusters, {sum(len(r) for r in references)} reference summaries\n")
-    rows = [(name, scorer.evaluate(summaries, references)) for name, summaries in systems.items()]
-    print(format_table(rows, "recall"))
-    best = max(rows, key=lambda row: row[1].averages["rouge_2"].recall)
-    print(f"\n{len(rows)} systems scored; best ROUGE-2 recall: {best[0]} "
-          f"({best[1].averages['rouge_2'].recall:.5f}). Bootstrap averages and 95% intervals as ROUGE-1.5.5 prints "
-          "them (with 3 clusters the intervals are wide).")
+    try:
+        run_chain(args.out)
+    except RuntimeError as error:
+        raise CliError(str(error)) from None
     return 0
 
 
@@ -209,8 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wikiref", description="Query-focused summarization toolkit.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    demo = commands.add_parser("demo", help="build WikiRef from the embedded sample and score sample summaries")
-    demo.add_argument("--out", default="out/demo-wikiref", help="folder for the demo dataset (default out/demo-wikiref)")
+    demo = commands.add_parser("demo", help="the whole chain on the embedded sample: build, train, evaluate, card")
+    demo.add_argument("--out", default="outputs", help="folder for everything the demo writes (default outputs)")
     demo.set_defaults(func=run_demo)
 
     rouge = commands.add_parser("rouge", help="ROUGE-1.5.5-exact scoring (official DUC settings by default)")

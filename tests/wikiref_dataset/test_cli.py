@@ -1,4 +1,4 @@
-"""The ``wikiref`` command: demo on the embedded sample, and ``rouge`` on JSON lines and ROUGE file lists."""
+"""The ``wikiref`` command: ``rouge`` on JSON lines and ROUGE file lists (the demo: tests/trainer_scripts/test_demo.py)."""
 
 import json
 import subprocess
@@ -6,29 +6,8 @@ import sys
 
 import pytest
 
-from wikiref_dataset.cli import load_sample, main
+from wikiref_dataset.cli import main
 from wikiref_dataset.rouge import rouge
-
-
-def test_demo_builds_wikiref_and_prints_the_table(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
-    out = capsys.readouterr().out
-    assert "examples curated" in out and "load_dataset(" in out
-    assert (tmp_path / "demo" / "README.md").is_file()
-    assert "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250" in out
-    for system in ("lead", "query_focused", "oracle"):
-        assert system in out
-    assert "best ROUGE-2 recall: oracle" in out
-
-
-def test_sample_is_well_formed():
-    clusters = load_sample()
-    assert len(clusters) == 3
-    for cluster in clusters:
-        assert cluster["title"] and cluster["narrative"]
-        assert len(cluster["references"]) == 3
-        assert all(document["sentences"] for document in cluster["documents"])
-        assert set(cluster["systems"]) == {"lead", "query_focused"}
 
 
 def _write_items(path, items):
