@@ -4,17 +4,22 @@ Trainer calls `optimizer.step()` directly (there is no `optimizer_step` to overr
 the optimizer, set up in `create_optimizer`:
 
 * a gradient hook `g * mask` on every masked parameter (a post-accumulate-grad hook multiplying `.grad` in place by
-  the mask in the parameter's dtype), so gradient clipping, DDP's all-reduce and Adam's moments only ever see
-  trainable entries (frozen entries get a zero gradient, zero moments and hence an update of exactly 0/(0+eps) = 0);
-* masked parameters sit in their own param groups with `weight_decay=0`; their decoupled decay is applied by an
-  `optimizer.register_step_pre_hook` as `p *= where(mask, 1 - lr*wd, 1)`, with `lr` read from the group at step time
-  (the scheduler is honoured); it is computed on the trainable entries only (index_select / index_copy_), so frozen
-  entries are never written;
-* with `method="iterative"` the same pre-hook shrinks the masks on the cubic schedule and zeroes the gradient and the
-  optimizer state of the entries that leave the subnetwork.
+  the mask in the parameter's dtype), so gradient clipping and DDP's all-reduce only ever see trainable entries;
+* the optimizer does not hold the masked parameters themselves but, for each one, a flat tensor of its trainable
+  values (*compact values*), in param groups of their own with the usual weight decay. An
+  `optimizer.register_step_pre_hook` gathers the current values and the (masked, clipped, all-reduced) gradient of the
+  trainable entries into them, the optimizer updates them (decoupled decay included, with the scheduler's `lr`), and an
+  `optimizer.register_step_post_hook` writes them back into the parameter (`index_copy_` on the trainable positions).
+  Frozen entries are never written, so they stay bit-identical whatever the weight decay, and the optimizer has no
+  state for them at all (Adam's moments exist for trainable entries only: about a tenth of the dense optimizer's
+  memory and work on masked tensors, which pays for the gathers and the gradient hook);
+* with `method="iterative"` the same pre-hook shrinks the masks on the cubic schedule and drops the compact values and
+  the optimizer state of the entries that leave the subnetwork.
 
-The mask is written as `subnetwork_mask.safetensors` with every checkpoint and every `save_model`, and on resume it is
-read back from the checkpoint (before the optimizer exists, as checkpoint weights are loaded first), never recomputed.
+The model's parameters stay the source of truth: values are gathered again whenever a parameter was written since the
+last write-back (its version counter moved), so weights loaded between steps are picked up. The mask is written as `subnetwork_mask.safetensors` with every checkpoint and every
+`save_model`, and on resume it is read back from the checkpoint (before the optimizer exists, as checkpoint weights
+are loaded first), never recomputed.
 `subnetwork/changed_fraction` (share of masked-tensor entries that differ from their values when this `train()` call
 built its optimizer) and `subnetwork/trainable_fraction` are added to the training logs.
 """
@@ -45,7 +50,9 @@ from .sparse import (
 logger = logging.get_logger(__name__)
 
 SUBNETWORK_DECAY_KEY = "subnetwork_weight_decay"
-"""Param-group key holding the decay that the step pre-hook applies to the group's trainable entries."""
+"""Param-group key of a subnetwork group holding its weight decay (the optimizer applies it to the compact values)."""
+SUBNETWORK_NAMES_KEY = "subnetwork_parameter_names"
+"""Param-group key of a subnetwork group: the names of the masked parameters whose compact values the group holds."""
 
 
 class SubnetworkTrainer(Trainer):
@@ -60,8 +67,9 @@ class SubnetworkTrainer(Trainer):
             when the optimizer is created (or read from the checkpoint when resuming).
         *args, **kwargs: passed to [`~transformers.Trainer`].
 
-    Works with any `torch.optim` optimizer whose update is zero for a zero gradient and zero state (AdamW, Adam, SGD
-    — the default `adamw_torch_fused` included); custom optimizer factories and `optimizers=` passed in are refused.
+    Works with any `torch.optim` optimizer built from param groups (AdamW, Adam, SGD — the default
+    `adamw_torch_fused` included): it only ever sees the trainable entries of masked parameters. Custom optimizer
+    factories and `optimizers=` passed in are refused.
     """
 
     def __init__(self, *args, subnetwork_config: SubnetworkConfig | None = None,
@@ -77,10 +85,12 @@ class SubnetworkTrainer(Trainer):
         if subnetwork_mask is not None:
             self.set_subnetwork_mask(subnetwork_mask)
         self._gradient_hooks: list = []
-        self._step_hook = None
+        self._step_hooks: list = []
         self._reference: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._masked_parameters: dict[str, nn.Parameter] = {}
         self._multiplier_masks: dict[str, torch.Tensor] = {}
         self._trainable_indices: dict[str, torch.Tensor] = {}
+        self._synced_versions: dict[str, int] = {}
 
     # ---- the mask ----------------------------------------------------------------------------------------------
 
@@ -133,9 +143,9 @@ class SubnetworkTrainer(Trainer):
                 continue
             group = {"params": [parameters[name] for name in names], "weight_decay": weight_decay if decay else 0.0}
             if masked:
-                group["weight_decay"] = 0.0
-                group[SUBNETWORK_DECAY_KEY] = weight_decay if decay else 0.0
-                group["subnetwork_parameter_names"] = names
+                group["params"] = [self._compact_values(name) for name in names]
+                group[SUBNETWORK_DECAY_KEY] = group["weight_decay"]
+                group[SUBNETWORK_NAMES_KEY] = names
             param_groups.append(group)
 
         if self.optimizer_cls_and_kwargs is not None:
@@ -148,7 +158,10 @@ class SubnetworkTrainer(Trainer):
                              "torch.optim optimizer built from param groups")
         optimizer_kwargs = {key: value for key, value in optimizer_kwargs.items() if key != "weight_decay"}
         self.optimizer = optimizer_cls(param_groups, **optimizer_kwargs)
-        self._step_hook = self.optimizer.register_step_pre_hook(self._before_optimizer_step)
+        for handle in self._step_hooks:
+            handle.remove()
+        self._step_hooks = [self.optimizer.register_step_pre_hook(self._before_optimizer_step),
+                            self.optimizer.register_step_post_hook(self._after_optimizer_step)]
 
         self._reference = {name: (mask.clone(), parameters[name].detach()[mask].clone())
                            for name, mask in masks.items()}
@@ -156,15 +169,25 @@ class SubnetworkTrainer(Trainer):
 
     def _refresh_mask_views(self) -> None:
         """Derived forms of the masks used on the hot path: a mask in the parameter's dtype (for an in-place
-        gradient multiply, about twice as fast as a bool one) and the flat indices of the trainable entries (the
-        decay touches only those, so frozen entries are not even read)."""
+        gradient multiply, about twice as fast as a bool one) and the flat indices of the trainable entries (what the
+        compact values are gathered from and written back to)."""
         parameters = dict(self._unwrapped_model.named_parameters())
         for name, mask in self.subnetwork_mask.items():
+            parameter = self._masked_parameters[name] = parameters[name]
+            if not parameter.is_contiguous():
+                raise ValueError(f"masked parameter {name} is not contiguous: its trainable entries cannot be "
+                                 "written back through a flat view")
             multiplier = self._multiplier_masks.get(name)
-            if multiplier is None or multiplier.dtype != parameters[name].dtype:
-                multiplier = self._multiplier_masks[name] = torch.empty_like(parameters[name].detach())
+            if multiplier is None or multiplier.dtype != parameter.dtype:
+                multiplier = self._multiplier_masks[name] = torch.empty_like(parameter.detach())
             multiplier.copy_(mask)  # in place: the gradient hooks hold these tensors
             self._trainable_indices[name] = torch.nonzero(mask.flatten()).flatten()
+
+    def _compact_values(self, name: str) -> torch.Tensor:
+        """A new flat tensor of the trainable values of masked parameter `name` (what the optimizer updates)."""
+        parameter = self._masked_parameters[name]
+        self._synced_versions[name] = parameter._version
+        return parameter.detach().view(-1).index_select(0, self._trainable_indices[name])
 
     def _install_gradient_hooks(self, model: nn.Module, masks: Mapping[str, torch.Tensor]) -> None:
         for handle in self._gradient_hooks:
@@ -174,7 +197,7 @@ class SubnetworkTrainer(Trainer):
 
         def hook(multiplier: torch.Tensor):
             # Runs once the gradient is accumulated into `.grad` (which the parameter owns, so in place is safe) and
-            # before DDP's reducer reads it: clipping, all-reduce and Adam's moments see only trainable entries.
+            # before DDP's reducer reads it: clipping and all-reduce see only trainable entries.
             def mask_gradient(parameter: torch.Tensor) -> None:
                 parameter.grad.mul_(multiplier)
 
@@ -183,41 +206,68 @@ class SubnetworkTrainer(Trainer):
         self._gradient_hooks = [parameters[name].register_post_accumulate_grad_hook(hook(self._multiplier_masks[name]))
                                 for name in masks if parameters[name].requires_grad]
 
-    def _trainable_indices_of(self, group: Mapping) -> list[torch.Tensor]:
-        return [self._trainable_indices[name] for name in group["subnetwork_parameter_names"]]
+    @staticmethod
+    def _subnetwork_groups(optimizer: torch.optim.Optimizer) -> list[Mapping]:
+        return [group for group in optimizer.param_groups if SUBNETWORK_NAMES_KEY in group]
 
     @torch.no_grad()
     def _before_optimizer_step(self, optimizer: torch.optim.Optimizer, args, kwargs) -> None:
         if self.subnetwork_config.is_update_step(self.state.global_step):
             self._prune(optimizer, self.state.global_step)
-        for group in optimizer.param_groups:
-            decay = group.get(SUBNETWORK_DECAY_KEY, 0.0)
-            if not decay:
-                continue
-            factor = 1.0 - group["lr"] * decay
-            for parameter, indices in zip(group["params"], self._trainable_indices_of(group)):
-                # Decoupled decay of the trainable entries only (the same product AdamW computes); frozen entries are
-                # not written at all, so they stay bit-identical.
-                flat = parameter.view(-1)
-                flat.index_copy_(0, indices, flat.index_select(0, indices).mul_(factor))
+        for group in self._subnetwork_groups(optimizer):
+            for name, values in zip(group[SUBNETWORK_NAMES_KEY], group["params"]):
+                # Gather the trainable entries' (masked, clipped, reduced) gradient, and their values unless they are
+                # still the ones the last write-back left (the parameter's version counter counts every in-place
+                # write, e.g. `load_state_dict`): the optimizer updates only these, with its own decoupled decay.
+                parameter, indices = self._masked_parameters[name], self._trainable_indices[name]
+                if parameter._version != self._synced_versions.get(name):
+                    torch.index_select(parameter.detach().view(-1), 0, indices, out=values)
+                if parameter.grad is None:
+                    values.grad = None
+                    continue
+                if values.grad is None or values.grad.shape != values.shape:
+                    values.grad = torch.empty_like(values)
+                torch.index_select(parameter.grad.view(-1), 0, indices, out=values.grad)
+
+    @torch.no_grad()
+    def _after_optimizer_step(self, optimizer: torch.optim.Optimizer, args, kwargs) -> None:
+        for group in self._subnetwork_groups(optimizer):
+            for name, values in zip(group[SUBNETWORK_NAMES_KEY], group["params"]):
+                # Only the trainable positions are written: frozen entries keep their bits.
+                parameter = self._masked_parameters[name]
+                parameter.detach().view(-1).index_copy_(0, self._trainable_indices[name], values)
+                self._synced_versions[name] = parameter._version
+
+    def _replace_compact_values(self, optimizer: torch.optim.Optimizer,
+                                kept: Mapping[str, torch.Tensor] | None = None) -> None:
+        """Rebuild every group's compact values from the current masks. `kept` (by name: a bool tensor over the old
+        compact values, from a mask that shrank) carries the optimizer state of the entries that stay; without it the
+        state of a tensor whose trainable entries changed is dropped."""
+        for group in self._subnetwork_groups(optimizer):
+            for position, (name, old) in enumerate(zip(group[SUBNETWORK_NAMES_KEY], group["params"])):
+                new = self._compact_values(name)
+                state = optimizer.state.pop(old, None)
+                if state is not None and (kept is not None or new.shape == old.shape):
+                    keep = kept[name] if kept is not None else None
+                    optimizer.state[new] = {key: value[keep] if keep is not None and isinstance(value, torch.Tensor)
+                                            and value.shape == old.shape else value for key, value in state.items()}
+                group["params"][position] = new
 
     @torch.no_grad()
     def _prune(self, optimizer: torch.optim.Optimizer, step: int) -> None:
         fraction = self.subnetwork_config.trainable_fraction_at(step)
         new_masks = prune_masks(self._unwrapped_model, self.subnetwork_mask, fraction)
-        for group in optimizer.param_groups:
-            if "subnetwork_parameter_names" not in group:
-                continue
-            for name, parameter in zip(group["subnetwork_parameter_names"], group["params"]):
-                mask = self.subnetwork_mask[name]
-                mask.copy_(new_masks[name])
-                frozen = ~mask
-                if parameter.grad is not None:
-                    parameter.grad.masked_fill_(frozen, 0)
-                for value in optimizer.state.get(parameter, {}).values():
-                    if isinstance(value, torch.Tensor) and value.shape == parameter.shape:
-                        value.masked_fill_(frozen, 0)
+        kept = {}
+        for name, mask in self.subnetwork_mask.items():
+            # New masks lie within the old ones, so the entries that stay are those of the old compact values whose
+            # position is still trainable.
+            kept[name] = new_masks[name].to(mask.device).flatten()[self._trainable_indices[name]]
+            mask.copy_(new_masks[name])
+            parameter = self._masked_parameters[name]
+            if parameter.grad is not None:
+                parameter.grad.masked_fill_(~mask, 0)
         self._refresh_mask_views()
+        self._replace_compact_values(optimizer, kept)
         logger.info(f"step {step}: subnetwork pruned to {fraction:.2%} of each masked tensor")
 
     # ---- saving, resuming, logging -----------------------------------------------------------------------------
@@ -244,6 +294,8 @@ class SubnetworkTrainer(Trainer):
                 self.subnetwork_mask[name].copy_(mask)
             if self._gradient_hooks:
                 self._refresh_mask_views()
+            if self.optimizer is not None:  # the optimizer state for the new masks comes from the checkpoint
+                self._replace_compact_values(getattr(self.optimizer, "optimizer", self.optimizer))
         else:
             self.set_subnetwork_mask(masks)
 
@@ -277,4 +329,4 @@ class SubnetworkTrainer(Trainer):
         super().log(logs, start_time)
 
 
-__all__ = ["SubnetworkTrainer", "SUBNETWORK_DECAY_KEY"]
+__all__ = ["SubnetworkTrainer", "SUBNETWORK_DECAY_KEY", "SUBNETWORK_NAMES_KEY"]

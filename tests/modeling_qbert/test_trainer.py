@@ -1,5 +1,6 @@
-"""SubnetworkTrainer: frozen entries bit-identical (weight decay and clipping on), zero Adam state for frozen entries,
-checkpoint/resume equality with the mask read from the checkpoint, iterative pruning during training, and a 2-process
+"""SubnetworkTrainer: frozen entries bit-identical (weight decay and clipping on, also for -0.0, inf and NaN), no Adam
+state for frozen entries (the optimizer holds compact trainable values only, updated bit for bit as dense AdamW updates
+those entries), checkpoint/resume equality with the mask read from the checkpoint, iterative pruning during training, and a 2-process
 CPU run under `accelerate launch`."""
 
 import json
@@ -22,7 +23,7 @@ from modeling_qbert.sparse import (
     identify_subnetwork,
     load_subnetwork_mask,
 )
-from modeling_qbert.trainer import SubnetworkTrainer
+from modeling_qbert.trainer import SUBNETWORK_NAMES_KEY, SubnetworkTrainer
 
 datasets = pytest.importorskip("datasets")
 
@@ -60,6 +61,30 @@ def training_arguments(output_dir, **overrides) -> TrainingArguments:
                     report_to=[], save_strategy="no", logging_steps=1, learning_rate=1e-2, weight_decay=0.1,
                     max_grad_norm=1e-3, seed=7, data_seed=7, disable_tqdm=True)
     return TrainingArguments(**{**settings, **overrides})
+
+
+def compact_values(optimizer, name: str) -> torch.Tensor:
+    """The optimizer's tensor of the trainable values of masked parameter `name`."""
+    for group in optimizer.param_groups:
+        if name in group.get(SUBNETWORK_NAMES_KEY, ()):
+            return group["params"][group[SUBNETWORK_NAMES_KEY].index(name)]
+    raise KeyError(name)
+
+
+def assert_no_optimizer_state_for_frozen_entries(optimizer, model, masks) -> None:
+    """Masked parameters are not in the optimizer; their compact values (and Adam moments) cover the trainable
+    entries only and hold exactly the parameter's trainable values."""
+    optimized = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    parameters = dict(model.named_parameters())
+    for name, mask in masks.items():
+        assert id(parameters[name]) not in optimized and parameters[name] not in optimizer.state, name
+        values = compact_values(optimizer, name)
+        assert values.shape == (int(mask.sum()),), name
+        assert torch.equal(values.view(torch.int32), parameters[name].detach()[mask].view(torch.int32)), name
+        state = optimizer.state[values]
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert state[key].shape == values.shape, (name, key)
+        assert torch.count_nonzero(state["exp_avg_sq"]) > 0, name
 
 
 def masked_snapshot(model, masks) -> dict[str, torch.Tensor]:
@@ -104,10 +129,7 @@ def test_frozen_entries_bit_identical_and_adam_state_zero(tmp_path, optim, extra
         assert torch.equal(after[~mask].view(torch.int32), before[name][~mask].view(torch.int32)), name
         changed = (after[mask] != before[name][mask]).float().mean().item()
         assert changed > 0.95, f"{name}: only {changed:.0%} of trainable entries changed"
-        state = optimizer.state[parameters[name]]
-        for key in ("exp_avg", "exp_avg_sq"):
-            assert torch.count_nonzero(state[key][~mask]) == 0, (name, key)
-        assert torch.count_nonzero(state["exp_avg_sq"][mask]) > 0
+    assert_no_optimizer_state_for_frozen_entries(optimizer, model, masks)
     # embeddings and the head are fully trainable and decayed
     for name in ("bert.embeddings.word_embeddings.weight", "classifier.weight"):
         assert not torch.equal(parameters[name].detach(), before_all[name]), name
@@ -139,6 +161,54 @@ def test_adamw_keeps_exact_zero_updates_for_zero_gradients(implementation):
     assert torch.equal(parameter.detach()[~mask], start[~mask])
     assert not torch.equal(parameter.detach()[mask], start[mask])
     assert torch.count_nonzero(optimizer.state[parameter]["exp_avg"][~mask]) == 0
+
+
+@pytest.mark.parametrize("optim", ["adamw_torch_fused", "adamw_torch"])
+def test_masked_step_is_dense_adamw_on_trainable_entries_and_never_writes_frozen_ones(tmp_path, optim):
+    """Weight decay > 0, a changing lr and weights written between steps: trainable entries get exactly what dense
+    AdamW (with the decay) gives them; frozen entries holding -0.0, inf, NaN, a subnormal and ordinary values keep their
+    bit patterns."""
+    model, _ = tiny_model()
+    arguments = training_arguments(tmp_path, optim=optim, weight_decay=0.3, learning_rate=0.05)
+    trainer = SubnetworkTrainer(model=model, args=arguments, subnetwork_config=SubnetworkConfig(fraction=0.25))
+    masks = trainer.identify_subnetwork()
+    parameters = dict(model.named_parameters())
+    special = torch.tensor([-0.0, float("inf"), float("-inf"), float("nan"), 1e-40, -3.5])
+    with torch.no_grad():
+        for name, mask in masks.items():
+            frozen_positions = torch.nonzero(~mask.flatten()).flatten()[:len(special)]
+            parameters[name].view(-1)[frozen_positions] = special[:len(frozen_positions)]
+    before = {name: parameters[name].detach().clone() for name in masks}
+    reference = {name: torch.nn.Parameter(before[name].clone()) for name in masks}
+    decayed = set(trainer.get_decay_parameter_names(model))  # Trainer's rule: no decay for biases and LayerNorm
+    dense = torch.optim.AdamW([{"params": [p for n, p in reference.items() if n in decayed], "weight_decay": 0.3},
+                               {"params": [p for n, p in reference.items() if n not in decayed], "weight_decay": 0.0}],
+                              lr=0.05, **({"fused": True} if optim == "adamw_torch_fused" else {"foreach": True}))
+    optimizer = trainer.create_optimizer()
+    generator = torch.Generator().manual_seed(3)
+    for step in range(4):
+        for group in (*optimizer.param_groups, *dense.param_groups):
+            group["lr"] = 0.05 / (step + 1)
+        if step == 2:  # weights written between steps (as load_state_dict would) are what the next step starts from
+            with torch.no_grad():
+                for name, mask in masks.items():
+                    for tensor in (parameters[name], reference[name]):
+                        tensor.copy_(torch.where(mask, tensor * 0.5, tensor))
+        for name, mask in masks.items():
+            gradient = torch.randn(mask.shape, generator=generator) * mask
+            parameters[name].grad = gradient.clone()
+            reference[name].grad = gradient.clone()
+        optimizer.step()
+        dense.step()
+    for name, mask in masks.items():
+        after = parameters[name].detach()
+        assert torch.equal(after[~mask].view(torch.int32), before[name][~mask].view(torch.int32)), name
+        assert torch.equal(after[mask].view(torch.int32), reference[name].detach()[mask].view(torch.int32)), name
+        assert not torch.equal(after[mask], before[name][mask]), name
+    # the dense reference did decay frozen entries: the decay was on, and the subnetwork escaped it
+    assert any(not torch.equal(reference[name].detach()[~mask].view(torch.int32), before[name][~mask].view(torch.int32))
+               for name, mask in masks.items())
+    assert_no_optimizer_state_for_frozen_entries(optimizer, model, masks)
 
 
 def test_full_mask_matches_plain_adamw(tmp_path):
@@ -242,9 +312,7 @@ def test_iterative_pruning_shrinks_masks_and_freezes_what_leaves(tmp_path):
             frozen = ~mask
             assert torch.equal(values_j[name][frozen], values_i[name][frozen]), name
     optimizer = trainer.optimizer.optimizer if hasattr(trainer.optimizer, "optimizer") else trainer.optimizer
-    parameters = dict(model.named_parameters())
-    for name, mask in trainer.subnetwork_mask.items():
-        assert torch.count_nonzero(optimizer.state[parameters[name]]["exp_avg_sq"][~mask]) == 0
+    assert_no_optimizer_state_for_frozen_entries(optimizer, model, trainer.subnetwork_mask)
 
 
 def test_passing_an_optimizer_is_refused(tmp_path):
