@@ -264,7 +264,7 @@ def evaluate_systems(
 # ---- output ------------------------------------------------------------------------------------------------------
 
 
-def _cell(values: Mapping[str, float] | None, measure: str) -> str:
+def format_cell(values: Mapping[str, float] | None, measure: str) -> str:
     if values is None:
         return "-"
     mean = values[f"{measure}_recall"]
@@ -277,7 +277,7 @@ def format_table(evaluation: Evaluation) -> str:
     years = [year.year for year in evaluation.years]
     header_years = ["Systems"] + [f"DUC {year}" if i == 0 else "" for year in years for i in range(len(MEASURES))]
     header_measures = [""] + [MEASURE_NAMES[measure] for _ in years for measure in MEASURES]
-    body = [[system] + [_cell(by_year.get(year), measure) for year in years for measure in MEASURES]
+    body = [[system] + [format_cell(by_year.get(year), measure) for year in years for measure in MEASURES]
             for system, by_year in evaluation.scores.items()]
     table = [header_years, header_measures, *body]
     widths = [max(len(row[column]) for row in table) for column in range(len(header_years))]

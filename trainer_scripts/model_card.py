@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainer_scripts.evaluate_duc import MEASURE_NAMES, MEASURES, _cell
+from trainer_scripts.evaluate_duc import MEASURE_NAMES, MEASURES, format_cell
 
 TEMPLATE_PATH = Path(__file__).resolve().parents[1] / "model_card.md"
 MODEL_SYSTEM = "Q-BERT"
@@ -150,17 +150,21 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeri
 
 
 def wikiref_table(results: Mapping[str, Any]) -> str | None:
-    """Table IV's shape (Dev columns; the run evaluates on validation only), or ``None`` when not evaluated."""
-    validation = (results.get("pretraining") or {}).get("validation")
+    """Table IV's shape (validation columns, then test columns with the validation threshold when the run scored the
+    test split), or ``None`` when not evaluated."""
+    pretraining = results.get("pretraining") or {}
+    validation = pretraining.get("validation")
     if not validation:
         return None
+    test = pretraining.get("test") or {}
     objective = results.get("objective", "classification")
-    header = ["System", *(f"Validation {name} F1" for _, name in WIKIREF_MEASURES), "Test"]
+    header = ["System", *(f"{split} {name} F1" for split in ("Validation", "Test") for _, name in WIKIREF_MEASURES)]
     rows = [[f"**Q-BERT, {objective} supervision (this run)**",
-             *(f"**{_percent(validation.get(key))}**" for key, _ in WIKIREF_MEASURES), "not evaluated"]]
+             *(f"**{_percent(validation.get(key))}**" for key, _ in WIKIREF_MEASURES),
+             *((f"**{_percent(test.get(key))}**" if test else "not evaluated") for key, _ in WIKIREF_MEASURES)]]
     if objective in PAPER_TABLE_IV:
         rows.append([f"Q-BERT, {objective} supervision (paper 001, BERT-base, full WikiRef dev)",
-                     *(f"{value:.2f}" for value in PAPER_TABLE_IV[objective]), "(see paper)"])
+                     *(f"{value:.2f}" for value in PAPER_TABLE_IV[objective]), *["(see paper)"] * 3])
     return _markdown_table(header, rows)
 
 
@@ -190,7 +194,7 @@ def duc_table(results: Mapping[str, Any]) -> str | None:
         cells = []
         for year in years:
             for measure in MEASURES:
-                cell = _cell(by_year.get(year), measure)
+                cell = format_cell(by_year.get(year), measure)
                 if name == MODEL_SYSTEM and cell != "-":
                     cell = f"**{cell}**" + (" †" if year in trained_on else "")
                 cells.append(cell)
