@@ -1,4 +1,4 @@
-"""Render the Q-BERT model card (``model_card.md`` at the project root) from a training run's ``results.json``.
+"""Render the Q-BERT model card (``trainer_scripts/model_card.md``, linked as ``model_card.md`` at the project root) from a training run's ``results.json``.
 
 The card says what the model does and how to use it, how it was trained, and the run's results in the shape of paper
 001's Table IV (WikiRef, ROUGE-1/2/L F1) and Table VI (DUC 2005-2007, ROUGE-1/2/SU4 recall with 95% intervals), with
@@ -34,7 +34,7 @@ from typing import Any
 
 from trainer_scripts.evaluate_duc import MEASURE_NAMES, MEASURES, format_cell
 
-TEMPLATE_PATH = Path(__file__).resolve().parents[1] / "model_card.md"
+TEMPLATE_PATH = Path(__file__).resolve().with_name("model_card.md")  # package data; ./model_card.md links to it
 MODEL_SYSTEM = "Q-BERT"
 """The name of this model's row in ``results["evaluation"]["systems"]``."""
 
