@@ -1,4 +1,5 @@
-"""Render the Q-BERT model card (``trainer_scripts/model_card.md``, linked as ``model_card.md`` at the project root) from a training run's ``results.json``.
+"""Render the Q-BERT model card from a training run's ``results.json`` with the template
+``trainer_scripts/model_card.md`` (``model_card.md`` at the project root links to it).
 
 The card says what the model does and how to use it, how it was trained, and the run's results in the shape of paper
 001's Table IV (WikiRef, ROUGE-1/2/L F1) and Table VI (DUC 2005-2007, ROUGE-1/2/SU4 recall with 95% intervals), with
