@@ -12,7 +12,7 @@ the optimizer, set up in `create_optimizer`:
   `optimizer.register_step_post_hook` writes them back into the parameter (`index_copy_` on the trainable positions).
   Frozen entries are never written, so they stay bit-identical whatever the weight decay, and the optimizer has no
   state for them at all (Adam's moments exist for trainable entries only: about a tenth of the dense optimizer's
-  memory and work on masked tensors, which pays for the gathers and the gradient hook);
+  memory and work on masked tensors, which pays for the gathers and the write-back);
 * with `method="iterative"` the same pre-hook shrinks the masks on the cubic schedule and drops the compact values and
   the optimizer state of the entries that leave the subnetwork.
 
