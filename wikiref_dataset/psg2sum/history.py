@@ -8,9 +8,9 @@ page with a million revisions would keep a million empty elements, so each one i
 read (and each ``<page>`` from the root, as ``iter_pages`` does).
 
 ``.7z`` dumps (the format Wikimedia publishes history dumps in, beside ``.bz2``) are streamed by
-:func:`~wikiref_dataset.psg2sum.sevenzip.open_7z` (the ``7z`` command when installed, else ``py7zr``), registered
-here as the dump opener for the ``.7z`` extension; with neither installed the error names the file and what to
-install.
+:func:`~wikiref_dataset.wiki.sevenzip.open_7z` (the ``7z`` command when installed, else ``py7zr``), which
+:func:`~wikiref_dataset.wiki.dump.open_dump` uses for the ``.7z`` extension; with neither installed the error names
+the file and what to install.
 
 Pages can be sharded across tasks: task ``rank`` of ``world_size`` gets the pages whose position in the file is
 ``rank`` modulo ``world_size`` (the others are skipped without reading their revisions' text).
@@ -25,15 +25,11 @@ from typing import Any
 
 import mwxml
 
-from ..wiki import dump as _dump
 from ..wiki.dump import READ_ERRORS, DumpError, iter_page_elements
-from .sevenzip import SevenZipUnavailable, open_7z
+from ..wiki.sevenzip import SevenZipUnavailable
 
 __all__ = ["PageHistory", "Revision", "iter_histories"]
 
-# wiki.dump opens dumps by extension; it has no .7z opener of its own (pages-articles dumps are not published as
-# .7z), so the history reader adds one.
-_dump._OPENERS.setdefault(".7z", open_7z)
 
 
 @dataclass

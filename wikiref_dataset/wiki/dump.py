@@ -28,7 +28,13 @@ __all__ = ["DumpError", "WikiPage", "iter_pages", "open_dump"]
 
 logger = logging.getLogger(__name__)
 
-_OPENERS = {".bz2": bz2.open, ".gz": gzip.open}
+def _open_7z(path: Path, mode: str) -> IO[bytes]:
+    from .sevenzip import open_7z  # the 7z command or py7zr, looked up only for .7z files
+
+    return open_7z(path)
+
+
+_OPENERS = {".bz2": bz2.open, ".gz": gzip.open, ".7z": _open_7z}
 
 
 class DumpError(Exception):
@@ -59,14 +65,15 @@ class WikiPage:
 
 
 def open_dump(path: str | Path) -> IO[bytes]:
-    """Open a dump as a binary stream: ``.bz2`` (also multistream), ``.gz`` or plain ``.xml``."""
+    """Open a dump as a binary stream: ``.bz2`` (also multistream), ``.gz``, ``.7z`` (:mod:`.sevenzip`: the ``7z``
+    command or ``py7zr``; Wikimedia publishes history dumps so) or plain ``.xml``."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in _OPENERS:
         return _OPENERS[suffix](path, "rb")
     if suffix == ".xml":
         return open(path, "rb")
-    raise DumpError(f"{path}: unknown dump format {suffix or '(no extension)'!r}; expected .xml, .xml.bz2 or .xml.gz")
+    raise DumpError(f"{path}: unknown dump format {suffix or '(no extension)'!r}; expected .xml, .xml.bz2, .xml.gz or .7z")
 
 
 def iter_pages(

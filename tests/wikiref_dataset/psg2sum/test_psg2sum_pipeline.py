@@ -13,8 +13,8 @@ from wikiref_dataset.psg2sum.cli import add_psg2sum_parser
 from wikiref_dataset.psg2sum.history import iter_histories
 from wikiref_dataset.psg2sum.mining import MiningConfig
 from wikiref_dataset.psg2sum.pipeline import Psg2SumBuildConfig, run_psg2sum_build
-from wikiref_dataset.psg2sum.sevenzip import SevenZipUnavailable, find_7z_command, open_7z
 from wikiref_dataset.wiki.dump import DumpError
+from wikiref_dataset.wiki.sevenzip import SevenZipUnavailable, find_7z_command, open_7z
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "psg2sum" / "history.xml"
 REALDATA = Path(__file__).resolve().parents[4] / "shared" / "realdata" / "revision_history"
@@ -136,7 +136,7 @@ def test_7z_damaged_and_unavailable(tmp_path, monkeypatch):
         archive.write(FIXTURE, "b.xml")
     with pytest.raises(OSError, match="expected one file in the archive, found 2"):
         open_7z(two, backend="py7zr").read()
-    monkeypatch.setattr("wikiref_dataset.psg2sum.sevenzip.find_7z_command", lambda: None)
+    monkeypatch.setattr("wikiref_dataset.wiki.sevenzip.find_7z_command", lambda: None)
     with pytest.raises(SevenZipUnavailable, match=r"two.7z: reading .7z needs the 7z command.*apt-get install"):
         open_7z(two, backend="command")
     monkeypatch.setitem(__import__("sys").modules, "py7zr", None)  # as if py7zr were not installed
