@@ -44,7 +44,7 @@ from .web.urls import normalize_url, url_key
 from .wiki.statements import Statement
 
 __all__ = ["BuildConfig", "BuildSummary", "CurationExamples", "WriteDataset", "build_stages", "run_build",
-           "run_demo_build"]
+           "run_demo_build", "make_executor", "read_jsonl", "stage_stats", "stage_done"]
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class BuildConfig:
         return Path(self.output_dir) / "work"
 
 
-def _read_jsonl(path: Path, bad: list[str] | None = None) -> list[dict]:
+def read_jsonl(path: Path, bad: list[str] | None = None) -> list[dict]:
     """The JSON objects of a (gzipped) JSON-lines file; unreadable lines are skipped and described in ``bad``."""
     opener = gzip.open if path.suffix == ".gz" else open
     records = []
@@ -128,7 +128,7 @@ class CurationExamples(PipelineStep):
         bad_lines: list[str] = []
         for folder in ("documents", "failed"):
             for path in sorted((Path(self.documents_dir) / folder).glob("*.jsonl.gz")):
-                for record in _read_jsonl(path, bad_lines):
+                for record in read_jsonl(path, bad_lines):
                     try:
                         cited = CitedDocument.from_document(record)
                         key = str(cited.normalized_url)
@@ -140,7 +140,7 @@ class CurationExamples(PipelineStep):
                             by_statement[statement_id] = cited
         examples: list[Example] = []
         for path in sorted(Path(self.statements_dir).glob("*.jsonl.gz")):
-            for record in _read_jsonl(path, bad_lines):
+            for record in read_jsonl(path, bad_lines):
                 try:
                     statement = Statement.from_document(Document(text=record.get("text", ""), id=record["id"],
                                                                  metadata=record.get("metadata", {})))
@@ -258,7 +258,7 @@ class WriteDataset(PipelineStep):
 
         work = self.config.work
         examples = [Example.from_document(record) for path in sorted((work / "curated").glob("*.jsonl.gz"))
-                    for record in _read_jsonl(path)]
+                    for record in read_jsonl(path)]
         splits = assign_splits(examples, self.config.curation)
         counts = collect_counts(work)
         counts.update({f"split {name}": len(values) for name, values in splits.items()})
@@ -322,7 +322,7 @@ class _ShardReader(PipelineStep):
         path = Path(self.folder) / f"{rank:05d}.jsonl.gz"
         if not path.is_file():
             return
-        for record in _read_jsonl(path):
+        for record in read_jsonl(path):
             yield Document(text=record["text"], id=record["id"], metadata=record.get("metadata", {}))
 
 
@@ -341,7 +341,9 @@ def stage_steps(config: BuildConfig, stage: str) -> tuple[list[PipelineStep], in
     raise ValueError(f"unknown stage {stage!r}; stages: {STAGES}")
 
 
-def _executor(config: BuildConfig, stage: str, steps: list[PipelineStep], tasks: int, depends: Any = None) -> Any:
+def make_executor(config: BuildConfig, stage: str, steps: list[PipelineStep], tasks: int, depends: Any = None) -> Any:
+    """The datatrove executor of one stage (``config.executor``: local, slurm or ray), logging under
+    ``config.work/logs/stage`` (also used by the PSG2SUM and AQuaMuSe builds, whose configs carry the same fields)."""
     logging_dir = str(config.work / "logs" / stage)
     if config.executor == "slurm":
         from datatrove.executor import SlurmPipelineExecutor
@@ -365,7 +367,7 @@ def _executor(config: BuildConfig, stage: str, steps: list[PipelineStep], tasks:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _stage_stats(work: Path, stage: str) -> dict[str, Counter]:
+def stage_stats(work: Path, stage: str) -> dict[str, Counter]:
     """Per step name, the summed counters of a stage's finished tasks."""
     steps: dict[str, Counter] = {}
     for path in sorted((work / "logs" / stage / "stats").glob("*.json")):
@@ -379,10 +381,10 @@ def _stage_stats(work: Path, stage: str) -> dict[str, Counter]:
 def collect_counts(work: Path) -> dict[str, int]:
     """The closing table: raw statements, each loss and drop, the examples after each rule."""
     counts: dict[str, int] = {}
-    statements = _stage_stats(work, "statements")
+    statements = stage_stats(work, "statements")
     counts["raw statements"] = sum(c.get("statements", 0) for c in statements.values())
-    stats = _stage_stats(work, "statistics")
-    curated = _stage_stats(work, "curation")
+    stats = stage_stats(work, "statistics")
+    curated = stage_stats(work, "curation")
     for name, counter in stats.items():
         if "join" in name:
             for key in sorted(counter):
@@ -442,7 +444,7 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
         depends = None
         for stage in stages:
             steps, tasks = stage_steps(config, stage)
-            depends = _executor(config, stage, steps, tasks, depends)
+            depends = make_executor(config, stage, steps, tasks, depends)
         depends.run()  # a cluster executor submits its dependencies first
         if progress:
             print(f"submitted {', '.join(stages)} to {config.executor}; run the command again when they finish")
@@ -454,7 +456,7 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
             print(f"[{position}/{len(STAGES)}] {stage}: {tasks} task(s), {config.workers} worker(s)", flush=True)
         started = time.perf_counter()
         if config.executor == "local":
-            _executor(config, stage, steps, tasks).run()
+            make_executor(config, stage, steps, tasks).run()
         seconds[stage] = time.perf_counter() - started
     build = json.loads((output / "build.json").read_text(encoding="utf-8"))
     splits = {name[6:]: value for name, value in build["counts"].items() if name.startswith("split ")}

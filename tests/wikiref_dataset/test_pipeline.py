@@ -138,7 +138,7 @@ def test_cluster_executor_submits_stage_one_then_the_rest(tmp_path, monkeypatch)
                 executor = executor.depends
             submitted.append(list(reversed(chain)))
 
-    monkeypatch.setattr(pipeline, "_executor", lambda config, stage, steps, tasks, depends=None:
+    monkeypatch.setattr(pipeline, "make_executor", lambda config, stage, steps, tasks, depends=None:
                         FakeExecutor(stage, steps, tasks, depends))
     dumps, warcs = sample_inputs()
     config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path), executor="slurm", shards=2)

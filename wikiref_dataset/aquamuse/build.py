@@ -107,7 +107,7 @@ class AQuaMuSeSummary:
 
 
 class _ExecutorSettings:
-    """What :func:`wikiref_dataset.pipeline._executor` reads from a build config."""
+    """What :func:`wikiref_dataset.pipeline.make_executor` reads from a build config."""
 
     def __init__(self, config: AQuaMuSeBuildConfig) -> None:
         self.work, self.executor = config.work, config.executor
@@ -141,7 +141,7 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     from datatrove.pipeline.writers import JsonlWriter
     from tqdm.auto import tqdm
 
-    from ..pipeline import _executor, _read_jsonl
+    from ..pipeline import make_executor, read_jsonl
     from ..text import default_pipeline
     from .dataset import VARIANTS, split_examples, write_aquamuse_folder
     from .embedding import SentenceEncoder
@@ -191,7 +191,7 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     if progress:
         print(f"[2/3] corpus: {len(config.corpus)} file(s), {tasks} task(s), {config.workers} worker(s)", flush=True)
     started = time.perf_counter()
-    executor = _executor(_ExecutorSettings(config), "corpus", steps, tasks)  # type: ignore[arg-type]
+    executor = make_executor(_ExecutorSettings(config), "corpus", steps, tasks)  # type: ignore[arg-type]
     executor.run()
     seconds["corpus"] = time.perf_counter() - started
     completions = work / "logs" / "corpus" / "completions"
@@ -206,7 +206,7 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
         print("[3/3] examples: ranking documents, recall filter, splits, dataset folders", flush=True)
     started = time.perf_counter()
     matched = [matched_from_document(record) for path in sorted((work / "matches").glob("*.jsonl.gz"))
-               for record in _read_jsonl(path)]
+               for record in read_jsonl(path)]
     abstractive, extractive, assembly = assemble_examples(questions, matched, config.matching)
     corpus_counts = _stage_counts(work)
     pipeline = default_pipeline()

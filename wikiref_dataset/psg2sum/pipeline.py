@@ -24,7 +24,7 @@ from typing import Any
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from ..pipeline import _executor, _read_jsonl, _stage_stats, stage_done
+from ..pipeline import make_executor, read_jsonl, stage_done, stage_stats
 from .mining import STAT_KEYS, MiningConfig
 from .steps import Psg2SumPairs, pair_from_document
 
@@ -115,10 +115,10 @@ class WritePsg2SumDataset(PipelineStep):
 
         config = self.config
         shards = sorted((config.work / "pairs").glob("*.jsonl.gz"))
-        pairs, duplicates = deduplicate(pair_from_document(record) for path in shards for record in _read_jsonl(path))
+        pairs, duplicates = deduplicate(pair_from_document(record) for path in shards for record in read_jsonl(path))
         splits = split_pairs(pairs, seed=config.seed, dev_size=config.dev_size, test_size=config.test_size)
         mined = Counter()
-        for counter in _stage_stats(config.work, "pairs").values():
+        for counter in stage_stats(config.work, "pairs").values():
             mined.update(counter)
         counts = {key: mined.get(key, 0) for key in STAT_KEYS}
         counts["duplicates"] += duplicates
@@ -202,13 +202,13 @@ def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
             return read_summary(config)
         depends = None
         for stage, steps, tasks in psg2sum_stages(config):
-            depends = _executor(config, stage, steps, tasks, depends)
+            depends = make_executor(config, stage, steps, tasks, depends)
         depends.run()  # a cluster executor submits its dependencies first
         return None
     _dataset_stage_stale(config)
     started = time.perf_counter()
     for stage, steps, tasks in psg2sum_stages(config):
-        _executor(config, stage, steps, tasks).run()
+        make_executor(config, stage, steps, tasks).run()
         if not stage_done(output, stage, tasks):
             raise RuntimeError(f"PSG2SUM stage {stage!r} did not finish: see {config.work / 'logs' / stage}")
     return read_summary(config, time.perf_counter() - started)
