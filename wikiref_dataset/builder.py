@@ -94,6 +94,22 @@ def written_splits(splits: Mapping[str, Sequence[Any]]) -> list[str]:
     return [split for split in SPLITS if splits.get(split)] or [SPLITS[0]]
 
 
+def write_split_files(rows_by_split: Mapping[str, Sequence[dict[str, Any]]], output_dir: str | Path,
+                      features: datasets.Features = FEATURES) -> list[str]:
+    """Write ``output_dir/data/{split}-00000-of-00001.parquet`` for each of the :func:`written_splits` and remove
+    the file of a split that is empty now (left by an earlier build); returns the written splits."""
+    data = Path(output_dir) / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    written = written_splits(rows_by_split)
+    for split in SPLITS:
+        path = data / f"{split}-00000-of-00001.parquet"
+        if split in written:
+            _write_parquet(list(rows_by_split.get(split, [])), path, features)
+        else:
+            path.unlink(missing_ok=True)
+    return written
+
+
 def card_front_matter(pretty_name: str, splits: Mapping[str, Sequence[Any]], licence: str = "cc-by-sa-4.0") -> list[str]:
     """The YAML header of a dataset card: metadata and the ``configs:`` block that ``load_dataset(folder)`` and the
     Hub read, listing the :func:`written_splits` as ``data/{split}-*.parquet``."""
@@ -176,15 +192,9 @@ def write_dataset_folder(splits: dict[str, list[Example]], output_dir: str | Pat
                          build: dict[str, Any] | None = None) -> dict[str, int]:
     """Write the Parquet shards, the histograms, ``statistics.json`` and the card; returns the split sizes."""
     output = Path(output_dir)
-    (output / "data").mkdir(parents=True, exist_ok=True)
     complete = {split: splits.get(split, []) for split in SPLITS}
-    written = written_splits(complete)
-    for split in SPLITS:
-        path = output / "data" / f"{split}-00000-of-00001.parquet"
-        if split in written:
-            _write_parquet([feature_row(e) for e in sorted(complete[split], key=lambda e: e.id)], path)
-        else:
-            path.unlink(missing_ok=True)
+    write_split_files({split: [feature_row(e) for e in sorted(examples, key=lambda e: e.id)]
+                       for split, examples in complete.items()}, output)
     if not any(complete.values()):
         logger.warning("%s: no example survived the build; the folder holds the card and an empty typed train "
                        "split, which load_dataset refuses", output)

@@ -25,7 +25,7 @@ from typing import Any
 
 import datasets
 
-from ..builder import SPLITS, _write_parquet, card_front_matter, written_splits
+from ..builder import SPLITS, card_front_matter, write_split_files
 from ..curation import assign_group_splits
 from ..text import TextPipeline
 from .matching import AQuaMuSeExample
@@ -225,15 +225,8 @@ def write_aquamuse_folder(variant: str, splits: dict[str, list[AQuaMuSeExample]]
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     output = Path(output_dir)
-    (output / "data").mkdir(parents=True, exist_ok=True)
     complete = {split: sorted(splits.get(split, []), key=lambda e: e.id) for split in SPLITS}
-    written = written_splits(complete)
-    for split in SPLITS:
-        path = output / "data" / f"{split}-00000-of-00001.parquet"
-        if split in written:
-            _write_parquet([_row(e) for e in complete[split]], path, FEATURES)
-        else:
-            path.unlink(missing_ok=True)
+    write_split_files({split: [_row(e) for e in examples] for split, examples in complete.items()}, output, FEATURES)
     stats = table1_statistics(complete, pipeline or default_pipeline())
     _plot(stats["per_example"], variant, output / "figures" / "coverage_density.png")
     summary = {key: value for key, value in stats.items() if key != "per_example"}

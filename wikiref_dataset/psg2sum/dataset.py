@@ -21,7 +21,7 @@ from typing import Any
 
 import datasets
 
-from ..builder import SPLITS, _write_parquet, card_front_matter, written_splits
+from ..builder import SPLITS, card_front_matter, write_split_files
 from ..curation import assign_group_splits
 from .mining import PassageSummaryPair
 
@@ -125,15 +125,8 @@ def write_psg2sum_folder(splits: dict[str, list[PassageSummaryPair]], output_dir
                          build: dict[str, Any] | None = None) -> dict[str, int]:
     """Write the Parquet shards, ``statistics.json`` and the card; returns the split sizes."""
     output = Path(output_dir)
-    (output / "data").mkdir(parents=True, exist_ok=True)
     complete = {split: sorted(splits.get(split, []), key=lambda p: p.id) for split in SPLITS}
-    written = written_splits(complete)
-    for split in SPLITS:
-        path = output / "data" / f"{split}-00000-of-00001.parquet"
-        if split in written:
-            _write_parquet([asdict(pair) for pair in complete[split]], path, FEATURES)
-        else:
-            path.unlink(missing_ok=True)
+    write_split_files({split: [asdict(pair) for pair in pairs] for split, pairs in complete.items()}, output, FEATURES)
     (output / "statistics.json").write_text(json.dumps(
         {split: _statistics(complete[split]) for split in SPLITS}, indent=1), encoding="utf-8")
     (output / "README.md").write_text(_card(complete, build or {}), encoding="utf-8")
