@@ -84,3 +84,15 @@ def duc_years(tmp_path_factory) -> dict[int, str]:
     for year in (2005, 2006, 2007):
         convert_duc(FIXTURES / "duc" / f"duc{year}", year, out / f"duc{year}")
     return {year: str(out / f"duc{year}") for year in (2005, 2006, 2007)}
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny matrices: one torch thread is much faster than two on a busy 2-core machine (the model-side conftests
+    make it autouse)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
