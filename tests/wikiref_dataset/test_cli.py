@@ -75,3 +75,14 @@ def test_console_script_entry_point_runs(tmp_path):
     completed = subprocess.run([sys.executable, "-m", "wikiref_dataset.cli", "rouge", "--help"], capture_output=True,
                                text=True, check=True)
     assert "--rouge-args" in completed.stdout
+
+
+def test_help_imports_no_heavy_library():
+    """`wikiref --help` builds every subcommand's parser: none may import spaCy, torch, transformers, faiss or
+    sentence-transformers (seconds of start-up for every call)."""
+    code = ("import sys\nfrom wikiref_dataset.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = {'spacy', 'torch', 'transformers', 'faiss', 'sentence_transformers', 'datasets', 'datatrove'}\n"
+            "print(sorted(heavy & set(sys.modules)))")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip().splitlines()[-1] == "[]"
