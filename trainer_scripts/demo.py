@@ -85,7 +85,13 @@ def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_step
     torch.manual_seed(0)
 
     _step(1, f"WikiRef built from the embedded sample -> {out / 'wikiref'}")
-    summary = run_demo_build(out / "wikiref")
+    from loguru import logger as datatrove_logger
+
+    datatrove_logger.disable("datatrove")  # its per-task stats tables would bury the demo's output (kept in work/)
+    try:
+        summary = run_demo_build(out / "wikiref")
+    finally:
+        datatrove_logger.enable("datatrove")
     loaded = datasets.load_dataset(str(out / "wikiref"))
     print(f"\nload_dataset({str(out / 'wikiref')!r}): "
           + ", ".join(f"{split} {len(rows)}" for split, rows in loaded.items()) + " rows")
