@@ -38,6 +38,7 @@ from .curation import (
     assign_splits,
     measure_examples,
 )  # fmt: skip
+from .jsonl import iter_json_objects
 from .text import TextPipeline
 from .web.documents import _bucket  # the documents stage's URL buckets: one way to shard by URL
 from .web.urls import normalize_url, url_key
@@ -89,21 +90,11 @@ class BuildConfig:
 
 def read_jsonl(path: Path, bad: list[str] | None = None) -> list[dict]:
     """The JSON objects of a (gzipped) JSON-lines file; unreadable lines are skipped and described in ``bad``."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    records = []
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                record = err
-            if isinstance(record, dict):
-                records.append(record)
-            elif bad is not None:
-                bad.append(f"{path}:{line_number}: not a JSON object ({record})")
-    return records
+    def note(location: str, reason: str) -> None:
+        if bad is not None:
+            bad.append(f"{location}: {reason}")
+
+    return [record for _, record in iter_json_objects(path, on_error=note)]
 
 
 class CurationExamples(PipelineStep):

@@ -26,7 +26,6 @@ globally, whatever the number of tasks. :func:`run_documents` builds the WARC in
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import hashlib
 import json
 import logging
@@ -43,6 +42,7 @@ from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.filters.base_filter import BaseFilter
 
+from ..jsonl import iter_json_objects
 from ..text import TextConfig, TextPipeline
 from .extract import ExtractedPage, ExtractionConfig, ExtractionError, extract_pages
 from .http import FetchResult, HttpConfig, HttpFetcher
@@ -169,39 +169,23 @@ class StatementReader(PipelineStep):
             yield from self._read(file, count=rank == 0)
 
     def _read(self, file: str, count: bool) -> Iterator[Document]:
-        opener = gzip.open if _is_gzip(file) else open
+        def skip(location: str, reason: str) -> None:
+            if count:
+                logger.warning("%s: bad statement record (%s); skipped", location, reason)
+                self.stat_update("bad_records")
+
         try:
-            with opener(file, "rt", encoding="utf-8", errors="replace") as handle:
-                for line_number, line in enumerate(handle, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        record = json.loads(line)
-                        if not isinstance(record, dict):
-                            raise ValueError(f"expected a JSON object, got {type(record).__name__}")
-                        metadata = record.get("metadata") or {}
-                        if not isinstance(metadata, dict):
-                            raise ValueError("'metadata' is not an object")
-                        document = Document(
-                            text=str(record.get("text") or ""),
-                            id=str(record.get("id", f"{Path(file).name}:{line_number}")),
-                            metadata=metadata,
-                        )
-                    except ValueError as error:
-                        if count:
-                            logger.warning("%s:%d: bad statement record (%s); skipped", file, line_number, error)
-                            self.stat_update("bad_records")
-                        continue
-                    yield document
+            for line_number, record in iter_json_objects(file, on_error=skip, errors="replace"):
+                metadata = record.get("metadata") or {}
+                if not isinstance(metadata, dict):
+                    skip(f"{file}:{line_number}", "'metadata' is not an object")
+                    continue
+                yield Document(text=str(record.get("text") or ""),
+                               id=str(record.get("id", f"{Path(file).name}:{line_number}")), metadata=metadata)
         except (OSError, EOFError) as error:  # unreadable or truncated gzip: keep what was read
             if count:
                 logger.warning("%s: cannot read further (%s)", file, error)
                 self.stat_update("bad_files")
-
-
-def _is_gzip(file: str) -> bool:
-    with open(file, "rb") as handle:
-        return handle.read(2) == b"\x1f\x8b"
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ writes the same shards) and yields one ``Document`` per statement (:meth:`Statem
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 from collections import Counter
@@ -25,6 +24,7 @@ from typing import Any
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from ..jsonl import iter_json_objects
 from .dump import iter_pages
 from .statements import Statement, StatementConfig, StatementExtractor
 
@@ -284,14 +284,9 @@ def iter_statements(output_dir: str | Path) -> Iterator[Statement]:
     from datatrove.data import Document
 
     for path in sorted(Path(output_dir).glob(STATEMENTS_GLOB)):
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    document = Document(text=record.get("text", ""), id=record["id"],
-                                        metadata=record.get("metadata", {}))
-                except (json.JSONDecodeError, KeyError, TypeError) as err:
-                    raise ValueError(f"{path}:{line_number}: not a statement record ({err})") from err
-                yield Statement.from_document(document)
+        for line_number, record in iter_json_objects(path):
+            try:
+                document = Document(text=record.get("text", ""), id=record["id"], metadata=record.get("metadata", {}))
+            except (KeyError, TypeError) as err:
+                raise ValueError(f"{path}:{line_number}: not a statement record ({err})") from err
+            yield Statement.from_document(document)
