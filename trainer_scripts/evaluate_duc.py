@@ -111,18 +111,13 @@ def _summary_string(value: Any, where: str) -> str:
 def read_summaries_jsonl(path: Path) -> dict[str, dict[str, str]]:
     """``{system: {topic_id: summary}}`` from JSON lines; the system is the ``system`` field or the file's stem."""
     from wikiref_dataset.duc import normalize_topic_id
+    from wikiref_dataset.jsonl import JsonLinesError, iter_json_objects
 
     systems: dict[str, dict[str, str]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
+    try:
+        for line_number, record in iter_json_objects(path):
             where = f"{path}:{line_number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise EvaluationError(f"{where}: not valid JSON ({error.msg})") from None
-            if not isinstance(record, dict) or not isinstance(record.get("topic_id"), str):
+            if not isinstance(record.get("topic_id"), str):
                 raise EvaluationError(f"{where}: expected an object with a string 'topic_id' and a 'summary'")
             summary = _summary_string(record.get("summary"), where)
             system = str(record.get("system") or path.stem)
@@ -130,6 +125,8 @@ def read_summaries_jsonl(path: Path) -> dict[str, dict[str, str]]:
             if topic_id in systems.setdefault(system, {}):
                 raise EvaluationError(f"{where}: a second summary of topic {topic_id} for system {system!r}")
             systems[system][topic_id] = summary
+    except JsonLinesError as error:
+        raise EvaluationError(str(error)) from None
     if not systems:
         raise EvaluationError(f"{path}: no summaries")
     return systems

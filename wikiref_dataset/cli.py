@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from .jsonl import JsonLinesError, iter_json_objects
 from .rouge import RougeConfig, RougeResult, RougeScorer, display_name, load_stopwords
 
 
@@ -38,16 +39,8 @@ class CliError(Exception):
 def read_jsonl_items(path: Path) -> tuple[list[str], list[list[str]], list[str]]:
     """Items ``{"prediction"|"system": str, "references": [str, ...], "id"?: str}``, one JSON object per line."""
     systems, references, ids = [], [], []
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise CliError(f"{path}:{line_number}: not valid JSON ({err.msg})") from None
-            if not isinstance(record, dict):
-                raise CliError(f"{path}:{line_number}: expected a JSON object, got {type(record).__name__}")
+    try:
+        for line_number, record in iter_json_objects(path):
             system = record.get("prediction", record.get("system"))
             refs = record.get("references")
             if not isinstance(system, str):
@@ -59,6 +52,8 @@ def read_jsonl_items(path: Path) -> tuple[list[str], list[list[str]], list[str]]
             systems.append(system)
             references.append(refs)
             ids.append(str(record.get("id", line_number)))
+    except JsonLinesError as error:
+        raise CliError(str(error)) from None
     if not systems:
         raise CliError(f"{path}: no items")
     return systems, references, ids
