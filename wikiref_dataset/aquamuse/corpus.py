@@ -13,13 +13,12 @@ reason and never stop the read; an unreadable file raises ``ValueError`` naming 
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from ..jsonl import iter_json_objects
 
 __all__ = ["CORPUS_FORMATS", "CorpusDocument", "corpus_format", "iter_corpus_documents"]
 
@@ -67,33 +66,22 @@ def iter_corpus_documents(path: str | Path, stats: Counter[str] | None = None,
 
 
 def _jsonl(path: Path, stats: Counter[str], errors: list[str]) -> Iterator[CorpusDocument]:
-    with open(path, "rb") as probe:
-        gzipped = probe.read(2) == b"\x1f\x8b"
-    with (gzip.open(path, "rt", encoding="utf-8") if gzipped else open(path, encoding="utf-8")) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record: Any = json.loads(line)
-            except json.JSONDecodeError as error:
-                stats["skipped/bad_json"] += 1
-                errors.append(f"{path}:{number}: not valid JSON ({error.msg})")
-                continue
-            if not isinstance(record, dict):
-                stats["skipped/bad_json"] += 1
-                errors.append(f"{path}:{number}: expected a JSON object")
-                continue
-            text = record.get("text", record.get("raw_content"))
-            if not isinstance(text, str):
-                stats["skipped/no_text"] += 1
-                errors.append(f"{path}:{number}: no string field 'text' (C4) or 'raw_content' (CCNet)")
-                continue
-            metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
-            identifier = record.get("id")
-            url = record.get("url") or metadata.get("url") or (
-                identifier if isinstance(identifier, str) and identifier.startswith(("http://", "https://")) else "")
-            yield CorpusDocument(id=str(url or identifier or f"{path.name}:{number}"), url=str(url), text=text,
-                                 source=f"{path}:{number}")
+    def bad(location: str, reason: str) -> None:
+        stats["skipped/bad_json"] += 1
+        errors.append(f"{location}: {reason}")
+
+    for number, record in iter_json_objects(path, on_error=bad):
+        text = record.get("text", record.get("raw_content"))
+        if not isinstance(text, str):
+            stats["skipped/no_text"] += 1
+            errors.append(f"{path}:{number}: no string field 'text' (C4) or 'raw_content' (CCNet)")
+            continue
+        metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+        identifier = record.get("id")
+        url = record.get("url") or metadata.get("url") or (
+            identifier if isinstance(identifier, str) and identifier.startswith(("http://", "https://")) else "")
+        yield CorpusDocument(id=str(url or identifier or f"{path.name}:{number}"), url=str(url), text=text,
+                             source=f"{path}:{number}")
 
 
 def _wet(path: Path, stats: Counter[str], errors: list[str]) -> Iterator[CorpusDocument]:

@@ -17,12 +17,13 @@ WikiRef document extractor.
 from __future__ import annotations
 
 import hashlib
-import json
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..jsonl import iter_json_objects
 
 __all__ = [
     "EOD", "ReleasedDocument", "ReleasedExample", "TFRecordError", "crc32c", "decode_example", "fill_documents",
@@ -246,16 +247,8 @@ def read_released(path: str | Path, verify: bool = True) -> Iterator[ReleasedExa
     with open(path, "rb") as probe:
         first = probe.read(1)
     if first == b"{":
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    try:
-                        record = json.loads(line)
-                    except json.JSONDecodeError as error:
-                        raise ValueError(f"{path}:{number}: not valid JSON ({error.msg})") from None
-                    if not isinstance(record, dict):
-                        raise ValueError(f"{path}:{number}: expected a JSON object")
-                    yield ReleasedExample.from_record(record, f"{path}:{number}")
+        for number, record in iter_json_objects(path):  # JsonLinesError (a ValueError) names path:line
+            yield ReleasedExample.from_record(record, f"{path}:{number}")
         return
     for number, payload in enumerate(iter_tfrecords(path, verify=verify)):
         try:

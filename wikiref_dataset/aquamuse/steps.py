@@ -20,6 +20,7 @@ import numpy as np
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from ..jsonl import iter_json_objects
 from ..text import TextConfig, TextPipeline
 from .corpus import CorpusDocument, iter_corpus_documents
 from .matching import MatchedDocument, MatchingConfig
@@ -44,8 +45,7 @@ def write_answer_side(questions: Sequence[Question], vectors: np.ndarray, folder
 
 def read_questions_file(path: str | Path) -> list[Question]:
     """The questions :func:`write_answer_side` wrote."""
-    with open(path, encoding="utf-8") as handle:
-        return [Question(**json.loads(line)) for line in handle if line.strip()]
+    return [Question(**record) for _, record in iter_json_objects(path)]
 
 
 def matched_from_document(document: Document | dict[str, Any]) -> MatchedDocument:
