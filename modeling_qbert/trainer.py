@@ -3,18 +3,27 @@
 Trainer calls `optimizer.step()` directly (there is no `optimizer_step` to override), so the mask is applied around
 the optimizer, set up in `create_optimizer`:
 
-* a gradient hook `g * mask` on every masked parameter (a post-accumulate-grad hook multiplying `.grad` in place by
-  the mask in the parameter's dtype), so gradient clipping and DDP's all-reduce only ever see trainable entries;
 * the optimizer does not hold the masked parameters themselves but, for each one, a flat tensor of its trainable
-  values (*compact values*), in param groups of their own with the usual weight decay. An
-  `optimizer.register_step_pre_hook` gathers the current values and the (masked, clipped, all-reduced) gradient of the
-  trainable entries into them, the optimizer updates them (decoupled decay included, with the scheduler's `lr`), and an
-  `optimizer.register_step_post_hook` writes them back into the parameter (`index_copy_` on the trainable positions).
-  Frozen entries are never written, so they stay bit-identical whatever the weight decay, and the optimizer has no
-  state for them at all (Adam's moments exist for trainable entries only: about a tenth of the dense optimizer's
-  memory and work on masked tensors, which pays for the gathers and the write-back);
-* with `method="iterative"` the same pre-hook shrinks the masks on the cubic schedule and drops the compact values and
-  the optimizer state of the entries that leave the subnetwork.
+  values (*compact values*), in param groups of their own with the usual weight decay. Their gradient is gathered
+  from the parameter's `.grad` at the trainable positions (`index_select` of the flat gradient) once per optimizer
+  step, at the sync step of gradient accumulation, after DDP's all-reduce; the optimizer updates them (decoupled decay
+  included, with the scheduler's `lr`), and an `optimizer.register_step_post_hook` writes them back into the parameter
+  (`index_copy_` on the trainable positions). Frozen entries are never written, so they stay bit-identical whatever
+  the weight decay, and the optimizer has no state for them at all (Adam's moments exist for trainable entries only:
+  about a tenth of the dense optimizer's memory and work on masked tensors, which pays for the gathers and the
+  write-back);
+* gradients are not masked: the frozen entries of a masked parameter's `.grad` hold their ordinary (accumulated,
+  all-reduced) values, and nothing reads them. Gradient clipping and the logged `grad_norm` are computed over the
+  compact gradients and the unmasked parameters' gradients, i.e. over trainable entries only, by overriding the
+  Trainer's `_clip_grad_norm` and `_get_grad_norm` (private methods of `transformers.Trainer`, checked for at
+  `__init__`; transformers 5.x calls them at every sync step, before `optimizer.step()`). They gather the compact
+  gradients first, then unscale (fp16 grad scaler: the scaler unscales and checks the optimizer's tensors, which are
+  now the compact gradients) and clip those in place, as `accelerator.clip_grad_norm_` does for the model's
+  parameters. An `optimizer.register_step_pre_hook` gathers the compact gradients itself when they were not gathered
+  for this step (`optimizer.step()` called outside the Trainer's loop), and the current values whenever the parameter
+  was written since the last write-back;
+* with `method="iterative"` the same pre-hook shrinks the masks on the cubic schedule and drops the compact values, the
+  compact gradients and the optimizer state of the entries that leave the subnetwork.
 
 The model's parameters stay the source of truth: values are gathered again whenever a parameter was written since the
 last write-back (its version counter moved), so weights loaded between steps are picked up. The mask is written as `subnetwork_mask.safetensors` with every checkpoint and every
@@ -74,6 +83,11 @@ class SubnetworkTrainer(Trainer):
 
     def __init__(self, *args, subnetwork_config: SubnetworkConfig | None = None,
                  subnetwork_mask: Mapping[str, torch.Tensor] | None = None, **kwargs):
+        missing = [name for name in ("_clip_grad_norm", "_get_grad_norm") if not hasattr(Trainer, name)]
+        if missing:
+            raise RuntimeError(f"SubnetworkTrainer needs transformers.Trainer.{' and '.join(missing)} (transformers "
+                               "5.x) to clip and measure the gradient over trainable entries only; this transformers "
+                               "version does not have them")
         super().__init__(*args, **kwargs)
         if self.optimizer is not None:
             raise ValueError("SubnetworkTrainer builds its own optimizer (the mask must be wired into it): do not pass "
@@ -84,13 +98,12 @@ class SubnetworkTrainer(Trainer):
         self.subnetwork_mask: dict[str, torch.Tensor] | None = None
         if subnetwork_mask is not None:
             self.set_subnetwork_mask(subnetwork_mask)
-        self._gradient_hooks: list = []
         self._step_hooks: list = []
         self._reference: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
         self._masked_parameters: dict[str, nn.Parameter] = {}
-        self._multiplier_masks: dict[str, torch.Tensor] = {}
         self._trainable_indices: dict[str, torch.Tensor] = {}
         self._synced_versions: dict[str, int] = {}
+        self._gradients_gathered = False  # compact gradients gathered for the coming optimizer step
 
     # ---- the mask ----------------------------------------------------------------------------------------------
 
@@ -128,7 +141,7 @@ class SubnetworkTrainer(Trainer):
         opt_model = self.accelerator.unwrap_model(model if model is not None else self.model,
                                                   keep_torch_compile=False)
         masks = self.identify_subnetwork()
-        self._install_gradient_hooks(opt_model, masks)
+        self._refresh_mask_views()
 
         decay_names = set(self.get_decay_parameter_names(opt_model))
         weight_decay = self.args.weight_decay
@@ -168,19 +181,14 @@ class SubnetworkTrainer(Trainer):
         return self.optimizer
 
     def _refresh_mask_views(self) -> None:
-        """Derived forms of the masks used on the hot path: a mask in the parameter's dtype (for an in-place
-        gradient multiply, about twice as fast as a bool one) and the flat indices of the trainable entries (what the
-        compact values are gathered from and written back to)."""
+        """The flat indices of the trainable entries of every masked parameter (what the compact values and
+        gradients are gathered from, and the values written back to)."""
         parameters = dict(self._unwrapped_model.named_parameters())
         for name, mask in self.subnetwork_mask.items():
             parameter = self._masked_parameters[name] = parameters[name]
             if not parameter.is_contiguous():
                 raise ValueError(f"masked parameter {name} is not contiguous: its trainable entries cannot be "
                                  "written back through a flat view")
-            multiplier = self._multiplier_masks.get(name)
-            if multiplier is None or multiplier.dtype != parameter.dtype:
-                multiplier = self._multiplier_masks[name] = torch.empty_like(parameter.detach())
-            multiplier.copy_(mask)  # in place: the gradient hooks hold these tensors
             self._trainable_indices[name] = torch.nonzero(mask.flatten()).flatten()
 
     def _compact_values(self, name: str) -> torch.Tensor:
@@ -189,48 +197,76 @@ class SubnetworkTrainer(Trainer):
         self._synced_versions[name] = parameter._version
         return parameter.detach().view(-1).index_select(0, self._trainable_indices[name])
 
-    def _install_gradient_hooks(self, model: nn.Module, masks: Mapping[str, torch.Tensor]) -> None:
-        for handle in self._gradient_hooks:
-            handle.remove()
-        self._refresh_mask_views()
-        parameters = dict(model.named_parameters())
-
-        def hook(multiplier: torch.Tensor):
-            # Runs once the gradient is accumulated into `.grad` (which the parameter owns, so in place is safe) and
-            # before DDP's reducer reads it: clipping and all-reduce see only trainable entries.
-            def mask_gradient(parameter: torch.Tensor) -> None:
-                parameter.grad.mul_(multiplier)
-
-            return mask_gradient
-
-        self._gradient_hooks = [parameters[name].register_post_accumulate_grad_hook(hook(self._multiplier_masks[name]))
-                                for name in masks if parameters[name].requires_grad]
-
     @staticmethod
     def _subnetwork_groups(optimizer: torch.optim.Optimizer) -> list[Mapping]:
         return [group for group in optimizer.param_groups if SUBNETWORK_NAMES_KEY in group]
+
+    @property
+    def _inner_optimizer(self) -> torch.optim.Optimizer:
+        return getattr(self.optimizer, "optimizer", self.optimizer)  # unwrap accelerate's AcceleratedOptimizer
+
+    @torch.no_grad()
+    def _gather_gradients(self, optimizer: torch.optim.Optimizer) -> None:
+        """Gather every masked parameter's gradient at its trainable positions into the `.grad` of its compact
+        values (`None` where the parameter has no gradient). The frozen entries of `.grad` are never read."""
+        for group in self._subnetwork_groups(optimizer):
+            for name, values in zip(group[SUBNETWORK_NAMES_KEY], group["params"]):
+                gradient = self._masked_parameters[name].grad
+                if gradient is None:
+                    values.grad = None
+                    continue
+                if values.grad is None or values.grad.shape != values.shape or values.grad.dtype != gradient.dtype:
+                    values.grad = torch.empty_like(values, dtype=gradient.dtype)
+                torch.index_select(gradient.view(-1), 0, self._trainable_indices[name], out=values.grad)
+        self._gradients_gathered = True
+
+    def _trainable_gradient_tensors(self, model: nn.Module) -> list[torch.Tensor]:
+        """What clipping and the gradient norm cover, in the model's parameter order (as the Trainer's own clipping
+        goes): the compact values of masked parameters (their `.grad`: the gathered trainable gradients) and the other
+        parameters themselves. Gathers the compact gradients first."""
+        optimizer = self._inner_optimizer
+        self._gather_gradients(optimizer)
+        compact = {name: values for group in self._subnetwork_groups(optimizer)
+                   for name, values in zip(group[SUBNETWORK_NAMES_KEY], group["params"])}
+        model = self.accelerator.unwrap_model(model, keep_torch_compile=False)
+        return [compact.get(name, parameter) for name, parameter in model.named_parameters()]
+
+    def _clip_grad_norm(self, model: nn.Module) -> torch.Tensor:
+        """Clip the gradient of the trainable entries to `max_grad_norm`; returns its pre-clip norm. Frozen entries'
+        gradients neither count nor change (`accelerator.clip_grad_norm_` over compact gradients + unmasked ones)."""
+        if self.optimizer is None or not self._masked_parameters:
+            return super()._clip_grad_norm(model)
+        tensors = self._trainable_gradient_tensors(model)
+        self.accelerator.unscale_gradients()
+        return torch.nn.utils.clip_grad_norm_(tensors, self.args.max_grad_norm)
+
+    def _get_grad_norm(self, model: nn.Module, grad_norm: torch.Tensor | float | None = None):
+        """The norm of the trainable entries' gradient (`grad_norm` as `_clip_grad_norm` returned it, or computed
+        without clipping when `max_grad_norm` is 0)."""
+        if grad_norm is not None or self.optimizer is None or not self._masked_parameters:
+            return super()._get_grad_norm(model, grad_norm=grad_norm)
+        tensors = self._trainable_gradient_tensors(model)
+        self.accelerator.unscale_gradients()
+        return torch.nn.utils.get_total_norm([t.grad for t in tensors if t.grad is not None])
 
     @torch.no_grad()
     def _before_optimizer_step(self, optimizer: torch.optim.Optimizer, args, kwargs) -> None:
         if self.subnetwork_config.is_update_step(self.state.global_step):
             self._prune(optimizer, self.state.global_step)
+        if not self._gradients_gathered:  # optimizer.step() called outside the Trainer's clipping / norm
+            self._gather_gradients(optimizer)
         for group in self._subnetwork_groups(optimizer):
             for name, values in zip(group[SUBNETWORK_NAMES_KEY], group["params"]):
-                # Gather the trainable entries' (masked, clipped, reduced) gradient, and their values unless they are
-                # still the ones the last write-back left (the parameter's version counter counts every in-place
-                # write, e.g. `load_state_dict`): the optimizer updates only these, with its own decoupled decay.
-                parameter, indices = self._masked_parameters[name], self._trainable_indices[name]
+                # Gather the trainable entries' values unless they are still the ones the last write-back left (the
+                # parameter's version counter counts every in-place write, e.g. `load_state_dict`): the optimizer
+                # updates only these, with its own decoupled decay.
+                parameter = self._masked_parameters[name]
                 if parameter._version != self._synced_versions.get(name):
-                    torch.index_select(parameter.detach().view(-1), 0, indices, out=values)
-                if parameter.grad is None:
-                    values.grad = None
-                    continue
-                if values.grad is None or values.grad.shape != values.shape:
-                    values.grad = torch.empty_like(values)
-                torch.index_select(parameter.grad.view(-1), 0, indices, out=values.grad)
+                    torch.index_select(parameter.detach().view(-1), 0, self._trainable_indices[name], out=values)
 
     @torch.no_grad()
     def _after_optimizer_step(self, optimizer: torch.optim.Optimizer, args, kwargs) -> None:
+        self._gradients_gathered = False
         for group in self._subnetwork_groups(optimizer):
             for name, values in zip(group[SUBNETWORK_NAMES_KEY], group["params"]):
                 # Only the trainable positions are written: frozen entries keep their bits.
@@ -241,16 +277,18 @@ class SubnetworkTrainer(Trainer):
     def _replace_compact_values(self, optimizer: torch.optim.Optimizer,
                                 kept: Mapping[str, torch.Tensor] | None = None) -> None:
         """Rebuild every group's compact values from the current masks. `kept` (by name: a bool tensor over the old
-        compact values, from a mask that shrank) carries the optimizer state of the entries that stay; without it the
-        state of a tensor whose trainable entries changed is dropped."""
+        compact values, from a mask that shrank) carries the optimizer state and the gathered gradient of the entries
+        that stay; without it the state of a tensor whose trainable entries changed is dropped."""
         for group in self._subnetwork_groups(optimizer):
             for position, (name, old) in enumerate(zip(group[SUBNETWORK_NAMES_KEY], group["params"])):
                 new = self._compact_values(name)
+                keep = kept[name] if kept is not None else None
                 state = optimizer.state.pop(old, None)
-                if state is not None and (kept is not None or new.shape == old.shape):
-                    keep = kept[name] if kept is not None else None
+                if state is not None and (keep is not None or new.shape == old.shape):
                     optimizer.state[new] = {key: value[keep] if keep is not None and isinstance(value, torch.Tensor)
                                             and value.shape == old.shape else value for key, value in state.items()}
+                if keep is not None and old.grad is not None:  # the (clipped, unscaled) gradient gathered this step
+                    new.grad = old.grad[keep]
                 group["params"][position] = new
 
     @torch.no_grad()
@@ -263,9 +301,6 @@ class SubnetworkTrainer(Trainer):
             # position is still trainable.
             kept[name] = new_masks[name].to(mask.device).flatten()[self._trainable_indices[name]]
             mask.copy_(new_masks[name])
-            parameter = self._masked_parameters[name]
-            if parameter.grad is not None:
-                parameter.grad.masked_fill_(~mask, 0)
         self._refresh_mask_views()
         self._replace_compact_values(optimizer, kept)
         logger.info(f"step {step}: subnetwork pruned to {fraction:.2%} of each masked tensor")
@@ -292,7 +327,7 @@ class SubnetworkTrainer(Trainer):
         if self.subnetwork_mask is not None:
             for name, mask in masks.items():  # in place, so hooks and param groups built earlier see the change
                 self.subnetwork_mask[name].copy_(mask)
-            if self._gradient_hooks:
+            if self._masked_parameters:
                 self._refresh_mask_views()
             if self.optimizer is not None:  # the optimizer state for the new masks comes from the checkpoint
                 self._replace_compact_values(getattr(self.optimizer, "optimizer", self.optimizer))

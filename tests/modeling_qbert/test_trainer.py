@@ -1,6 +1,7 @@
 """SubnetworkTrainer: frozen entries bit-identical (weight decay and clipping on, also for -0.0, inf and NaN), no Adam
 state for frozen entries (the optimizer holds compact trainable values only, updated bit for bit as dense AdamW updates
-those entries), checkpoint/resume equality with the mask read from the checkpoint, iterative pruning during training, and a 2-process
+those entries), clipping and the logged norm over trainable entries only (frozen entries' gradients, huge or NaN,
+change nothing), checkpoint/resume equality with the mask read from the checkpoint, iterative pruning during training, and a 2-process
 CPU run under `accelerate launch`."""
 
 import json
@@ -209,6 +210,98 @@ def test_masked_step_is_dense_adamw_on_trainable_entries_and_never_writes_frozen
     assert any(not torch.equal(reference[name].detach()[~mask].view(torch.int32), before[name][~mask].view(torch.int32))
                for name, mask in masks.items())
     assert_no_optimizer_state_for_frozen_entries(optimizer, model, masks)
+
+
+def masked_gradient_norm(model, masks) -> float:
+    """The norm (float64) of the model's gradient with frozen entries zeroed: what clipping must see."""
+    total = 0.0
+    for name, parameter in model.named_parameters():
+        if parameter.grad is not None:
+            gradient = parameter.grad.double()
+            if name in masks:
+                gradient = gradient * masks[name]
+            total += float(gradient.pow(2).sum())
+    return math.sqrt(total)
+
+
+@pytest.mark.parametrize("max_grad_norm", [1e-3, 0.0], ids=["clipped", "no-clipping"])
+def test_clipping_norm_is_the_norm_of_the_masked_gradient(tmp_path, max_grad_norm):
+    """The Trainer's clipping / norm hooks measure (and clip) trainable entries only: frozen entries' gradients are
+    huge here and count for nothing; the compact gradients are clipped, the parameters' `.grad` left as they were."""
+    from transformers import Trainer
+
+    model, _ = tiny_model()
+    trainer = SubnetworkTrainer(model=model, args=training_arguments(tmp_path, max_grad_norm=max_grad_norm),
+                                subnetwork_config=SubnetworkConfig(fraction=0.25))
+    masks = trainer.identify_subnetwork()
+    optimizer = trainer.create_optimizer()
+    generator = torch.Generator().manual_seed(11)
+    for name, parameter in model.named_parameters():
+        parameter.grad = torch.randn(parameter.shape, generator=generator)
+        if name in masks:
+            parameter.grad.masked_fill_(~masks[name], 1e4)
+    gradients = {name: parameter.grad.clone() for name, parameter in model.named_parameters()}
+    expected = masked_gradient_norm(model, masks)
+    dense_norm = float(Trainer._get_grad_norm(trainer, model))  # the plain Trainer's norm counts frozen entries
+    assert dense_norm > 100 * expected
+
+    if max_grad_norm > 0:
+        norm = trainer._clip_grad_norm(model)
+        assert trainer._get_grad_norm(model, grad_norm=norm) is norm
+    else:
+        norm = trainer._get_grad_norm(model)
+    assert float(norm) == pytest.approx(expected, rel=1e-6)
+    coefficient = min(1.0, max_grad_norm / (expected + 1e-6)) if max_grad_norm > 0 else 1.0
+    for name, parameter in model.named_parameters():
+        assert torch.equal(parameter.grad, gradients[name]) if name in masks else True, name
+        clipped = compact_values(optimizer, name).grad if name in masks else parameter.grad
+        trainable = gradients[name][masks[name]] if name in masks else gradients[name]
+        torch.testing.assert_close(clipped.view(-1), trainable.view(-1) * coefficient, rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize("max_grad_norm, extra", [
+    (1e-3, {}),
+    (0.0, {}),
+    (1e-3, {"gradient_accumulation_steps": 2}),
+], ids=["clipped", "no-clipping", "clipped-accumulation"])
+@pytest.mark.parametrize("frozen_gradient", [1e30, float("nan")], ids=["huge", "nan"])
+def test_frozen_entry_gradients_do_not_influence_training(tmp_path, max_grad_norm, extra, frozen_gradient):
+    """Training with huge (or NaN) gradients at frozen positions gives bit for bit the run with zero ones: same
+    weights, same logged gradient norms (iterative pruning included)."""
+    results = []
+    for fill in (0.0, frozen_gradient):
+        model, processor = tiny_model()
+        config = SubnetworkConfig(fraction=0.2, method="iterative", begin_step=0, end_step=4, update_frequency=2)
+        trainer = SubnetworkTrainer(model=model, args=training_arguments(tmp_path, max_grad_norm=max_grad_norm,
+                                                                         max_steps=5, **extra),
+                                    train_dataset=tiny_windows(processor), data_collator=processor.collator(),
+                                    subnetwork_config=config)
+        masks = trainer.identify_subnetwork()
+        parameters = dict(model.named_parameters())
+
+        def fill_frozen(mask, value):
+            def hook(parameter):
+                parameter.grad.masked_fill_(~mask, value)
+
+            return hook
+
+        for name, mask in masks.items():  # masks change in place when pruned: the hooks follow
+            parameters[name].register_post_accumulate_grad_hook(fill_frozen(mask, fill))
+        trainer.train()
+        norms = [entry["grad_norm"] for entry in trainer.state.log_history if "grad_norm" in entry]
+        assert len(norms) == 5 and all(math.isfinite(norm) for norm in norms)
+        results.append((norms, {name: p.detach().clone() for name, p in model.named_parameters()}))
+    assert results[0][0] == results[1][0]
+    for name, tensor in results[0][1].items():
+        assert torch.equal(tensor, results[1][1][name]), name
+
+
+def test_missing_trainer_hooks_are_reported(tmp_path, monkeypatch):
+    from transformers import Trainer
+
+    monkeypatch.delattr(Trainer, "_clip_grad_norm")
+    with pytest.raises(RuntimeError, match="_clip_grad_norm"):
+        SubnetworkTrainer(model=tiny_model()[0], args=training_arguments(tmp_path))
 
 
 def test_full_mask_matches_plain_adamw(tmp_path):
