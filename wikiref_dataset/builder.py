@@ -61,7 +61,7 @@ _DESCRIPTION = """WikiRef: query-focused summarization examples built from Wikip
 The summary is a cited Wikipedia statement, the query is [article title, section, subsection, ...] and the document
 is the cited web page (its title, then its sentences)."""
 
-_CITATION = """@article{zhu2022transforming,
+WIKIREF_CITATION = """@article{zhu2022transforming,
   title   = {Transforming Wikipedia into Augmented Data for Query-Focused Summarization},
   author  = {Zhu, Haichao and Dong, Li and Wei, Furu and Qin, Bing and Liu, Ting},
   journal = {IEEE/ACM Transactions on Audio, Speech, and Language Processing},
@@ -184,7 +184,7 @@ def _card(splits: dict[str, list[Example]], build: dict[str, Any], figures: list
               "Summaries and queries are Wikipedia text (CC BY-SA 4.0; attribution: the Wikipedia article and "
               "revision named by `wiki_title` / `wiki_revision_id`). Documents are excerpts of the cited web pages "
               "and remain their publishers' copyright; they are provided for research only.", "",
-              "## Citation", "", "```bibtex", _CITATION, "```", ""]
+              "## Citation", "", "```bibtex", WIKIREF_CITATION, "```", ""]
     return "\n".join(front + lines)
 
 
@@ -217,7 +217,7 @@ class WikiRef(datasets.GeneratorBasedBuilder):
     VERSION = datasets.Version("1.0.0")
 
     def _info(self) -> datasets.DatasetInfo:
-        return datasets.DatasetInfo(description=_DESCRIPTION, features=FEATURES, citation=_CITATION,
+        return datasets.DatasetInfo(description=_DESCRIPTION, features=FEATURES, citation=WIKIREF_CITATION,
                                     license="CC BY-SA 4.0 (Wikipedia text); documents: their publishers' copyright")
 
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
