@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..batching import batched
 from ..text import TextPipeline
 
 __all__ = ["DROP_REASONS", "Question", "QuestionConfig", "QuestionReader", "clean_long_answer_tokens"]
@@ -152,9 +153,8 @@ class QuestionReader:
         from ..text import default_pipeline
 
         pipeline = self.pipeline or default_pipeline()
-        batch: list[Question] = []
-
-        def flush() -> Iterator[Question]:
+        questions = (question for path in paths for question in self._read_file(Path(path)))
+        for batch in batched(questions, batch_size):
             for question, sentences in zip(batch, pipeline.split_sentences_many(q.answer for q in batch),
                                            strict=True):
                 if len(sentences) < self.config.min_answer_sentences:
@@ -163,14 +163,6 @@ class QuestionReader:
                 question.answer_sentences = sentences
                 self.stats["kept"] += 1
                 yield question
-            batch.clear()
-
-        for path in paths:
-            for question in self._read_file(Path(path)):
-                batch.append(question)
-                if len(batch) >= batch_size:
-                    yield from flush()
-        yield from flush()
 
     def _read_file(self, path: Path) -> Iterator[Question]:
         try:

@@ -20,6 +20,7 @@ import numpy as np
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from ..batching import batched
 from ..jsonl import iter_json_objects
 from ..text import TextConfig, TextPipeline
 from .corpus import CorpusDocument, iter_corpus_documents
@@ -108,9 +109,7 @@ class SplitCorpusSentences(PipelineStep):
         self.batch_size = batch_size
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        batch: list[Document] = []
-
-        def flush() -> DocumentsPipeline:
+        for batch in batched(data or (), self.batch_size):
             with self.track_time("batch"):
                 analyses = list(self.pipeline.analyze_many(document.text for document in batch))
             for document, analysis in zip(batch, analyses, strict=True):
@@ -118,14 +117,6 @@ class SplitCorpusSentences(PipelineStep):
                 document.metadata["sentence_spans"] = [list(span) for span in analysis.sentence_char_spans]
                 self.stat_update("sentences_split", value=len(analysis.sentences))
                 yield document
-            batch.clear()
-
-        for document in data or ():
-            batch.append(document)
-            if len(batch) >= self.batch_size:
-                yield from flush()
-        if batch:
-            yield from flush()
 
 
 class MatchAnswerSentences(PipelineStep):
@@ -163,9 +154,7 @@ class MatchAnswerSentences(PipelineStep):
         encoder = self.encoder if self.encoder is not None else SentenceEncoder()
         matcher = SentenceMatcher(questions, encoder, self.config, answer_vectors=vectors,
                                   index_options=self.index_options)
-        batch: list[Document] = []
-
-        def flush() -> DocumentsPipeline:
+        for batch in batched(data or (), self.batch_size):
             documents = [CorpusDocument(d.id, d.metadata.get("url", ""), d.text) for d in batch]
             before = matcher.stats.copy()
             with self.track_time("batch"):
@@ -173,16 +162,8 @@ class MatchAnswerSentences(PipelineStep):
                                         [d.metadata["sentence_spans"] for d in batch])
             for key, value in (matcher.stats - before).items():
                 self.stat_update(key, value=value)
-            batch.clear()
             for document in matched:
                 values = document.to_dict()
                 values["matches"] = [[m["question_id"], m["answer_sentence"], m["document_sentence"], m["score"]]
                                      for m in values["matches"]]
                 yield Document(text=values.pop("text"), id=values.pop("id"), metadata=values)
-
-        for document in data or ():
-            batch.append(document)
-            if len(batch) >= self.batch_size:
-                yield from flush()
-        if batch:
-            yield from flush()

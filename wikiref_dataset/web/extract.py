@@ -24,6 +24,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from ..batching import batched
 from ..text import TextPipeline, default_pipeline
 
 logger = logging.getLogger(__name__)
@@ -219,9 +220,8 @@ def extract_pages(
     Sentences are split by `pipeline` (the shared default pipeline when None) in batches of `batch_size` pages.
     """
     config = config or ExtractionConfig()
-    batch: list[ExtractedPage | ExtractionError] = []
-
-    def flush() -> Iterator[ExtractedPage | ExtractionError]:
+    results = (_extract_one(item[0], item[1], item[2] if len(item) > 2 else None, config) for item in pages)
+    for batch in batched(results, batch_size):
         extracted = [page for page in batch if isinstance(page, ExtractedPage)]
         if sentences and extracted:
             nlp = pipeline or default_pipeline()
@@ -229,15 +229,6 @@ def extract_pages(
             for page, page_sentences in zip(extracted, nlp.split_sentences_many(texts), strict=True):
                 page.sentences = page_sentences
         yield from batch
-        batch.clear()
-
-    for item in pages:
-        html, url = item[0], item[1]
-        content_type = item[2] if len(item) > 2 else None
-        batch.append(_extract_one(html, url, content_type, config))
-        if len(batch) >= batch_size:
-            yield from flush()
-    yield from flush()
 
 
 def extract_page(
