@@ -121,9 +121,10 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
 
     from modeling_qbert import QBertForSentenceScoring, QBertProcessor
 
-    path = arguments.model_name_or_path or default_encoder()
-    described = (DEFAULT_ENCODER_NAME if arguments.model_name_or_path is None or Path(path) == Path(default_encoder())
-                 else str(path))
+    if arguments.model_name_or_path is None:
+        path, described = default_encoder(), DEFAULT_ENCODER_NAME
+    else:  # a given folder is named as given (the default encoder's package is not even needed then)
+        path = described = str(arguments.model_name_or_path)
     if not Path(path).is_dir():
         raise ScriptError(f"{path}: no such model folder (no model hub is used: pass a local folder)")
     if is_qbert_folder(path):
