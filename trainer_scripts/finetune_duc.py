@@ -191,6 +191,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     logger.info("trained %d steps in %.1f s, loss %.4f; %s", output.global_step, seconds, output.training_loss,
                 subnetwork)
 
+    if not trainer.is_world_process_zero():
+        return 0  # the other data-parallel processes are done: evaluation and saving happen once, on the main one
     model = trainer.accelerator.unwrap_model(trainer.model)
     summarize = QueryFocusedSummarizationPipeline(model=model, processor=processor, tokenizer=processor.tokenizer,
                                                   batch_size=duc_args.eval_window_batch_size)
@@ -224,19 +226,18 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         },
         "evaluation": evaluation.to_dict(),
     }
-    if trainer.is_world_process_zero():
-        out = Path(training_args.output_dir)
-        trainer.save_model(str(out))
-        processor.save_pretrained(str(out))
-        if duc_args.save_sparse_delta:
-            delta = trainer.save_sparse_delta(out / "sparse_delta.safetensors", base_state)
-            results["finetuning"]["sparse_delta"] = {"path": "sparse_delta.safetensors", "bytes": delta.num_bytes,
-                                                     "dense_bytes": delta.dense_num_bytes}
-        write_summaries(out / "summaries.jsonl", systems)
-        write_results(out, results)
-        card = write_model_card(out, results)
-        logger.info("wrote model, processor, results.json%s and summaries.jsonl to %s",
-                    ", README.md" if card else "", out)
+    out = Path(training_args.output_dir)
+    trainer.save_model(str(out))
+    processor.save_pretrained(str(out))
+    if duc_args.save_sparse_delta:
+        delta = trainer.save_sparse_delta(out / "sparse_delta.safetensors", base_state)
+        results["finetuning"]["sparse_delta"] = {"path": "sparse_delta.safetensors", "bytes": delta.num_bytes,
+                                                 "dense_bytes": delta.dense_num_bytes}
+    write_summaries(out / "summaries.jsonl", systems)
+    write_results(out, results)
+    card = write_model_card(out, results)
+    logger.info("wrote model, processor, results.json%s and summaries.jsonl to %s",
+                ", README.md" if card else "", out)
     return 0
 
 

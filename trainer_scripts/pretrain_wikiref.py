@@ -160,6 +160,8 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
     logger.info("trained %d steps in %.1f s, loss %.4f", output.global_step, time.perf_counter() - started,
                 output.training_loss)
 
+    if not trainer.is_world_process_zero():
+        return 0  # the other data-parallel processes are done: evaluation and saving happen once, on the main one
     model = trainer.accelerator.unwrap_model(trainer.model)
     validation = evaluate_wikiref(model, processor, list(validation_rows),
                                   batch_size=training_args.per_device_eval_batch_size)
@@ -196,13 +198,12 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
     if data_args.subnetwork_method == "iterative":
         results["pretraining"]["subnetwork"] = {"method": "iterative", "fraction": data_args.subnetwork_fraction,
                                                 **trainer.subnetwork_statistics()}
-    if trainer.is_world_process_zero():
-        trainer.save_model(training_args.output_dir)
-        processor.save_pretrained(training_args.output_dir)
-        write_results(training_args.output_dir, results)
-        card = write_model_card(training_args.output_dir, results)
-        logger.info("model, processor, results.json%s written to %s", " and README.md" if card else "",
-                    training_args.output_dir)
+    trainer.save_model(training_args.output_dir)
+    processor.save_pretrained(training_args.output_dir)
+    write_results(training_args.output_dir, results)
+    card = write_model_card(training_args.output_dir, results)
+    logger.info("model, processor, results.json%s written to %s", " and README.md" if card else "",
+                training_args.output_dir)
     return 0
 
 
