@@ -4,7 +4,7 @@ The ``"query-focused-summarization"`` pipeline scores one input (one WikiRef exa
 which is what a user summarizing a few clusters wants. Evaluating a model on a validation split (thousands of
 examples, a few windows each) is faster when windows of many examples share a forward pass: [`score_rows`] packs
 every row of a dataset into windows with the model's [`QBertProcessor`], runs them in batches of ``batch_size``
-windows, and maps the window scores back to ``rows → documents → sentences`` with the processor's own gather
+windows ([`score_windows`], which the pipeline's forward step uses too), and maps the window scores back to ``rows → documents → sentences`` with the processor's own gather
 function, so both paths score a sentence in exactly the same window.
 """
 
@@ -38,10 +38,7 @@ def score_rows(
 
     A row whose documents have no sentence gets empty lists; every other sentence gets a finite score.
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     processor.check_config(model.config)
-    device = torch.device(device) if device is not None else next(model.parameters()).device
     windows: list[dict[str, Any]] = []
     shapes: list[list[int]] = []
     for row_index, row in enumerate(rows):
@@ -57,20 +54,10 @@ def score_rows(
                 windows.append(features)
 
     result = [[[float("nan")] * count for count in counts] for counts in shapes]
-    collate = processor.collator(keep_mapping=False)
-    was_training = model.training
-    model.eval()
-    try:
-        for start in range(0, len(windows), batch_size):
-            chunk = windows[start:start + batch_size]
-            batch = {name: tensor.to(device) for name, tensor in collate(chunk).items() if name != "labels"}
-            scores = model(**batch).scores.float().cpu().tolist()
-            for window, window_scores in zip(chunk, scores):
-                target = result[window["example_index"]][window["document_index"]]
-                for position, sentence in enumerate(window["sentence_index"]):
-                    target[sentence] = float(window_scores[position])
-    finally:
-        model.train(was_training)
+    for window, window_scores in zip(windows, score_windows(model, processor, windows, batch_size, device)):
+        target = result[window["example_index"]][window["document_index"]]
+        for sentence, score in zip(window["sentence_index"], window_scores):
+            target[sentence] = score
     for row_index, documents in enumerate(result):
         for document_index, values in enumerate(documents):
             if any(value != value for value in values):  # NaN: the processor left a sentence unscored
@@ -78,4 +65,34 @@ def score_rows(
     return result
 
 
-__all__ = ["score_rows"]
+@torch.no_grad()
+def score_windows(
+    model: torch.nn.Module,
+    processor: QBertProcessor,
+    windows: Sequence[Mapping[str, Any]],
+    batch_size: int = 16,
+    device: torch.device | str | None = None,
+) -> list[list[float]]:
+    """The scores of each window's scored sentences (``len(window["sentence_index"])`` each), from forward passes
+    over ``batch_size`` windows at a time (the model in eval mode for the call, its mode restored afterwards).
+    ``windows`` are feature dicts of :meth:`QBertProcessor.encode_example`."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    device = torch.device(device) if device is not None else next(model.parameters()).device
+    collate = processor.collator(keep_mapping=False)
+    scores: list[list[float]] = []
+    was_training = model.training
+    model.eval()
+    try:
+        for start in range(0, len(windows), batch_size):
+            chunk = windows[start:start + batch_size]
+            batch = {name: tensor.to(device) for name, tensor in collate(chunk).items() if name != "labels"}
+            rows = model(**batch).scores.float().cpu().tolist()
+            scores.extend([float(value) for value in row[: len(window["sentence_index"])]]
+                          for row, window in zip(rows, chunk))
+    finally:
+        model.train(was_training)
+    return scores
+
+
+__all__ = ["score_rows", "score_windows"]

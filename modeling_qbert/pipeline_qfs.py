@@ -20,6 +20,7 @@ from typing import Any
 
 from transformers import Pipeline
 
+from .inference import score_windows
 from .processing_qbert import QBertProcessor, split_into_sentences
 from .selection import ClusterSentences, select_duc, select_wikiref, summary_text
 
@@ -140,16 +141,9 @@ class QueryFocusedSummarizationPipeline(Pipeline):
         return {"windows": windows, "sentences": sentences}
 
     def _forward(self, model_inputs: dict[str, Any], window_batch_size: int = 8) -> dict[str, Any]:
-        collate = self.processor.collator(keep_mapping=False)
         windows = model_inputs["windows"]
-        window_scores: list[list[float]] = []
-        for start in range(0, len(windows), window_batch_size):
-            chunk = windows[start:start + window_batch_size]
-            batch = {name: tensor.to(self.device) for name, tensor in collate(chunk).items()}
-            scores = self.model(**batch).scores.float().cpu()
-            window_scores.extend(row[: len(window["sentence_index"])].tolist() for row, window in zip(scores, chunk))
         return {
-            "window_scores": window_scores,
+            "window_scores": score_windows(self.model, self.processor, windows, window_batch_size, self.device),
             "example_index": [window["example_index"] for window in windows],
             "sentence_index": [window["sentence_index"] for window in windows],
             "sentences": model_inputs["sentences"],
