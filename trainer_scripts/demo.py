@@ -87,9 +87,9 @@ def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_step
     _step(1, f"WikiRef built from the embedded sample -> {out / 'wikiref'}")
     from loguru import logger as datatrove_logger
 
-    datatrove_logger.disable("datatrove")  # its per-task stats tables would bury the demo's output (kept in work/)
+    datatrove_logger.disable("datatrove")  # its per-task stats tables would bury the output (kept in wikiref.work/)
     try:
-        summary = run_demo_build(out / "wikiref")
+        summary = run_demo_build(out / "wikiref", overwrite=True)  # outputs/ is the demo's own folder
     finally:
         datatrove_logger.enable("datatrove")
     loaded = datasets.load_dataset(str(out / "wikiref"))

@@ -100,10 +100,12 @@ def load_wikiref(arguments: WikiRefArguments) -> Any:
     """The dataset as a `DatasetDict` (folder or Hub id), with the train and validation splits checked."""
     import datasets
 
+    from wikiref_dataset.folders import load_dataset_folder
+
     if not arguments.dataset:
         raise ScriptError("--dataset is required: a WikiRef folder (wikiref build --out DIR) or a Hub id")
     try:
-        loaded = datasets.load_dataset(arguments.dataset)
+        loaded = load_dataset_folder(arguments.dataset)
     except (FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as error:
         raise ScriptError(f"{arguments.dataset}: cannot load the dataset ({error})") from None
     for split in (arguments.train_split, arguments.validation_split):

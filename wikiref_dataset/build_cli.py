@@ -28,13 +28,21 @@ def run_build_command(args: argparse.Namespace) -> int:
         config = BuildConfig(dumps=args.dump, warcs=args.warc or [], output_dir=args.out, workers=args.workers,
                              shards=args.shards, executor=args.executor,
                              executor_options=json.loads(args.executor_options) if args.executor_options else {},
-                             curation=curation)
+                             curation=curation, work_dir=args.work, overwrite=args.overwrite)
         summary = run_build(config, progress=not args.quiet)
     except (ValueError, FileNotFoundError) as err:
         print(f"wikiref build: error: {err}", file=sys.stderr)
         return 2
-    if summary is not None:  # None: cluster jobs were submitted (see run_build)
-        print(summary.format())
+    except KeyboardInterrupt:
+        print(f"wikiref build: interrupted; {args.out} is unchanged, run the same command to resume",
+              file=sys.stderr)
+        return 130
+    if summary is None:  # cluster jobs were submitted (see run_build)
+        return 0
+    print(summary.format())
+    if summary.empty_reason:
+        print(f"wikiref build: error: {summary.empty_reason}; nothing was published to {args.out}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -43,7 +51,11 @@ def add_build_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentP
     parser = commands.add_parser("build", help="build WikiRef: dump + WARC files -> Parquet dataset with card")
     parser.add_argument("--dump", nargs="+", required=True, help="pages-articles dump file(s)")
     parser.add_argument("--warc", nargs="*", help="WARC file(s) holding the cited pages")
-    parser.add_argument("--out", required=True, help="output folder (resumed when it holds a killed build)")
+    parser.add_argument("--out", required=True, help="output folder: published whole at the end of the build")
+    parser.add_argument("--work", help="intermediate, resumable state (default: OUT.work beside the output folder)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into an output folder that holds something other than a previous WikiRef build "
+                             "(files this project did not write are kept)")
     parser.add_argument("--workers", type=int, default=1, help="tasks run at once (default 1)")
     parser.add_argument("--shards", type=int, default=4, help="tasks of stages 2-4; fixes the output (default 4)")
     parser.add_argument("--executor", choices=("local", "slurm", "ray"), default="local")

@@ -95,28 +95,34 @@ def written_splits(splits: Mapping[str, Sequence[Any]]) -> list[str]:
 
 
 def write_split_files(rows_by_split: Mapping[str, Sequence[dict[str, Any]]], output_dir: str | Path,
-                      features: datasets.Features = FEATURES) -> list[str]:
-    """Write ``output_dir/data/{split}-00000-of-00001.parquet`` for each of the :func:`written_splits` and remove
-    the file of a split that is empty now (left by an earlier build); returns the written splits."""
-    data = Path(output_dir) / "data"
+                      features: datasets.Features = FEATURES) -> dict[str, str]:
+    """Write ``output_dir/data/{split}-00000-of-00001-<sha256>.parquet`` for each of the :func:`written_splits`
+    (content-addressed names, see :mod:`wikiref_dataset.folders`: the ``datasets`` cache key must change with the
+    content) and remove any other Parquet file of those splits; returns ``{split: relative path}`` for the card."""
+    from .folders import content_addressed
+
+    output = Path(output_dir)
+    data = output / "data"
     data.mkdir(parents=True, exist_ok=True)
-    written = written_splits(rows_by_split)
+    files: dict[str, str] = {}
     for split in SPLITS:
+        for stale in data.glob(f"{split}-*.parquet"):
+            stale.unlink()
+    for split in written_splits(rows_by_split):
         path = data / f"{split}-00000-of-00001.parquet"
-        if split in written:
-            _write_parquet(list(rows_by_split.get(split, [])), path, features)
-        else:
-            path.unlink(missing_ok=True)
-    return written
+        _write_parquet(list(rows_by_split.get(split, [])), path, features)
+        files[split] = content_addressed(path, path.name[: -len(".parquet")]).relative_to(output).as_posix()
+    return files
 
 
-def card_front_matter(pretty_name: str, splits: Mapping[str, Sequence[Any]], licence: str = "cc-by-sa-4.0") -> list[str]:
+def card_front_matter(pretty_name: str, files: Mapping[str, str], licence: str = "cc-by-sa-4.0") -> list[str]:
     """The YAML header of a dataset card: metadata and the ``configs:`` block that ``load_dataset(folder)`` and the
-    Hub read, listing the :func:`written_splits` as ``data/{split}-*.parquet``."""
+    Hub read, naming each split's file exactly (``files``, as :func:`write_split_files` returns them: a pattern such
+    as ``data/train-*.parquet`` would let the ``datasets`` cache serve an earlier folder of the same name)."""
     front = ["---", f"license: {licence}", "language:", "- en", "task_categories:", "- summarization",
              f"pretty_name: {pretty_name}", "configs:", "- config_name: default", "  data_files:"]
-    for split in written_splits(splits):
-        front += [f"  - split: {split}", f"    path: data/{split}-*.parquet"]
+    for split, name in files.items():
+        front += [f"  - split: {split}", f"    path: {name}"]
     return front + ["---", ""]
 
 
@@ -156,11 +162,11 @@ def _histograms(examples: Sequence[Example], folder: Path) -> list[str]:
     return names
 
 
-def _card(splits: dict[str, list[Example]], build: dict[str, Any], figures: list[str]) -> str:
+def _card(splits: dict[str, list[Example]], build: dict[str, Any], figures: list[str], files: dict[str, str]) -> str:
     all_examples = [e for split in SPLITS for e in splits[split]]
     stats = {split: split_statistics(splits[split]) for split in SPLITS}
     whole = split_statistics(all_examples)
-    front = card_front_matter("WikiRef", splits)
+    front = card_front_matter("WikiRef", files)
     lines = ["# WikiRef", "", _DESCRIPTION, "", "## How it was built", "",
              f"- Dump(s): {', '.join(build.get('dumps', [])) or 'n/a'}; latest revision in the build: "
              f"{build.get('latest_revision', 'n/a')}",
@@ -193,15 +199,12 @@ def write_dataset_folder(splits: dict[str, list[Example]], output_dir: str | Pat
     """Write the Parquet shards, the histograms, ``statistics.json`` and the card; returns the split sizes."""
     output = Path(output_dir)
     complete = {split: splits.get(split, []) for split in SPLITS}
-    write_split_files({split: [feature_row(e) for e in sorted(examples, key=lambda e: e.id)]
+    files = write_split_files({split: [feature_row(e) for e in sorted(examples, key=lambda e: e.id)]
                        for split, examples in complete.items()}, output)
-    if not any(complete.values()):
-        logger.warning("%s: no example survived the build; the folder holds the card and an empty typed train "
-                       "split, which load_dataset refuses", output)
     figures = _histograms([e for s in SPLITS for e in complete[s]], output / "figures")
     (output / "statistics.json").write_text(json.dumps(
         {split: split_statistics(complete[split]) for split in SPLITS}, indent=1), encoding="utf-8")
-    (output / "README.md").write_text(_card(complete, build or {}, figures), encoding="utf-8")
+    (output / "README.md").write_text(_card(complete, build or {}, figures, files), encoding="utf-8")
     return {split: len(complete[split]) for split in SPLITS}
 
 
@@ -216,6 +219,15 @@ class WikiRef(datasets.GeneratorBasedBuilder):
 
     VERSION = datasets.Version("1.0.0")
 
+    def __init__(self, *args: Any, data_dir: str | None = None, hash: str | None = None, **kwargs: Any) -> None:
+        # the cache key of a GeneratorBasedBuilder is its module, config name and data_dir: the content of the
+        # folder's files must be part of it, or a rebuilt folder at the same path loads the previous build
+        if data_dir and hash is None and (Path(data_dir) / "README.md").is_file():
+            from .folders import content_key
+
+            hash = content_key(data_dir)
+        super().__init__(*args, data_dir=data_dir, hash=hash, **kwargs)
+
     def _info(self) -> datasets.DatasetInfo:
         return datasets.DatasetInfo(description=_DESCRIPTION, features=FEATURES, citation=WIKIREF_CITATION,
                                     license="CC BY-SA 4.0 (Wikipedia text); documents: their publishers' copyright")
@@ -223,11 +235,12 @@ class WikiRef(datasets.GeneratorBasedBuilder):
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
         if not self.config.data_dir:
             raise ValueError("WikiRef needs data_dir: the output folder of `wikiref build`")
-        data = Path(self.config.data_dir) / "data"
+        from .folders import card_data_files
+
+        files = card_data_files(Path(self.config.data_dir))  # the files the card names, not every file in data/
         names = {"train": datasets.Split.TRAIN, "validation": datasets.Split.VALIDATION, "test": datasets.Split.TEST}
-        return [datasets.SplitGenerator(name=names[split],
-                                        gen_kwargs={"files": sorted(str(p) for p in data.glob(f"{split}-*.parquet"))})
-                for split in SPLITS]
+        return [datasets.SplitGenerator(name=names[split], gen_kwargs={"files": [str(p) for p in files[split]]})
+                for split in SPLITS if split in files]
 
     def _generate_examples(self, files: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
         import pyarrow.parquet as pq

@@ -633,7 +633,7 @@ configs:
 - config_name: default
   data_files:
   - split: {split}
-    path: data/{split}-*.parquet
+    path: {path}
 ---
 # DUC {year} (converted)
 
@@ -655,23 +655,28 @@ Load: `datasets.load_dataset("<this folder>", split="{split}")`.
 
 
 def write_duc(rows: Sequence[Mapping[str, Any]], out_dir: str | os.PathLike, stats: DucStats,
-              pipeline_description: str = "") -> Path:
-    """Write rows as ``out_dir/data/test-00000-of-00001.parquet`` + ``out_dir/README.md``; returns the Parquet path.
+              pipeline_description: str = "", overwrite: bool = False) -> Path:
+    """Write rows as ``out_dir/data/test-00000-of-00001-<sha256>.parquet`` + ``out_dir/README.md``; returns the
+    Parquet path.
 
-    The file is written under a temporary name and renamed, so an interrupted run leaves the previous one intact.
+    The folder is written beside ``out_dir`` and renamed into place (:func:`wikiref_dataset.folders.publish_folder`),
+    so an interrupted run leaves the previous conversion intact, and the file name follows its content, so
+    ``load_dataset`` never serves an earlier conversion from its cache.
+
+    Raises:
+        OutputFolderError: ``out_dir`` holds something other than a converted DUC year and ``overwrite`` is false.
     """
-    out = Path(out_dir)
-    data_dir = out / "data"
-    data_dir.mkdir(parents=True, exist_ok=True)
-    target = data_dir / f"{DUC_SPLIT}-00000-of-00001.parquet"
-    partial = data_dir / f".{target.name}.partial"
-    dataset = datasets.Dataset.from_list(list(rows), features=DUC_FEATURES)
-    dataset.to_parquet(str(partial))
-    os.replace(partial, target)
-    card = _CARD.format(split=DUC_SPLIT, year=stats.year, pipeline=pipeline_description or "TextPipeline",
-                        stats=stats.summary().replace("\n", "\n- "))
-    (out / "README.md").write_text(card, encoding="utf-8")
-    return target
+    from .builder import write_split_files
+    from .folders import check_output_folder, publish_folder, staging_folder
+
+    check_output_folder(out_dir, "duc", overwrite)
+    staging = staging_folder(out_dir)
+    files = write_split_files({DUC_SPLIT: list(rows)}, staging, DUC_FEATURES)
+    card = _CARD.format(split=DUC_SPLIT, path=files[DUC_SPLIT], year=stats.year,
+                        pipeline=pipeline_description or "TextPipeline", stats=stats.summary().replace("\n", "\n- "))
+    (staging / "README.md").write_text(card, encoding="utf-8")
+    publish_folder(staging, out_dir, "duc", overwrite)
+    return Path(out_dir) / files[DUC_SPLIT]
 
 
 def convert_duc(
@@ -683,18 +688,22 @@ def convert_duc(
     models: Sequence[str | os.PathLike] | None = None,
     pipeline: TextPipeline | None = None,
     progress: bool = False,
+    overwrite: bool = False,
 ) -> DucStats:
     """Locate, read and write one year (see :func:`locate_duc`, :func:`read_duc`, :func:`write_duc`).
 
     Raises:
         DucError: missing topics file or documents folder, or no cluster could be converted.
     """
+    from .folders import check_output_folder
+
+    check_output_folder(out_dir, "duc", overwrite)  # before reading a year for minutes
     sources = locate_duc(root, year, topics=topics, docs=docs, models=models)
     pipeline = pipeline or TextPipeline()
     rows, stats = read_duc(sources, pipeline=pipeline, progress=progress)
     if not rows:
         raise DucError(f"DUC {year}: no cluster converted from {sources.docs_dir} (see the warnings above)")
-    write_duc(rows, out_dir, stats, pipeline.description)
+    write_duc(rows, out_dir, stats, pipeline.description, overwrite=overwrite)
     return stats
 
 
@@ -708,7 +717,9 @@ def load_duc(path: str | os.PathLike, cache_dir: str | None = None) -> datasets.
     if not (folder / "README.md").is_file() or not any((folder / "data").glob(f"{DUC_SPLIT}-*.parquet")):
         raise DucError(f"{folder}: not a converted DUC dataset (expected README.md and data/{DUC_SPLIT}-*.parquet; "
                        "make one with `wikiref duc convert`)")
-    return datasets.load_dataset(str(folder), split=DUC_SPLIT, cache_dir=cache_dir)
+    from .folders import load_dataset_folder
+
+    return load_dataset_folder(folder, split=DUC_SPLIT, cache_dir=cache_dir)
 
 
 # ---- cross-year protocol -----------------------------------------------------------------------------------------

@@ -32,8 +32,8 @@ def run_convert(args: argparse.Namespace) -> int:
     _log_warnings()
     try:
         stats = convert_duc(args.nist_dir, args.year, args.out, topics=args.topics, docs=args.docs,
-                            models=args.models, progress=not args.quiet)
-    except (DucError, OSError) as error:
+                            models=args.models, progress=not args.quiet, overwrite=args.overwrite)
+    except (DucError, OSError, ValueError) as error:
         print(f"wikiref duc convert: error: {error}", file=sys.stderr)
         return 2
     print(stats.summary())
@@ -68,6 +68,9 @@ def add_duc_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPar
     convert.add_argument("--models", nargs="+", metavar="DIR",
                          help="reference summary folders (default: every ROUGE/models under NIST_DIR)")
     convert.add_argument("--quiet", action="store_true", help="no progress bar")
+    convert.add_argument("--overwrite", action="store_true",
+                         help="write into a folder holding something other than a converted DUC year (files this "
+                              "project did not write are kept)")
     convert.set_defaults(func=run_convert)
 
     evaluate = actions.add_parser("evaluate", help="score baselines or system summaries with the official settings",

@@ -1,11 +1,13 @@
 """The WikiRef build as datatrove stages: statements -> documents -> curation statistics -> filters/labels ->
 split + Parquet.
 
-Folder layout under ``out/work/``: ``statements/`` (stage 1, one task per dump file), ``documents/`` (stage 2,
+Folder layout under the work folder (``--work``, default ``<out>.work`` beside the output folder): ``statements/`` (stage 1, one task per dump file), ``documents/`` (stage 2,
 ``shards`` tasks bucketed by normalized URL), ``examples/`` + ``length_stats/`` (stage 3: join, measure, rule 1,
 exact per-task length values), ``curated/`` (stage 4: rules 2-3 and labels), ``rejects/`` (every dropped or bad
-record with its reason), ``logs/<stage>/`` (datatrove's completion markers and stats). Stage 5 (one task) sorts by
-id, splits and writes ``out/data/*.parquet`` + card.
+record with its reason), ``logs/<stage>/`` (datatrove's completion markers and stats), ``build.json`` (the closing
+counts). Stage 5 (one task) sorts by id, splits, writes the folder (``data/*.parquet`` + card) under a staging
+folder and publishes it as ``out`` in one rename (:mod:`wikiref_dataset.folders`): ``out`` holds the previous
+complete build or this one, never a partial one; a build that keeps no example publishes nothing.
 
 Determinism: every stage's sharding depends on ``shards`` (fixed by the config), never on ``workers``; stage 3
 buckets examples by the cited URL's hash; stage 5 sorts by id. Resumability: datatrove skips tasks with a
@@ -18,6 +20,7 @@ import gzip
 import hashlib
 import json
 import logging
+import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -38,6 +41,7 @@ from .curation import (
     assign_splits,
     measure_examples,
 )  # fmt: skip
+from .folders import build_id, check_output_folder, empty_build_reason, is_published, publish_folder, staging_folder, work_folder
 from .jsonl import iter_json_objects
 from .text import TextPipeline
 from .web.documents import _bucket  # the documents stage's URL buckets: one way to shard by URL
@@ -59,11 +63,14 @@ class BuildConfig:
 
     Args:
         dumps (`list[str]`): ``pages-articles`` dump files. warcs (`list[str]`): WARC files with the cited pages.
-        output_dir (`str`): the dataset folder (``data/``, ``README.md``, ``figures/``, ``work/``).
+        output_dir (`str`): the dataset folder (``data/``, ``README.md``, ``figures/``, ``build.json``).
         workers (`int`): tasks run at once. shards (`int`): tasks of stages 2-4 (fixes the output, not workers).
         executor (`str`): ``local`` (default), ``slurm`` or ``ray``. executor_options (`dict`): extra arguments
             of the cluster executor (e.g. ``{"partition": "cpu", "time": "12:00:00"}`` for Slurm).
         curation (:class:`CurationConfig`): filters, labels, split.
+        work_dir (`str`, *optional*): intermediate, resumable state (default ``<output_dir>.work``).
+        overwrite (`bool`): write into an output folder that holds something other than a previous WikiRef build
+            (files the project did not write are kept).
     """
 
     dumps: list[str]
@@ -74,6 +81,8 @@ class BuildConfig:
     executor: str = "local"
     executor_options: dict[str, Any] = field(default_factory=dict)
     curation: CurationConfig = field(default_factory=CurationConfig)
+    work_dir: str | None = None
+    overwrite: bool = False
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.shards < 1:
@@ -85,7 +94,7 @@ class BuildConfig:
 
     @property
     def work(self) -> Path:
-        return Path(self.output_dir) / "work"
+        return work_folder(self.output_dir, self.work_dir)
 
 
 def read_jsonl(path: Path, bad: list[str] | None = None) -> list[dict]:
@@ -256,9 +265,20 @@ class WriteDataset(PipelineStep):
         build = {"dumps": [Path(d).name for d in self.config.dumps], "warcs": [Path(w).name for w in self.config.warcs],
                  "latest_revision": max((e.wiki_timestamp for e in examples), default=""),
                  "config": self.config.curation.to_dict(), "counts": counts}
-        sizes = write_dataset_folder(splits, self.config.output_dir, build)
-        (Path(self.config.output_dir) / "build.json").write_text(json.dumps(build, indent=1),
-                                                                 encoding="utf-8")
+        staging = staging_folder(self.config.output_dir)
+        sizes = write_dataset_folder(splits, staging, build)
+        build["splits"] = sizes
+        if sum(sizes.values()):
+            (staging / "build.json").write_text(json.dumps(build, indent=1), encoding="utf-8")
+            build["build_id"] = build_id(staging)
+        else:
+            build["empty_reason"] = empty_build_reason(("raw statements", counts.get("raw statements", 0)),
+                                                       {k: v for k, v in counts.items() if k.startswith("dropped")})
+        (work / "build.json").write_text(json.dumps(build, indent=1), encoding="utf-8")
+        if sum(sizes.values()):
+            publish_folder(staging, self.config.output_dir, "wikiref", self.config.overwrite)
+        else:
+            shutil.rmtree(staging)
         self.stat_update("examples", value=sum(sizes.values()))
         return
         yield
@@ -402,13 +422,18 @@ class BuildSummary:
     counts: dict[str, int]
     splits: dict[str, int]
     seconds: dict[str, float]
+    empty_reason: str | None = None
+    work: str = ""
 
     def format(self) -> str:
         width = max(len(name) for name in self.counts) if self.counts else 10
-        lines = [f"WikiRef build -> {self.output_dir}", ""]
+        target = f"nothing published ({self.output_dir} unchanged)" if self.empty_reason else self.output_dir
+        lines = [f"WikiRef build -> {target}", ""]
         lines += [f"  {name.ljust(width)}  {value:>9,}" for name, value in self.counts.items()]
         lines.append("")
         lines.append("  time: " + ", ".join(f"{stage} {seconds:.1f}s" for stage, seconds in self.seconds.items()))
+        if self.work:
+            lines.append(f"  intermediate files: {self.work} (a rerun with the same inputs reuses them; delete when done)")
         return "\n".join(lines)
 
 
@@ -425,13 +450,19 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
     With ``executor="slurm"``/``"ray"`` the stages are submitted as a chain of dependent jobs. Stage 2's reader lists
     stage 1's files when it is built, so a cluster build is submitted in two calls: the first submits stage 1 and
     returns ``None``; the same command run again once it has finished submits stages 2-5 (and returns ``None``);
-    a third call, after they finished, returns the summary."""
+    a third call, after they finished, returns the summary.
+
+    Raises:
+        OutputFolderError: ``output_dir`` holds something other than a previous WikiRef build (see ``overwrite``).
+    """
+    check_output_folder(config.output_dir, "wikiref", config.overwrite)
     config.work.mkdir(parents=True, exist_ok=True)
     _check_inputs(config)
     _index_warcs(config)
-    output = Path(config.output_dir)
-    if config.executor != "local" and not (output / "build.json").is_file():
-        stages = ["statements"] if not stage_done(output, "statements", len(config.dumps)) else list(STAGES[1:])
+    _republish_if_missing(config.work, config.output_dir)
+    if config.executor != "local" and not (config.work / "build.json").is_file():
+        stages = (["statements"] if not stage_done(config.work, "statements", len(config.dumps))
+                  else list(STAGES[1:]))
         depends = None
         for stage in stages:
             steps, tasks = stage_steps(config, stage)
@@ -449,9 +480,22 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
         if config.executor == "local":
             make_executor(config, stage, steps, tasks).run()
         seconds[stage] = time.perf_counter() - started
-    build = json.loads((output / "build.json").read_text(encoding="utf-8"))
-    splits = {name[6:]: value for name, value in build["counts"].items() if name.startswith("split ")}
-    return BuildSummary(config.output_dir, build["counts"], splits, seconds)
+    build = json.loads((config.work / "build.json").read_text(encoding="utf-8"))
+    return BuildSummary(config.output_dir, build["counts"], build["splits"], seconds, build.get("empty_reason"),
+                        str(config.work))
+
+
+def _republish_if_missing(work: Path, output_dir: str) -> None:
+    """A finished build whose output folder is gone or holds another build (deleted, or a kill between the two
+    renames of publication) redoes its last stage, which publishes it again."""
+    record = work / "build.json"
+    if not record.is_file():
+        return
+    build = json.loads(record.read_text(encoding="utf-8"))
+    if build.get("build_id") and not is_published(output_dir, build["build_id"]):
+        record.unlink()
+        for marker in (work / "logs" / "dataset" / "completions").glob("*"):
+            marker.unlink()
 
 
 def _check_inputs(config: BuildConfig) -> None:
@@ -461,7 +505,8 @@ def _check_inputs(config: BuildConfig) -> None:
               "curation": config.curation.to_dict()}
     record = config.work / "inputs.json"
     if record.is_file() and json.loads(record.read_text(encoding="utf-8")) != json.loads(json.dumps(inputs)):
-        raise ValueError(f"{config.output_dir} holds a build with other inputs; use a new folder or delete it")
+        raise ValueError(f"{config.work} holds the intermediate files of a build with other inputs; give another "
+                         "--work folder or delete it")
     record.write_text(json.dumps(inputs, indent=1, sort_keys=True), encoding="utf-8")
 
 
@@ -470,11 +515,12 @@ def sample_inputs() -> tuple[list[str], list[str]]:
     return [str(SAMPLE_DIR / "samplewiki-20240601-pages-articles.xml")], [str(SAMPLE_DIR / "sample.warc.gz")]
 
 
-def run_demo_build(out_dir: str | Path, workers: int = 1, progress: bool = True) -> BuildSummary:
+def run_demo_build(out_dir: str | Path, workers: int = 1, progress: bool = True,
+                   overwrite: bool = False) -> BuildSummary:
     """Build WikiRef from the embedded sample into ``out_dir``; print and return the closing table."""
     dumps, warcs = sample_inputs()
-    summary = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out_dir), workers=workers, shards=2),
-                        progress=progress)
+    summary = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out_dir), workers=workers, shards=2,
+                                    overwrite=overwrite), progress=progress)
     if progress:
         print(summary.format())
     return summary
@@ -486,7 +532,7 @@ def dataset_hashes(output_dir: str | Path) -> dict[str, str]:
             for path in sorted((Path(output_dir) / "data").glob("*.parquet"))}
 
 
-def stage_done(output_dir: str | Path, stage: str, tasks: int) -> bool:
-    """Whether all ``tasks`` tasks of ``stage`` left their completion marker."""
-    completions = Path(output_dir) / "work" / "logs" / stage / "completions"
+def stage_done(work: str | Path, stage: str, tasks: int) -> bool:
+    """Whether all ``tasks`` tasks of ``stage`` left their completion marker under the ``work`` folder."""
+    completions = Path(work) / "logs" / stage / "completions"
     return all((completions / f"{rank:05d}").is_file() for rank in range(tasks))

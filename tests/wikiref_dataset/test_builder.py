@@ -47,7 +47,9 @@ def test_load_dataset_reads_the_folder_with_typed_features(folder):
 def test_card_has_configs_tables_licence_and_citation(folder):
     out, _ = folder
     card = (out / "README.md").read_text()
-    assert "configs:" in card and "path: data/train-*.parquet" in card
+    train = next((out / "data").glob("train-*.parquet")).name
+    assert "configs:" in card and f"path: data/{train}" in card  # the exact, content-addressed file
+    assert train == f"train-00000-of-00001-{hashlib.sha256((out / 'data' / train).read_bytes()).hexdigest()[:16]}.parquet"
     for text in ("Table I", "Table II", "CC BY-SA", "publishers' copyright", "raw statements", "figures/"):
         assert text in card
     assert len(list((out / "figures").glob("*.png"))) == 6
@@ -56,9 +58,10 @@ def test_card_has_configs_tables_licence_and_citation(folder):
 def test_parquet_bytes_are_reproducible(folder, tmp_path):
     out, splits = folder
     write_dataset_folder(splits, tmp_path, {})
-    for name in ("train", "validation", "test"):
-        file = f"data/{name}-00000-of-00001.parquet"
-        assert hashlib.sha256((out / file).read_bytes()).digest() == hashlib.sha256((tmp_path / file).read_bytes()).digest()
+    names = sorted(path.name for path in (out / "data").glob("*.parquet"))
+    assert len(names) == 3 and names == sorted(path.name for path in (tmp_path / "data").glob("*.parquet"))
+    for name in names:  # same rows -> same bytes -> same (content-addressed) names
+        assert (out / "data" / name).read_bytes() == (tmp_path / "data" / name).read_bytes()
 
 
 def test_statistics_tables():
@@ -84,7 +87,7 @@ def test_empty_splits_are_left_out_so_small_builds_load(tmp_path):
     sizes = write_dataset_folder({"train": [make_example(1), make_example(2)], "validation": [],
                                   "test": [make_example(3)]}, out)
     assert sizes == {"train": 2, "validation": 0, "test": 1}
-    assert not (out / "data" / "validation-00000-of-00001.parquet").exists()
+    assert not list((out / "data").glob("validation-*"))
     assert "split: validation" not in (out / "README.md").read_text(encoding="utf-8")
     loaded = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
     assert {split: len(rows) for split, rows in loaded.items()} == {"train": 2, "test": 1}
@@ -93,5 +96,5 @@ def test_empty_splits_are_left_out_so_small_builds_load(tmp_path):
 def test_a_build_with_no_example_writes_a_typed_empty_train_split(tmp_path):
     out = tmp_path / "empty"
     write_dataset_folder({"train": [], "validation": [], "test": []}, out)
-    assert sorted(path.name for path in (out / "data").iterdir()) == ["train-00000-of-00001.parquet"]
+    assert [path.name[:21] for path in (out / "data").iterdir()] == ["train-00000-of-00001-"]
     assert "split: train" in (out / "README.md").read_text(encoding="utf-8")

@@ -317,8 +317,9 @@ def converted(tmp_path_factory):
 def test_convert_writes_parquet_and_card(converted):
     out, stats = converted
     folder = out / "2005"
-    assert (folder / "data" / "test-00000-of-00001.parquet").is_file()
+    [parquet] = (folder / "data").glob("test-00000-of-00001-*.parquet")
     card = (folder / "README.md").read_text()
+    assert f"path: data/{parquet.name}" in card
     assert "split: test" in card and "do not publish" in card and "2 clusters" in card
     assert stats[2005].clusters == 2
 

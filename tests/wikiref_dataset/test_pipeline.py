@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +23,11 @@ REAL_DUMP = REALDATA / "wikipedia_dump" / "enwiki-pages-articles-sample.xml.bz2"
 REAL_WARCS = sorted([*REALDATA.glob("warc/dolma/*.warc.gz"), *REALDATA.glob("warc/resiliparse/*.warc.gz"),
                      *REALDATA.glob("warc/whirlwind/whirlwind.warc.gz"),
                      *REALDATA.glob("warc/warcio_testdata/test/data/example.warc.gz")])
+
+
+def work_of(out: Path) -> Path:
+    """The default work folder: beside the output folder, never inside it."""
+    return out.with_name(out.name + ".work")
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +47,12 @@ def test_demo_build_counts_and_outputs(demo_build):
     assert counts["dropped by extractive oracle: low oracle score"] == 1
     assert counts["examples curated"] == sum(summary.splits.values()) == 19
     assert all(summary.splits[name] >= 1 for name in ("train", "validation", "test"))
-    assert sorted(p.name for p in (out / "data").iterdir()) == [
-        "test-00000-of-00001.parquet", "train-00000-of-00001.parquet", "validation-00000-of-00001.parquet"]
+    names = sorted(p.name for p in (out / "data").iterdir())
+    assert [re.fullmatch(r"(\w+)-00000-of-00001-[0-9a-f]{16}\.parquet", n).group(1) for n in names] == [
+        "test", "train", "validation"]
     assert (out / "README.md").is_file() and len(list((out / "figures").glob("*.png"))) == 6
-    rejects = [json.loads(line) for path in (out / "work" / "rejects" / "missing").glob("*.jsonl.gz")
+    assert not (out / "work").exists() and summary.work == str(work_of(out))
+    rejects = [json.loads(line) for path in (work_of(out) / "rejects" / "missing").glob("*.jsonl.gz")
                for line in gzip.open(path, "rt")]
     assert [r["reason"] for r in rejects] == ["missing/not_archived"]
     assert "raw statements" in summary.format()
@@ -81,7 +89,7 @@ def test_killed_build_resumes_to_the_same_dataset(demo_build, tmp_path, after_st
     and compare the Parquet hashes with the uninterrupted build's."""
     out, _ = demo_build
     killed = tmp_path / "killed"
-    marker = killed / "work" / "logs" / after_stage / "completions" / "00000"
+    marker = work_of(killed) / "logs" / after_stage / "completions" / "00000"
     process = subprocess.Popen(_command(killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
     deadline = time.monotonic() + 60
@@ -92,7 +100,7 @@ def test_killed_build_resumes_to_the_same_dataset(demo_build, tmp_path, after_st
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     assert was_running, "the build finished before it could be killed"
-    assert not (killed / "data").exists()
+    assert not killed.exists()  # the output folder appears whole at the end, or not at all
     rerun = subprocess.run(_command(killed), capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert dataset_hashes(killed) == dataset_hashes(out)
@@ -108,7 +116,7 @@ def test_cli_reports_bad_options(tmp_path, capsys):
 def test_real_dump_statements_and_real_warc_join(tmp_path):
     """Statements from the real dump inside the build; joined with the real WARC pages where URLs match. The
     WARCs are unrelated crawls, so the join finds no cited page (0 examples): every statement is counted as
-    missing and the build still writes an empty, loadable dataset."""
+    missing, the build publishes nothing and says which filter emptied it."""
     summary = run_build(BuildConfig(dumps=[str(REAL_DUMP)], warcs=[str(p) for p in REAL_WARCS],
                                     output_dir=str(tmp_path / "real"), shards=2), progress=False)
     counts = summary.counts
@@ -119,6 +127,8 @@ def test_real_dump_statements_and_real_warc_join(tmp_path):
     print(f"real join: {counts['raw statements']} statements, {joined} with a page in the real WARCs")
     assert joined == 0
     assert sum(summary.splits.values()) == 0
+    assert "tightest filter is 'dropped: document not archived'" in summary.empty_reason
+    assert not (tmp_path / "real").exists()
 
 
 def test_cluster_executor_submits_stage_one_then_the_rest(tmp_path, monkeypatch):
@@ -141,14 +151,14 @@ def test_cluster_executor_submits_stage_one_then_the_rest(tmp_path, monkeypatch)
     monkeypatch.setattr(pipeline, "make_executor", lambda config, stage, steps, tasks, depends=None:
                         FakeExecutor(stage, steps, tasks, depends))
     dumps, warcs = sample_inputs()
-    config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path), executor="slurm", shards=2)
+    config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "out"), executor="slurm", shards=2)
     assert run_build(config, progress=False) is None
     assert submitted == [["statements"]]
-    completions = tmp_path / "work" / "logs" / "statements" / "completions"
+    completions = config.work / "logs" / "statements" / "completions"
     completions.mkdir(parents=True)
     (completions / "00000").touch()
-    (tmp_path / "work" / "statements").mkdir()
-    with gzip.open(tmp_path / "work" / "statements" / "00000.jsonl.gz", "wt") as handle:
+    (config.work / "statements").mkdir()
+    with gzip.open(config.work / "statements" / "00000.jsonl.gz", "wt") as handle:
         handle.write("")
     assert run_build(config, progress=False) is None
     assert submitted[-1] == ["documents", "statistics", "curation", "dataset"]
@@ -163,8 +173,8 @@ def test_bad_records_are_counted_and_rejected_not_fatal(demo_build, tmp_path):
 
     out, summary = demo_build
     work = tmp_path / "work"
-    shutil.copytree(out / "work" / "statements", work / "statements", ignore=shutil.ignore_patterns("logs"))
-    shutil.copytree(out / "work" / "documents", work / "documents", ignore=shutil.ignore_patterns("logs", "*.sqlite"))
+    shutil.copytree(work_of(out) / "statements", work / "statements", ignore=shutil.ignore_patterns("logs"))
+    shutil.copytree(work_of(out) / "documents", work / "documents", ignore=shutil.ignore_patterns("logs", "*.sqlite"))
     with gzip.open(work / "statements" / "00001.jsonl.gz", "wt") as handle:
         handle.write('{"id": "9-9", "text": "no metadata"}\nnot json at all\n[1, 2]\n')
     step = CurationExamples(str(work / "statements"), str(work / "documents"), str(tmp_path / "rejects"))

@@ -185,9 +185,8 @@ def _plot(measures: list[dict[str, float]], variant: str, path: Path) -> None:
     plt.close(figure)
 
 
-def _card(variant: str, splits: dict[str, list[AQuaMuSeExample]], stats: dict[str, Any],
-          build: dict[str, Any]) -> str:
-    front = card_front_matter(f"AQuaMuSe ({variant})", splits, licence="other")
+def _card(variant: str, stats: dict[str, Any], build: dict[str, Any], files: dict[str, str]) -> str:
+    front = card_front_matter(f"AQuaMuSe ({variant})", files, licence="other")
     table = stats
     lines = [f"# AQuaMuSe ({variant})", "", _DESCRIPTION[variant], "", "## How it was built", "",
              f"- Questions: {', '.join(build.get('nq', [])) or 'n/a'}",
@@ -226,10 +225,11 @@ def write_aquamuse_folder(variant: str, splits: dict[str, list[AQuaMuSeExample]]
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     output = Path(output_dir)
     complete = {split: sorted(splits.get(split, []), key=lambda e: e.id) for split in SPLITS}
-    write_split_files({split: [_row(e) for e in examples] for split, examples in complete.items()}, output, FEATURES)
+    files = write_split_files({split: [_row(e) for e in examples] for split, examples in complete.items()}, output,
+                              FEATURES)
     stats = table1_statistics(complete, pipeline or default_pipeline())
     _plot(stats["per_example"], variant, output / "figures" / "coverage_density.png")
     summary = {key: value for key, value in stats.items() if key != "per_example"}
     (output / "statistics.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    (output / "README.md").write_text(_card(variant, complete, stats, build or {}), encoding="utf-8")
+    (output / "README.md").write_text(_card(variant, stats, build or {}, files), encoding="utf-8")
     return summary

@@ -29,7 +29,11 @@ def add_psg2sum_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
         "psg2sum", help="mine PSG2SUM passage-summary pairs from pages-meta-history dumps -> Parquet dataset + card")
     parser.add_argument("dumps", nargs="+", metavar="HISTORY_DUMP", type=Path,
                         help="pages-meta-history dump(s): .xml, .xml.bz2, .xml.gz or .7z (7z command or py7zr)")
-    parser.add_argument("--out", required=True, type=Path, help="output dataset folder")
+    parser.add_argument("--out", required=True, type=Path, help="output dataset folder, published whole at the end")
+    parser.add_argument("--work", type=Path, help="intermediate, resumable state (default: OUT.work beside --out)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into an output folder holding something other than a previous PSG2SUM build "
+                             "(files this project did not write are kept)")
     parser.add_argument("--min-score", type=float, default=None, help="λ: lowest overlap score kept")
     parser.add_argument("--min-summary-words", type=int, default=None,
                         help="fewest distinct non-stop words in a summary sentence")
@@ -68,7 +72,8 @@ def run_psg2sum_command(args: argparse.Namespace) -> int:
             workers=args.workers, executor=args.executor,
             executor_options=json.loads(args.executor_options) if args.executor_options else {}, mining=mining,
             seed=args.seed, dev_size=args.dev_size, test_size=args.test_size, baselines=not args.no_baselines,
-            progress=not args.no_progress)
+            progress=not args.no_progress, work_dir=str(args.work) if args.work else None,
+            overwrite=args.overwrite)
     except (ValueError, json.JSONDecodeError) as err:
         print(f"wikiref psg2sum: error: {err}", file=sys.stderr)
         return 2
@@ -81,6 +86,9 @@ def run_psg2sum_command(args: argparse.Namespace) -> int:
     except (DumpError, ValueError, RuntimeError) as err:
         print(f"wikiref psg2sum: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"wikiref psg2sum: interrupted; {args.out} is unchanged, run the same command to resume", file=sys.stderr)
+        return 130
     if summary is None:
         print(f"submitted the PSG2SUM stages to {config.executor}; run the command again when they finish")
         return 0
@@ -90,8 +98,8 @@ def run_psg2sum_command(args: argparse.Namespace) -> int:
     retry = summary.suggested_min_score()
     hint = (f"rerun with --min-score {retry} (the highest λ of the grid with candidates)" if retry
             else "no candidate reached the lowest λ counted either: mine more history")
-    print(f"wikiref psg2sum: no pair reached λ={config.mining.min_score:g}: {args.out} holds the card, build.json "
-          f"and an empty train file, which datasets.load_dataset refuses; {hint}", file=sys.stderr)
+    print(f"wikiref psg2sum: error: {summary.empty_reason}; nothing was published to {args.out} (counts in "
+          f"{config.work / 'build.json'}); {hint}", file=sys.stderr)
     return 1
 
 

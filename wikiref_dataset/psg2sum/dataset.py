@@ -101,9 +101,9 @@ def _statistics(pairs: Sequence[PassageSummaryPair]) -> dict[str, Any]:
     }
 
 
-def _card(splits: dict[str, list[PassageSummaryPair]], build: dict[str, Any]) -> str:
+def _card(splits: dict[str, list[PassageSummaryPair]], build: dict[str, Any], files: dict[str, str]) -> str:
     stats = {split: _statistics(splits[split]) for split in SPLITS}
-    front = card_front_matter("PSG2SUM", splits)
+    front = card_front_matter("PSG2SUM", files)
     lines = ["# PSG2SUM", "", _DESCRIPTION, "", "## How it was built", "",
              f"- History dump(s): {', '.join(build.get('dumps', [])) or 'n/a'}",
              f"- Sentence splitter / tokenizer: {build.get('pipeline', 'n/a')}",
@@ -126,8 +126,9 @@ def write_psg2sum_folder(splits: dict[str, list[PassageSummaryPair]], output_dir
     """Write the Parquet shards, ``statistics.json`` and the card; returns the split sizes."""
     output = Path(output_dir)
     complete = {split: sorted(splits.get(split, []), key=lambda p: p.id) for split in SPLITS}
-    write_split_files({split: [asdict(pair) for pair in pairs] for split, pairs in complete.items()}, output, FEATURES)
+    files = write_split_files({split: [asdict(pair) for pair in pairs] for split, pairs in complete.items()}, output,
+                              FEATURES)
     (output / "statistics.json").write_text(json.dumps(
         {split: _statistics(complete[split]) for split in SPLITS}, indent=1), encoding="utf-8")
-    (output / "README.md").write_text(_card(complete, build or {}), encoding="utf-8")
+    (output / "README.md").write_text(_card(complete, build or {}, files), encoding="utf-8")
     return {split: len(complete[split]) for split in SPLITS}

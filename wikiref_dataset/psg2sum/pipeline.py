@@ -15,6 +15,7 @@ inputs (the skipped tasks' shards would be stale).
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -24,6 +25,7 @@ from typing import Any
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from ..folders import check_output_folder, empty_build_reason, publish_folder, staging_folder, work_folder
 from ..pipeline import make_executor, read_jsonl, stage_done, stage_stats
 from .mining import STAT_KEYS, MiningConfig
 from .steps import Psg2SumPairs, pair_from_document
@@ -39,7 +41,7 @@ class Psg2SumBuildConfig:
 
     Args:
         dumps (`list[str]`): ``pages-meta-history`` dumps (``.xml``, ``.bz2``, ``.gz``, ``.7z``).
-        output_dir (`str`): the dataset folder (``data/``, ``README.md``, ``build.json``, ``work/``).
+        output_dir (`str`): the dataset folder (``data/``, ``README.md``, ``build.json``), published whole at the end.
         tasks (`int`): mining tasks (pages are dealt round-robin to them). workers (`int`): tasks run at once.
         executor (`str`): ``local`` (default), ``slurm`` or ``ray``. executor_options (`dict`): extra arguments of
             the cluster executor.
@@ -47,6 +49,8 @@ class Psg2SumBuildConfig:
         seed (`int`), dev_size (`int`, *optional*), test_size (`int`, *optional*): the page-disjoint split.
         baselines (`bool`): score LEAD1 and TextRank on the test split for the card.
         progress (`bool`): a progress bar per mining task.
+        work_dir (`str`, *optional*): intermediate, resumable state (default ``<output_dir>.work``).
+        overwrite (`bool`): write into an output folder holding something other than a previous PSG2SUM build.
     """
 
     dumps: list[str]
@@ -61,6 +65,8 @@ class Psg2SumBuildConfig:
     test_size: int | None = None
     baselines: bool = True
     progress: bool = False
+    work_dir: str | None = None
+    overwrite: bool = False
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.tasks < 1:
@@ -73,7 +79,7 @@ class Psg2SumBuildConfig:
 
     @property
     def work(self) -> Path:
-        return Path(self.output_dir) / "work"
+        return work_folder(self.output_dir, self.work_dir)
 
 
 @dataclass
@@ -88,6 +94,7 @@ class Psg2SumSummary:
     baselines: str
     pipeline: str
     seconds: float = 0.0
+    empty_reason: str | None = None
 
     @property
     def pairs(self) -> int:
@@ -137,10 +144,20 @@ class WritePsg2SumDataset(PipelineStep):
         build = {"dumps": [Path(path).name for path in config.dumps], "config": config.mining.to_dict(),
                  "counts": counts, "candidates_per_lambda": grid, "pipeline": description, "baselines": baselines,
                  "tasks": config.tasks, "seed": config.seed}
-        sizes = write_psg2sum_folder(splits, config.output_dir, build)
+        staging = staging_folder(config.output_dir)
+        sizes = write_psg2sum_folder(splits, staging, build)
         build["splits"] = sizes
-        (Path(config.output_dir) / "build.json").write_text(json.dumps(build, indent=1, default=str),
-                                                            encoding="utf-8")
+        if pairs:
+            (staging / "build.json").write_text(json.dumps(build, indent=1, default=str), encoding="utf-8")
+        else:
+            candidates, duplicates = counts.get("candidate_pairs", 0), counts.get("duplicates", 0)
+            drops = {f"score below λ={config.mining.min_score:g}": candidates - duplicates, "duplicates": duplicates}
+            build["empty_reason"] = empty_build_reason(("candidate pairs", counts.get("candidate_pairs", 0)), drops)
+        (config.work / "build.json").write_text(json.dumps(build, indent=1, default=str), encoding="utf-8")
+        if pairs:
+            publish_folder(staging, config.output_dir, "psg2sum", config.overwrite)
+        else:
+            shutil.rmtree(staging)
         self.stat_update("pairs", value=len(pairs))
         return
         yield
@@ -171,8 +188,8 @@ def _check_inputs(config: Psg2SumBuildConfig) -> None:
     record = config.work / "inputs.json"
     inputs = json.loads(json.dumps(inputs, default=str))
     if record.is_file() and json.loads(record.read_text(encoding="utf-8")) != inputs:
-        raise ValueError(f"{config.output_dir} holds a PSG2SUM build with other inputs (dumps, --tasks or mining "
-                         "options); use a new folder or delete it")
+        raise ValueError(f"{config.work} holds the intermediate files of a PSG2SUM build with other inputs (dumps, "
+                         "--tasks or mining options); give another --work folder or delete it")
     record.write_text(json.dumps(inputs, indent=1, sort_keys=True), encoding="utf-8")
 
 
@@ -184,21 +201,26 @@ def _dataset_stage_stale(config: Psg2SumBuildConfig) -> None:
 
 
 def read_summary(config: Psg2SumBuildConfig, seconds: float = 0.0) -> Psg2SumSummary:
-    build = json.loads((Path(config.output_dir) / "build.json").read_text(encoding="utf-8"))
+    build = json.loads((config.work / "build.json").read_text(encoding="utf-8"))
     return Psg2SumSummary(config.output_dir, build["counts"], build["splits"], build["candidates_per_lambda"],
-                          config.mining.min_score, build.get("baselines", ""), build.get("pipeline", ""), seconds)
+                          config.mining.min_score, build.get("baselines", ""), build.get("pipeline", ""), seconds,
+                          build.get("empty_reason"))
 
 
 def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
     """Run both stages (finished mining tasks are skipped on rerun) and return the summary.
 
     With ``executor="slurm"``/``"ray"`` both stages are submitted as dependent jobs and ``None`` is returned; run
-    the same command again once they finished to get the summary."""
+    the same command again once they finished to get the summary.
+
+    Raises:
+        OutputFolderError: ``output_dir`` holds something other than a previous PSG2SUM build (see ``overwrite``).
+    """
+    check_output_folder(config.output_dir, "psg2sum", config.overwrite)
     config.work.mkdir(parents=True, exist_ok=True)
     _check_inputs(config)
-    output = Path(config.output_dir)
     if config.executor != "local":
-        if stage_done(output, "dataset", 1) and (output / "build.json").is_file():
+        if stage_done(config.work, "dataset", 1) and (config.work / "build.json").is_file():
             return read_summary(config)
         depends = None
         for stage, steps, tasks in psg2sum_stages(config):
@@ -209,6 +231,6 @@ def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
     started = time.perf_counter()
     for stage, steps, tasks in psg2sum_stages(config):
         make_executor(config, stage, steps, tasks).run()
-        if not stage_done(output, stage, tasks):
+        if not stage_done(config.work, stage, tasks):
             raise RuntimeError(f"PSG2SUM stage {stage!r} did not finish: see {config.work / 'logs' / stage}")
     return read_summary(config, time.perf_counter() - started)

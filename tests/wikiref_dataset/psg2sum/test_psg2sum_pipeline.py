@@ -3,6 +3,7 @@
 import argparse
 import bz2
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -77,9 +78,10 @@ def test_cli_without_pairs_exits_1_and_names_a_lambda(tmp_path, capsys):
     assert run_cli(str(FIXTURE), "--out", str(out), "--min-score", "0.9", "--no-progress", "--no-baselines") == 1
     captured = capsys.readouterr()
     assert "kept at λ=0.9: 0" in captured.out
-    assert "no pair reached λ=0.9" in captured.err and "rerun with --min-score 0.7" in captured.err
-    assert (out / "build.json").is_file() and (out / "README.md").is_file()
-    assert [p.name for p in (out / "data").glob("*.parquet")] == ["train-00000-of-00001.parquet"]  # empty, typed
+    assert "no example kept from 3 candidate pairs: the tightest filter is 'score below λ=0.9'" in captured.err
+    assert "rerun with --min-score 0.7" in captured.err
+    assert not out.exists() and not list(tmp_path.glob(".*partial"))  # nothing that looks like a build
+    assert json.loads((tmp_path / "empty.work" / "build.json").read_text())["splits"]["train"] == 0
 
 
 @pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata/revision_history is absent")
