@@ -419,16 +419,31 @@ class DucSources:
     models_dirs: tuple[Path, ...]
 
 
+def _walk(root: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk`` in sorted order, following symbolic links (NIST trees are often linked into place) and entering
+    each real folder once (a link back up the tree would loop, a folder linked twice would be read twice)."""
+    seen = {os.path.realpath(root)}
+
+    def first_visit(path: str) -> bool:
+        real = os.path.realpath(path)
+        if real in seen:
+            return False
+        seen.add(real)
+        return True
+
+    for current, dirnames, filenames in os.walk(root, followlinks=True):
+        dirnames[:] = sorted(name for name in dirnames if first_visit(os.path.join(current, name)))
+        yield current, dirnames, filenames
+
+
 def _walk_dirs(root: Path) -> Iterator[Path]:
-    for current, dirnames, _ in os.walk(root):
-        dirnames.sort()
+    for current, dirnames, _ in _walk(root):
         for name in dirnames:
             yield Path(current) / name
 
 
 def _find_file(root: Path, name: str) -> Path | None:
-    for current, dirnames, filenames in os.walk(root):
-        dirnames.sort()
+    for current, _, filenames in _walk(root):
         for filename in sorted(filenames):
             if filename.lower() == name.lower():
                 return Path(current) / filename
@@ -457,7 +472,8 @@ def locate_duc(
     """Find a year's files under ``root`` (the folder NIST's archives were unpacked into), or take them as given.
 
     Searched: ``duc{year}_topics.sgml``; ``duc2005_docs/``, ``duc2006_docs/``, ``duc2007_testdocs/main/``; every
-    ``models`` folder inside a ``ROUGE`` folder (``…/ROUGE/models/``).
+    ``models`` folder inside a ``ROUGE`` folder (``…/ROUGE/models/``). Symbolic links to folders are followed
+    (each real folder is searched once, so a link loop ends).
 
     Raises:
         DucError: unknown year, or a topics file / documents folder that is neither given nor found.
@@ -510,6 +526,9 @@ class DucStats:
         """A few lines for people: the counts, then what was skipped."""
         lines = [f"DUC {self.year}: {self.clusters} clusters, {self.documents:,} documents, "
                  f"{self.sentences:,} sentences, {self.references} reference summaries"]
+        if not self.references:
+            lines.append("references: 0 (no reference summary found: ROUGE cannot score this year; point --models "
+                         "at the ROUGE/models folders)")
         if self.skipped_documents:
             reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(self.skipped_documents.items()))
             lines.append(f"skipped documents: {sum(self.skipped_documents.values())} ({reasons})")

@@ -37,6 +37,10 @@ def run_convert(args: argparse.Namespace) -> int:
         print(f"wikiref duc convert: error: {error}", file=sys.stderr)
         return 2
     print(stats.summary())
+    if not stats.references:  # converted, but no system can be scored on it: never a quiet success
+        searched = ", ".join(args.models) if args.models else "every ROUGE/models folder under the NIST folder"
+        print(f"wikiref duc convert: warning: DUC {args.year}: no reference summary found (searched {searched}); "
+              "the card says references: 0", file=sys.stderr)
     print(f"wrote {args.out} (load with datasets.load_dataset({str(args.out)!r}, split='test'))")
     return 0
 

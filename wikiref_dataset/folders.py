@@ -32,7 +32,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,7 +171,7 @@ def staging_folder(path: str | os.PathLike) -> Path:
     target = Path(path)
     staging = target.parent / f".{target.name}.partial"
     if staging.exists():
-        if not (staging / _STAGING_MARK).is_file():
+        if not ((staging / _STAGING_MARK).is_file() or (staging / MANIFEST).is_file()):
             raise OutputFolderError(f"{staging}: exists and was not made by this project; move it away")
         shutil.rmtree(staging)
     staging.mkdir(parents=True)

@@ -23,6 +23,7 @@ import logging
 import shutil
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,15 @@ from .curation import (
     assign_splits,
     measure_examples,
 )  # fmt: skip
-from .folders import build_id, check_output_folder, empty_build_reason, is_published, publish_folder, staging_folder, work_folder
+from .folders import (
+    build_id,
+    check_output_folder,
+    empty_build_reason,
+    is_published,
+    publish_folder,
+    staging_folder,
+    work_folder,
+)
 from .jsonl import iter_json_objects
 from .text import TextPipeline
 from .web.documents import _bucket  # the documents stage's URL buckets: one way to shard by URL
@@ -49,7 +58,8 @@ from .web.urls import normalize_url, url_key
 from .wiki.statements import Statement
 
 __all__ = ["BuildConfig", "BuildSummary", "CurationExamples", "WriteDataset", "build_stages", "run_build",
-           "run_demo_build", "make_executor", "read_jsonl", "stage_stats", "stage_done"]
+           "run_demo_build", "make_executor", "read_jsonl", "stage_stats", "stage_done", "file_identities",
+           "restart_changed_stages"]
 
 logger = logging.getLogger(__name__)
 
@@ -346,10 +356,24 @@ def stage_steps(config: BuildConfig, stage: str) -> tuple[list[PipelineStep], in
         if name == stage:
             if steps is None:
                 work = config.work
+                _check_something_was_read(work)
                 steps = documents_pipeline([str(work / "statements")], work / "documents",
                                            warc_index=work / "warc_index.sqlite")
             return steps, tasks
     raise ValueError(f"unknown stage {stage!r}; stages: {STAGES}")
+
+
+def _check_something_was_read(work: Path) -> None:
+    """Stage 1 wrote no statement and a dump was damaged: say so, rather than let stage 2 miss its input folder."""
+    from .wiki.dump import damaged_dumps
+
+    if any((work / "statements").glob("*.jsonl.gz")):
+        return
+    counts = {key: value for counter in stage_stats(work, "statements").values() for key, value in counter.items()}
+    damaged = damaged_dumps(counts)
+    if damaged and not counts.get("pages"):
+        raise ValueError(f"nothing could be read: {len(damaged)} damaged dump(s), no page read before the damage: "
+                         + "; ".join(damaged))
 
 
 def make_executor(config: BuildConfig, stage: str, steps: list[PipelineStep], tasks: int, depends: Any = None) -> Any:
@@ -390,10 +414,21 @@ def stage_stats(work: Path, stage: str) -> dict[str, Counter]:
 
 
 def collect_counts(work: Path) -> dict[str, int]:
-    """The closing table: raw statements, each loss and drop, the examples after each rule."""
+    """The closing table: raw statements, each loss and drop, the examples after each rule; damaged inputs by file
+    (dumps: pages read before the damage; WARC files: truncated and corrupt records skipped)."""
+    from .web.warc import WarcIndex, warc_damage_counts
+    from .wiki.dump import damaged_dumps
+
     counts: dict[str, int] = {}
     statements = stage_stats(work, "statements")
     counts["raw statements"] = sum(c.get("statements", 0) for c in statements.values())
+    damaged = damaged_dumps({key: value for counter in statements.values() for key, value in counter.items()})
+    if damaged:
+        counts["damaged dump files"] = len(damaged)
+        counts |= {f"damaged dump {name}: pages read": pages for name, pages in damaged.items()}
+    if (work / "warc_index.sqlite").is_file():
+        with WarcIndex(work / "warc_index.sqlite") as index:
+            counts |= warc_damage_counts(index.file_stats())
     stats = stage_stats(work, "statistics")
     curated = stage_stats(work, "curation")
     for name, counter in stats.items():
@@ -426,7 +461,8 @@ class BuildSummary:
     work: str = ""
 
     def format(self) -> str:
-        width = max(len(name) for name in self.counts) if self.counts else 10
+        # a damaged file's row names the file and the error: it overflows the column rather than widening it
+        width = max((len(name) for name in self.counts if len(name) <= 48), default=10)
         target = f"nothing published ({self.output_dir} unchanged)" if self.empty_reason else self.output_dir
         lines = [f"WikiRef build -> {target}", ""]
         lines += [f"  {name.ljust(width)}  {value:>9,}" for name, value in self.counts.items()]
@@ -457,7 +493,9 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
     """
     check_output_folder(config.output_dir, "wikiref", config.overwrite)
     config.work.mkdir(parents=True, exist_ok=True)
-    _check_inputs(config)
+    restarted = _check_inputs(config)
+    if restarted and progress:
+        print(f"inputs changed since the last run in {config.work}: redoing {', '.join(restarted)}", flush=True)
     _index_warcs(config)
     _republish_if_missing(config.work, config.output_dir)
     if config.executor != "local" and not (config.work / "build.json").is_file():
@@ -498,16 +536,61 @@ def _republish_if_missing(work: Path, output_dir: str) -> None:
             marker.unlink()
 
 
-def _check_inputs(config: BuildConfig) -> None:
-    """A rerun into an output folder must use the same inputs, or the skipped tasks' outputs would be stale."""
-    inputs = {"dumps": sorted(str(Path(d).resolve()) for d in config.dumps),
-              "warcs": sorted(str(Path(w).resolve()) for w in config.warcs), "shards": config.shards,
-              "curation": config.curation.to_dict()}
-    record = config.work / "inputs.json"
-    if record.is_file() and json.loads(record.read_text(encoding="utf-8")) != json.loads(json.dumps(inputs)):
-        raise ValueError(f"{config.work} holds the intermediate files of a build with other inputs; give another "
-                         "--work folder or delete it")
-    record.write_text(json.dumps(inputs, indent=1, sort_keys=True), encoding="utf-8")
+def file_identities(paths: Sequence[str | Path]) -> list[list[Any]]:
+    """``[resolved path, size, mtime_ns]`` of each input file, sorted: a file replaced in place is another input."""
+    identities = []
+    for path in paths:
+        resolved = Path(path).resolve()
+        try:
+            info = resolved.stat()
+            identities.append([str(resolved), info.st_size, info.st_mtime_ns])
+        except OSError:
+            identities.append([str(resolved), None, None])
+    return sorted(identities, key=lambda item: item[0])
+
+
+def restart_changed_stages(work: Path, stages: Sequence[tuple[str, dict[str, Any], Sequence[str]]]) -> list[str]:
+    """Make a rerun with other inputs start over where they matter, instead of reusing stale outputs.
+
+    ``stages`` lists, in order, each stage's name, its inputs (its options and the files it reads) and its outputs
+    (paths relative to ``work``). From the first stage whose inputs differ from those ``work/inputs.json`` recorded on
+    the previous run, every stage's outputs, logs and completion markers are deleted, so those stages run again;
+    earlier stages are reused. Returns the stages restarted (empty for a new work folder)."""
+    record = work / "inputs.json"
+    try:
+        previous = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
+    except ValueError:
+        previous = {}
+    current = {name: json.loads(json.dumps(inputs, default=str)) for name, inputs, _ in stages}
+    restarted: list[str] = []
+    changed = False
+    for name, _, outputs in stages:
+        changed = changed or not isinstance(previous, dict) or previous.get(name) != current[name]
+        if changed and previous is not None:
+            for relative in [*outputs, f"logs/{name}"]:
+                target = work / relative
+                if target.is_dir():
+                    shutil.rmtree(target)
+                else:
+                    target.unlink(missing_ok=True)
+            restarted.append(name)
+    work.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(current, indent=1, sort_keys=True), encoding="utf-8")
+    return restarted
+
+
+def _check_inputs(config: BuildConfig) -> list[str]:
+    """Restart the stages whose inputs changed since the previous run in this work folder (see
+    :func:`restart_changed_stages`)."""
+    return restart_changed_stages(config.work, [
+        ("statements", {"dumps": file_identities(config.dumps)}, ["statements"]),
+        ("documents", {"warcs": file_identities(config.warcs), "shards": config.shards},
+         ["documents", "warc_index.sqlite"]),
+        ("statistics", {"curation": config.curation.to_dict()},
+         ["examples", "length_stats", "rejects/missing", "rejects/unigram_recall"]),
+        ("curation", {}, ["curated", "rejects/length", "rejects/oracle"]),
+        ("dataset", {}, ["build.json"]),
+    ])
 
 
 def sample_inputs() -> tuple[list[str], list[str]]:

@@ -404,3 +404,47 @@ def test_cli_subcommands_are_registered():
 def test_sources_are_plain_paths():
     sources = locate_duc(DUC / "duc2007", 2007)
     assert isinstance(sources, DucSources) and sources.year == 2007
+
+
+# ---- linked trees and years without reference summaries ----------------------------------------------------------
+
+
+def _linked_nist_tree(root: Path) -> Path:
+    """The 2006 fixture as users often lay NIST's data out: every part linked into place, with a link back up the
+    tree (a loop the walk must not follow forever)."""
+    root.mkdir()
+    (root / "duc2006_topics.sgml").symlink_to(DUC / "duc2006" / "duc2006_topics.sgml")
+    (root / "duc2006_docs").symlink_to(DUC / "duc2006" / "duc2006_docs", target_is_directory=True)
+    (root / "NISTeval").symlink_to(DUC / "duc2006" / "NISTeval", target_is_directory=True)
+    (root / "archives").mkdir()
+    (root / "archives" / "back-to-top").symlink_to(root, target_is_directory=True)
+    return root
+
+
+def test_cli_convert_follows_linked_folders(tmp_path, capsys):
+    from wikiref_dataset.cli import main
+
+    nist = _linked_nist_tree(tmp_path / "nist")
+    assert locate_duc(nist, 2006).models_dirs == (nist / "NISTeval" / "ROUGE" / "models",)  # found once
+    assert main(["duc", "convert", str(nist), "--year", "2006", "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "DUC 2006: 2 clusters, 5 documents, 15 sentences, 4 reference summaries" in captured.out
+    assert "warning" not in captured.err
+    direct, _ = read_duc(locate_duc(DUC / "duc2006", 2006))
+    assert load_duc(tmp_path / "o").to_list() == direct  # the same rows as the unlinked tree, references included
+
+
+def test_cli_convert_warns_when_a_year_has_no_reference_summary(tmp_path, capsys):
+    from wikiref_dataset.cli import main
+
+    nist = tmp_path / "nist"
+    nist.mkdir()
+    (nist / "duc2006_topics.sgml").symlink_to(DUC / "duc2006" / "duc2006_topics.sgml")
+    (nist / "duc2006_docs").symlink_to(DUC / "duc2006" / "duc2006_docs", target_is_directory=True)
+    (nist / "NISTeval").mkdir()  # the evaluation archive was not unpacked
+    assert main(["duc", "convert", str(nist), "--year", "2006", "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "wikiref duc convert: warning: DUC 2006: no reference summary found" in captured.err
+    card = (tmp_path / "o" / "README.md").read_text(encoding="utf-8")
+    assert "- references: 0 (no reference summary found" in card
+    assert [row["references"] for row in load_duc(tmp_path / "o")] == [[], []]

@@ -66,13 +66,26 @@ def test_one_and_two_workers_give_identical_parquet(demo_build, tmp_path):
     assert dataset_hashes(tmp_path / "two") == dataset_hashes(out)
 
 
-def test_rerun_is_resumed_and_changed_inputs_refused(demo_build, tmp_path):
-    out, summary = demo_build
+def test_rerun_is_resumed_and_changed_inputs_redo_only_their_stages(tmp_path):
+    """Same inputs: every stage is reused. Other curation options: stages 1-2 are reused, 3-5 redone, and the folder
+    equals a fresh build with those options."""
+    from wikiref_dataset.curation import CurationConfig
+
+    out = tmp_path / "wikiref"
+    summary = run_demo_build(out, progress=False)
     dumps, warcs = sample_inputs()
+    statements_done = work_of(out) / "logs" / "statements" / "completions" / "00000"
+    stamp = statements_done.stat().st_mtime_ns
     again = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), shards=2), progress=False)
     assert again.counts == summary.counts
-    with pytest.raises(ValueError, match="other inputs"):
-        run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), shards=3), progress=False)
+    stricter = CurationConfig(min_unigram_recall=0.95)
+    changed = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), shards=2, curation=stricter),
+                        progress=False)
+    fresh = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "fresh"), shards=2,
+                                  curation=stricter), progress=False)
+    assert statements_done.stat().st_mtime_ns == stamp  # stage 1 reused
+    assert changed.counts == fresh.counts and changed.counts["examples curated"] < 19
+    assert dataset_hashes(out) == dataset_hashes(tmp_path / "fresh")
 
 
 def _command(out: Path) -> list[str]:
@@ -183,3 +196,46 @@ def test_bad_records_are_counted_and_rejected_not_fatal(demo_build, tmp_path):
     assert step.stats["bad_records"].total == 3
     rejects = [json.loads(line) for line in gzip.open(tmp_path / "rejects" / "00000.jsonl.gz", "rt")]
     assert sum(r["reason"] == "bad_record" for r in rejects) == 3
+
+
+def test_damaged_dump_and_warcs_are_counted_by_file_and_the_build_goes_on(demo_build, tmp_path, capsys):
+    """A real dump cut in half and two damaged real WARCs beside the embedded sample: the build finishes (exit 0),
+    the closing table and build.json name each damaged file, and the sample's examples all come out."""
+    from damaged_files import flipped, real_file, truncated
+
+    from wikiref_dataset.cli import main
+
+    dumps, warcs = sample_inputs()
+    cut_dump = truncated(real_file("wikipedia_dump/enwiki-pages-articles-sample.xml.bz2").read_bytes(),
+                         tmp_path / "enwiki-cut.xml.bz2", 0.5)
+    cut_warc = truncated(real_file("warc/dolma/sample-0000.warc.gz").read_bytes(), tmp_path / "dolma-cut.warc.gz", 0.5)
+    bad_warc = flipped(real_file("warc/resiliparse/warcfile.warc.gz").read_bytes(), tmp_path / "cc-flipped.warc.gz",
+                       0.5)
+    out = tmp_path / "out"
+    assert main(["build", "--dump", *dumps, str(cut_dump), "--warc", *warcs, str(cut_warc), str(bad_warc),
+                 "--out", str(out), "--shards", "2", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    damaged = {"damaged dump files": 1,
+               "damaged dump enwiki-cut.xml.bz2 (EOFError: Compressed file ended before the end-of-stream marker "
+               "was reached): pages read": 38,
+               "WARC dolma-cut.warc.gz: truncated": 1, "WARC dolma-cut.warc.gz: captures kept": 13,
+               "WARC cc-flipped.warc.gz: corrupt_record": 1, "WARC cc-flipped.warc.gz: captures kept": 15}
+    counts = json.loads((out / "build.json").read_text(encoding="utf-8"))["counts"]
+    assert {name: counts.get(name) for name in damaged} == damaged
+    for name, value in damaged.items():
+        assert re.search(rf"^  {re.escape(name)}\s+{value}$", printed, re.MULTILINE), name
+    assert counts["examples joined"] == demo_build[1].counts["examples joined"]  # the sample's pages all joined
+
+
+def test_build_says_so_when_no_dump_could_be_read(tmp_path, capsys):
+    from damaged_files import real_file, truncated
+
+    from wikiref_dataset.cli import main
+
+    _, warcs = sample_inputs()
+    head = truncated(real_file("wikipedia_dump/enwiki-pages-articles-sample.xml.bz2").read_bytes(),
+                     tmp_path / "enwiki-head.xml.bz2", 0.01)  # inside the first bz2 block: no page
+    assert main(["build", "--dump", str(head), "--warc", *warcs, "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert ("wikiref build: error: nothing could be read: 1 damaged dump(s), no page read before the damage: "
+            "enwiki-head.xml.bz2 (EOFError") in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

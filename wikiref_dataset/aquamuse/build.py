@@ -2,9 +2,10 @@
 dataset folders.
 
 Folder layout: ``out/abstractive/`` and ``out/extractive/`` (each a ``load_dataset``-able folder),
-``out/build.json`` (inputs, config, counts, timings), ``out/work/answers/`` (kept questions and their sentence
-embeddings), ``out/work/matches/`` (the corpus stage's output: matched documents, one ``.jsonl.gz`` per task),
-``out/work/logs/corpus/`` (datatrove's completion markers and stats). The corpus stage runs on datatrove's local,
+``out/build.json`` (inputs, config, counts, timings), published together at the end (:mod:`wikiref_dataset.folders`;
+a build that keeps no example publishes nothing). The work folder (``--work``, default ``out.work`` beside ``out``)
+holds ``answers/`` (kept questions and their sentence embeddings), ``matches/`` (the corpus stage's output: matched
+documents, one ``.jsonl.gz`` per task), ``logs/corpus/`` (datatrove's completion markers and stats). The corpus stage runs on datatrove's local,
 Slurm or Ray executor (the WikiRef build's executor wiring); finished tasks are skipped on rerun.
 """
 
@@ -17,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..folders import check_output_folder, empty_build_reason, publish_folder, staging_folder, work_folder
 from .matching import MatchingConfig
 from .questions import QuestionConfig
 
@@ -39,6 +41,8 @@ class AQuaMuSeBuildConfig:
         tasks (`int`): corpus tasks (default: one per corpus file). workers (`int`): tasks run at once.
         executor (`str`): ``local``, ``slurm`` or ``ray``. executor_options (`dict`): extra executor arguments.
         seed (`int`), dev_size / test_size (`int`, *optional*): the split.
+        work_dir (`str`, *optional*): intermediate, resumable state (default ``<output_dir>.work``).
+        overwrite (`bool`): write into an output folder holding something other than a previous AQuaMuSe build.
     """
 
     nq: list[str]
@@ -59,6 +63,8 @@ class AQuaMuSeBuildConfig:
     seed: int = 42
     dev_size: int | None = None
     test_size: int | None = None
+    work_dir: str | None = None
+    overwrite: bool = False
 
     def __post_init__(self) -> None:
         if not self.nq:
@@ -72,7 +78,7 @@ class AQuaMuSeBuildConfig:
 
     @property
     def work(self) -> Path:
-        return Path(self.output_dir) / "work"
+        return work_folder(self.output_dir, self.work_dir)
 
 
 @dataclass
@@ -85,15 +91,19 @@ class AQuaMuSeSummary:
     statistics: dict[str, Any]
     seconds: dict[str, float]
     question_errors: list[str] = field(default_factory=list)
+    empty_reason: str | None = None
+    damaged_files: list[str] = field(default_factory=list)
 
     def format(self) -> str:
-        width = max(len(name) for name in self.counts) if self.counts else 10
-        lines = [f"AQuaMuSe build -> {self.output_dir}", ""]
+        # a damaged file's row names the file: it overflows the column rather than widening it
+        width = max((len(name) for name in self.counts if len(name) <= 48), default=10)
+        target = f"nothing published ({self.output_dir} unchanged)" if self.empty_reason else self.output_dir
+        lines = [f"AQuaMuSe build -> {target}", ""]
         lines += [f"  {name.ljust(width)}  {value:>10,}" for name, value in self.counts.items()]
         lines.append("")
         for variant, sizes in self.splits.items():
             lines.append(f"  {variant}: " + ", ".join(f"{split} {size:,}" for split, size in sizes.items())
-                         + f"  -> {Path(self.output_dir) / variant}")
+                         + ("" if self.empty_reason else f"  -> {Path(self.output_dir) / variant}"))
         table = self.statistics
         if table and table.get("documents"):
             lines.append(f"  Table 1: {table['queries']:,} queries, summary {table['summary']['words']} words / "
@@ -114,16 +124,17 @@ class _ExecutorSettings:
         self.workers, self.executor_options = config.workers, config.executor_options
 
 
-def _check_inputs(config: AQuaMuSeBuildConfig) -> None:
-    """A rerun into the same folder must use the same inputs, or skipped tasks' outputs would be stale."""
-    inputs = {"nq": sorted(str(Path(p).resolve()) for p in config.nq),
-              "corpus": sorted(str(Path(p).resolve()) for p in config.corpus), "tasks": config.tasks,
-              "matching": config.matching.to_dict(), "questions": asdict(config.questions), "model": config.model}
-    record = config.work / "inputs.json"
-    if record.is_file() and json.loads(record.read_text(encoding="utf-8")) != json.loads(json.dumps(inputs)):
-        raise ValueError(f"{config.output_dir} holds a build with other inputs; use a new folder or delete it")
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps(inputs, indent=1, sort_keys=True), encoding="utf-8")
+def _check_inputs(config: AQuaMuSeBuildConfig) -> list[str]:
+    """Redo the stages whose inputs changed since the previous run in the work folder
+    (:func:`wikiref_dataset.pipeline.restart_changed_stages`): questions, then corpus matching."""
+    from ..pipeline import file_identities, restart_changed_stages
+
+    return restart_changed_stages(config.work, [
+        ("questions", {"nq": file_identities(config.nq), "questions": asdict(config.questions),
+                       "model": config.model}, ["answers"]),
+        ("corpus", {"corpus": file_identities(config.corpus), "tasks": config.tasks,
+                    "matching": config.matching.to_dict()}, ["matches"]),
+    ])
 
 
 def _stage_counts(work: Path) -> Counter[str]:
@@ -137,7 +148,11 @@ def _stage_counts(work: Path) -> Counter[str]:
 
 def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: Any = None) -> AQuaMuSeSummary | None:
     """Run the build and return its summary (``None`` after submitting the corpus stage to a cluster: run again
-    once it has finished). ``encoder`` replaces the sentence encoder (tests use small ones)."""
+    once it has finished). ``encoder`` replaces the sentence encoder (tests use small ones).
+
+    Raises:
+        OutputFolderError: ``output_dir`` holds something other than a previous AQuaMuSe build (see ``overwrite``).
+    """
     from datatrove.pipeline.writers import JsonlWriter
     from tqdm.auto import tqdm
 
@@ -159,8 +174,11 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     for path in [*config.nq, *config.corpus]:
         if not Path(path).is_file():
             raise ValueError(f"{path}: no such file")
+    check_output_folder(config.output_dir, "aquamuse", config.overwrite)
     work = config.work
-    _check_inputs(config)
+    restarted = _check_inputs(config)
+    if restarted and progress:
+        print(f"inputs changed since the last run in {work}: redoing {', '.join(restarted)}", flush=True)
     seconds: dict[str, float] = {}
     encoder = encoder if encoder is not None else SentenceEncoder(config.model, config.device,
                                                                   config.encode_batch_size)
@@ -222,6 +240,8 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
                "corpus files": corpus_counts.get("files", 0), "corpus documents": corpus_counts.get("documents", 0)}
     counts |= {f"corpus skipped: {key[8:].replace('_', ' ')}": value for key, value in sorted(corpus_counts.items())
                if key.startswith("skipped/")}
+    counts |= {f"corpus damaged file {key[8:]}": value for key, value in sorted(corpus_counts.items())
+               if key.startswith("damaged/")}  # "<file name>: truncated" / "corrupt_record" -> records skipped
     counts |= {"corpus sentences": corpus_counts.get("sentences_split", 0),
                "corpus sentences embedded": corpus_counts.get("sentences_embedded", 0),
                "pairs at or above θU (dropped)": corpus_counts.get("above_theta_upper", 0),
@@ -234,48 +254,102 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
              "config": config.matching.to_dict(), "counts": counts,
              "encoder": getattr(encoder, "description", type(encoder).__name__)}
     statistics = {}
+    staging = staging_folder(config.output_dir)
     for variant in VARIANTS:
-        statistics[variant] = write_aquamuse_folder(variant, splits[variant], Path(config.output_dir) / variant,
-                                                    build, pipeline)
+        statistics[variant] = write_aquamuse_folder(variant, splits[variant], staging / variant, build, pipeline)
     seconds["examples"] = time.perf_counter() - started
     sizes = {variant: {split: len(examples) for split, examples in splits[variant].items()} for variant in VARIANTS}
-    (Path(config.output_dir) / "build.json").write_text(json.dumps(
-        {**build, "splits": sizes, "seconds": seconds, "statistics": statistics}, indent=1), encoding="utf-8")
+    record = {**build, "splits": sizes, "seconds": seconds, "statistics": statistics}
+    empty_reason = None
+    if counts["examples (each variant)"]:
+        (staging / "build.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+        publish_folder(staging, config.output_dir, "aquamuse", config.overwrite)
+    else:
+        import shutil
+
+        shutil.rmtree(staging)
+        drops = {name: value for name, value in counts.items() if name.startswith(("NQ dropped", "corpus skipped"))}
+        drops["questions without a sentence match"] = len(questions) - counts["questions with a match"]
+        drops["dropped: summary recall below minimum"] = counts["dropped: summary recall below minimum"]
+        empty_reason = empty_build_reason(("questions kept", len(questions)), drops)
+    (work / "build.json").write_text(json.dumps({**record, "empty_reason": empty_reason}, indent=1), encoding="utf-8")
     return AQuaMuSeSummary(config.output_dir, counts, sizes, statistics["abstractive"], seconds,
-                           question_log["errors"])
+                           question_log["errors"], empty_reason)
 
 
 def build_released_folder(files: list[str], output_dir: str | Path, warcs: list[str] | None = None,
-                          progress: bool = True) -> dict[str, Any]:
-    """The released AQuaMuSe files (TFRecord or decoded jsonl) as an abstractive dataset folder, with the documents
-    filled in from ``warcs`` where they were captured. The split comes from the file name (``train``, ``dev`` or
-    ``test`` in it; else train). Returns the counts and split sizes."""
+                          progress: bool = True, work_dir: str | Path | None = None,
+                          overwrite: bool = False) -> AQuaMuSeSummary:
+    """The released AQuaMuSe files as the mining build's folders: ``out/abstractive/`` and ``out/extractive/`` (a
+    variant with no record is left out) and ``out/build.json``, with the documents filled in from ``warcs`` where
+    they were captured. ``files`` are TFRecord shards, their JSON-lines decoding, or folders (the release tree)
+    walked for them; split and variant come from the release's folders, each record is kept once per variant, a
+    damaged shard keeps the records before the damage (see :mod:`.released`). Returns the summary: the counts, the
+    records per variant and split (``splits``) and the damaged files. The folders are published together at the end
+    (:mod:`wikiref_dataset.folders`); the WARC index lives in the work folder (``work_dir``, default
+    ``<output_dir>.work``).
+
+    Raises:
+        ValueError: a missing path, a file that is neither a TFRecord shard nor JSON lines, a malformed record.
+        OutputFolderError: ``output_dir`` holds something other than a previous AQuaMuSe build (see ``overwrite``).
+    """
     from ..text import default_pipeline
-    from ..web.warc import WarcIndex
+    from ..web.warc import WarcIndex, warc_damage_counts
     from .dataset import write_aquamuse_folder
     from .matching import AQuaMuSeExample
-    from .released import fill_documents, read_released
+    from .released import fill_documents, read_release
 
+    check_output_folder(output_dir, "aquamuse", overwrite)
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    release = read_release(files)
+    formats = Counter(file.format for file in release.files)
+    counts = {"files": len(release.files), "TFRecord shards": formats["tfrecord"],
+              "JSON-lines files": formats["jsonl"],
+              "files naming no split (read as train)": sum(file.split is None for file in release.files),
+              "files naming no variant (read as abstractive)": sum(file.variant is None for file in release.files),
+              "records read": release.records_read,
+              "duplicate records (skipped)": sum(release.duplicates.values()),
+              "damaged files (records before the damage kept)": len(release.damaged)}
+    records = {variant: sizes for variant, sizes in release.records.items() if any(sizes.values())}
+    if not records:
+        raise ValueError(f"no record in {', '.join(map(str, files))}"
+                         + (f" ({len(release.damaged)} damaged file(s): {release.damaged[0]})" if release.damaged else ""))
+    seconds["read"] = time.perf_counter() - started
+    started = time.perf_counter()
     pipeline = default_pipeline()
-    splits: dict[str, list[AQuaMuSeExample]] = {"train": [], "validation": [], "test": []}
-    counts: Counter[str] = Counter()
-    with WarcIndex(Path(output_dir) / "work" / "warc_index.sqlite" if warcs else None) as index:
+    documents: Counter[str] = Counter()
+    splits: dict[str, dict[str, list[AQuaMuSeExample]]] = {}
+    work = work_folder(output_dir, work_dir)
+    if warcs:
+        work.mkdir(parents=True, exist_ok=True)
+    with WarcIndex(work / "warc_index.sqlite" if warcs else None) as index:
         if warcs:
             index.add_many(warcs, progress=progress)
-        for file in files:
-            name = Path(file).name.lower()
-            split = "test" if "test" in name else "validation" if "dev" in name or "valid" in name else "train"
-            examples = list(read_released(file))
-            counts["examples"] += len(examples)
-            counts["urls"] += sum(len(e.documents) for e in examples)
-            for status, count in fill_documents(examples, index, pipeline).items():
-                counts[f"documents {status.replace('_', ' ')}"] += count
-            sentences = pipeline.split_sentences_many(e.target for e in examples)
-            for example, target_sentences in zip(examples, sentences, strict=True):
-                documents = [{"url": d.url, "text": d.text, "score": 0.0} for d in example.documents]
-                splits[split].append(AQuaMuSeExample(example.id, example.query, example.target, target_sentences,
-                                                     documents, [], 0.0))
-    build = {"nq": [Path(f).name for f in files], "corpus": [Path(w).name for w in warcs or []],
-             "counts": dict(counts), "encoder": "n/a (released data)"}
-    write_aquamuse_folder("abstractive", splits, output_dir, build, pipeline)
-    return {"counts": dict(counts), "splits": {split: len(examples) for split, examples in splits.items()}}
+            counts |= warc_damage_counts(index.file_stats())  # "WARC <file name>: truncated" ... -> records skipped
+        for variant in records:
+            splits[variant] = {}
+            for split, examples in release.examples[variant].items():
+                documents["urls"] += sum(len(e.documents) for e in examples)
+                for status, count in fill_documents(examples, index, pipeline).items():
+                    documents[f"documents {status.replace('_', ' ')}"] += count
+                sentences = pipeline.split_sentences_many(e.target for e in examples)
+                splits[variant][split] = [
+                    AQuaMuSeExample(example.id, example.query, example.target, target_sentences,
+                                    [{"url": d.url, "text": d.text, "score": 0.0} for d in example.documents], [], 0.0)
+                    for example, target_sentences in zip(examples, sentences, strict=True)]
+    counts |= documents
+    seconds["documents"] = time.perf_counter() - started
+    started = time.perf_counter()
+    build = {"nq": sorted({"/".join(file.path.parts[-3:]) for file in release.files}),
+             "corpus": [Path(w).name for w in warcs or []], "counts": counts, "encoder": "n/a (released data)",
+             "duplicates": release.duplicates, "damaged_files": release.damaged}
+    staging = staging_folder(output_dir)
+    statistics = {variant: write_aquamuse_folder(variant, splits[variant], staging / variant, build, pipeline)
+                  for variant in records}
+    seconds["examples"] = time.perf_counter() - started
+    (staging / "build.json").write_text(json.dumps(
+        {**build, "splits": records, "seconds": seconds, "statistics": statistics}, indent=1), encoding="utf-8")
+    publish_folder(staging, output_dir, "aquamuse", overwrite)
+    return AQuaMuSeSummary(str(output_dir), counts, records, next(iter(statistics.values()), {}), seconds,
+                           damaged_files=release.damaged)

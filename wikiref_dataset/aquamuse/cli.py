@@ -1,6 +1,7 @@
 """``wikiref aquamuse --nq FILE... --corpus FILE... --out DIR``: mine AQuaMuSe examples (both variants) and print a
-closing summary; ``wikiref aquamuse --released FILE... [--warc FILE...] --out DIR``: the released AQuaMuSe files as a
-dataset folder, documents filled in from the user's WARC files."""
+closing summary; ``wikiref aquamuse --released PATH... [--warc FILE...] --out DIR``: the released AQuaMuSe files (or
+the release tree) as the same two dataset folders, documents filled in from the user's WARC files, and a closing
+summary of the records read per variant and split, duplicates and damaged shards."""
 
 from __future__ import annotations
 
@@ -25,11 +26,16 @@ def add_aquamuse_parser(commands: argparse._SubParsersAction) -> argparse.Argume
                              "{query, target} are accepted too)")
     parser.add_argument("--corpus", nargs="+", type=Path, default=[], metavar="FILE",
                         help="web corpus: C4/CCNet/RedPajama jsonl(.gz), WET or WARC files")
-    parser.add_argument("--released", nargs="+", type=Path, default=[], metavar="FILE",
-                        help="released AQuaMuSe TFRecord shards (or their jsonl decoding) instead of mining")
+    parser.add_argument("--released", nargs="+", type=Path, default=[], metavar="PATH",
+                        help="released AQuaMuSe TFRecord shards (or their jsonl decoding), or folders holding them "
+                             "(the release's v2/{abstractive,extractive}/{train,dev,test}/ tree), instead of mining")
     parser.add_argument("--warc", nargs="+", type=Path, default=[], metavar="FILE",
                         help="with --released: WARC files holding the documents' pages")
-    parser.add_argument("--out", required=True, type=Path, help="output folder")
+    parser.add_argument("--out", required=True, type=Path, help="output folder, published whole at the end")
+    parser.add_argument("--work", type=Path, help="intermediate, resumable state (default: OUT.work beside --out)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into an output folder holding something other than a previous AQuaMuSe build "
+                             "(files this project did not write are kept)")
     parser.add_argument("--theta-lower", type=float, default=None, help="θL: matches score above (default 0.8)")
     parser.add_argument("--theta-upper", type=float, default=None, help="θU: matches score below (default 0.99)")
     parser.add_argument("--top-k", type=int, default=None, help="documents per example (default 7)")
@@ -64,18 +70,18 @@ def run_aquamuse_command(args: argparse.Namespace) -> int:
     if args.released:
         if args.nq or args.corpus:
             return _fail("--released reads the released examples; do not combine it with --nq/--corpus")
-        for path in [*args.released, *args.warc]:
+        for path in args.warc:
             if not path.is_file():
                 return _fail(f"{path}: no such file")
         try:
-            result = build_released_folder([str(p) for p in args.released], args.out, [str(w) for w in args.warc],
-                                           progress=not args.no_progress)
+            summary = build_released_folder([str(p) for p in args.released], args.out, [str(w) for w in args.warc],
+                                            progress=not args.no_progress, work_dir=args.work,
+                                            overwrite=args.overwrite)
         except ValueError as err:
             return _fail(str(err))
-        print(f"AQuaMuSe released data -> {args.out}")
-        for name, value in result["counts"].items():
-            print(f"  {name}: {value:,}")
-        print("  splits: " + ", ".join(f"{split} {size:,}" for split, size in result["splits"].items()))
+        print(summary.format())
+        for line in summary.damaged_files:
+            print(f"  damaged file: {line}")
         return 0
     if not args.nq or not args.corpus:
         return _fail("give --nq FILE... and --corpus FILE... (or --released FILE...)")
@@ -90,18 +96,24 @@ def run_aquamuse_command(args: argparse.Namespace) -> int:
             matching=MatchingConfig(**{k: v for k, v in options.items() if v is not None}),
             questions=QuestionConfig(paragraphs_only=not args.all_long_answers), model=args.model,
             device=args.device, tasks=args.tasks, workers=args.workers, executor=args.executor,
-            executor_options=executor_options, seed=args.seed, dev_size=args.dev_size, test_size=args.test_size)
+            executor_options=executor_options, seed=args.seed, dev_size=args.dev_size, test_size=args.test_size,
+            work_dir=str(args.work) if args.work else None, overwrite=args.overwrite)
         summary = run_aquamuse(config, progress=not args.no_progress)
     except (ValueError, json.JSONDecodeError) as err:
         return _fail(str(err))
+    except KeyboardInterrupt:
+        print(f"wikiref aquamuse: interrupted; {args.out} is unchanged, run the same command to resume",
+              file=sys.stderr)
+        return 130
     if summary is None:
         return 0
     print(summary.format())
     for error in summary.question_errors[:5]:
         print(f"  bad NQ record: {error}")
-    if summary.counts.get("examples (each variant)"):
-        print(f"Dataset folders: {args.out / 'abstractive'}, {args.out / 'extractive'} "
-              f"(load with datasets.load_dataset(folder))")
-    else:
-        print("No example survived: try more questions or corpus, or a lower --theta-lower / --min-recall")
+    if summary.empty_reason:
+        print(f"wikiref aquamuse: error: {summary.empty_reason}; nothing was published to {args.out} (try more "
+              "questions or corpus, or a lower --theta-lower / --min-recall)", file=sys.stderr)
+        return 1
+    print(f"Dataset folders: {args.out / 'abstractive'}, {args.out / 'extractive'} "
+          f"(load with datasets.load_dataset(folder))")
     return 0

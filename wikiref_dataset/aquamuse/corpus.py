@@ -8,7 +8,10 @@
   extracted with the WikiRef extractor (trafilatura, :mod:`wikiref_dataset.web.extract`); only 200 HTML captures.
 
 A document's id is its URL where it has one (else ``file:line`` / ``file:offset``). Bad records are counted by
-reason and never stop the read; an unreadable file raises ``ValueError`` naming it.
+reason and never stop the read; an unreadable file raises ``ValueError`` naming it. WET and WARC files are read with
+the WARC index's recovery (:func:`~wikiref_dataset.web.warc.iter_warc_records`): a record cut short by a truncated
+file is ``skipped/truncated`` (not kept as a shorter document), one that does not parse or decompress is
+``skipped/corrupt_record``, and reading resumes at the next record, so every good record of a damaged file is kept.
 """
 
 from __future__ import annotations
@@ -85,28 +88,29 @@ def _jsonl(path: Path, stats: Counter[str], errors: list[str]) -> Iterator[Corpu
 
 
 def _wet(path: Path, stats: Counter[str], errors: list[str]) -> Iterator[CorpusDocument]:
-    from warcio.archiveiterator import ArchiveIterator
-    from warcio.exceptions import ArchiveLoadFailed
+    from ..web.warc import WarcFileStats, iter_warc_records
 
-    with open(path, "rb") as handle:
-        iterator = ArchiveIterator(handle)
-        try:
-            for record in iterator:
-                if record.rec_type != "conversion":
-                    continue
-                url = (record.rec_headers.get_header("WARC-Target-URI") or "").strip("<>")
-                try:  # read before asking for the offset: get_record_offset() consumes the record's body
-                    text = record.content_stream().read().decode("utf-8", errors="replace")
-                    offset = iterator.get_record_offset()
-                except (OSError, EOFError, ValueError) as error:
-                    offset = iterator.get_record_offset()
-                    stats["skipped/unreadable_record"] += 1
-                    errors.append(f"{path}:{offset}: cannot read the record ({error})")
-                    continue
-                yield CorpusDocument(id=url or f"{path.name}:{offset}", url=url, text=text, source=f"{path}:{offset}")
-        except (ArchiveLoadFailed, OSError, EOFError, ValueError) as error:
-            stats["skipped/unreadable_rest_of_file"] += 1
-            errors.append(f"{path}: stopped reading ({type(error).__name__}: {error})")
+    def conversion(record, iterator) -> tuple[CorpusDocument | None, bool]:
+        if record.rec_type != "conversion":
+            return None, False
+        url = (record.rec_headers.get_header("WARC-Target-URI") or "").strip("<>")
+        # read before asking for the offset: get_record_offset() consumes the record's body
+        text = record.content_stream().read().decode("utf-8", errors="replace")
+        offset = iterator.get_record_offset()
+        if getattr(record.raw_stream, "limit", 0) > 0:  # shorter than its Content-Length: the file was cut
+            file_stats.skipped["truncated"] += 1
+            errors.append(f"{path}:{offset}: record cut short (truncated file); skipped")
+            return None, True
+        return CorpusDocument(id=url or f"{path.name}:{offset}", url=url, text=text, source=f"{path}:{offset}"), False
+
+    file_stats = WarcFileStats(path=str(path))
+    try:
+        yield from iter_warc_records(path, conversion, file_stats)
+    except OSError as error:
+        raise ValueError(f"{path}: cannot read the WET file ({error})") from error
+    finally:
+        for reason, count in file_stats.skipped.items():
+            stats[f"skipped/{reason}"] += count
 
 
 def _warc(path: Path, stats: Counter[str], errors: list[str]) -> Iterator[CorpusDocument]:

@@ -23,6 +23,7 @@ from datatrove.pipeline.base import PipelineStep
 from ..batching import batched
 from ..jsonl import iter_json_objects
 from ..text import TextConfig, TextPipeline
+from ..web.warc import DAMAGE_REASONS
 from .corpus import CorpusDocument, iter_corpus_documents
 from .matching import MatchedDocument, MatchingConfig
 from .questions import Question
@@ -59,7 +60,8 @@ def matched_from_document(document: Document | dict[str, Any]) -> MatchedDocumen
 
 
 class CorpusReader(PipelineStep):
-    """Reads C4/CCNet JSON lines, WET and WARC files (:mod:`.corpus`); one document per page.
+    """Reads C4/CCNet JSON lines, WET and WARC files (:mod:`.corpus`); one document per page. A damaged WET/WARC
+    file is also counted by name: ``damaged/<file name>: truncated`` (or ``corrupt_record``) -> records skipped.
 
     Args:
         files (`Sequence[str]`): corpus files; task ``rank`` reads ``files[rank::world_size]``.
@@ -86,6 +88,9 @@ class CorpusReader(PipelineStep):
             stats["files"] += 1
             for key, value in stats.items():
                 self.stat_update(key, value=value)
+            for reason in DAMAGE_REASONS:  # name the damaged file in the closing summary and build.json
+                if stats[f"skipped/{reason}"]:
+                    self.stat_update(f"damaged/{Path(file).name}: {reason}", value=stats[f"skipped/{reason}"])
             for error in errors[:20]:
                 from datatrove.utils.logging import logger
 

@@ -2,6 +2,9 @@
 pairs (datatrove stages, :mod:`.pipeline`), split, write the dataset folder + card, score the LEAD1 and TextRank
 baselines on the test split, and print a closing summary.
 
+A damaged dump (truncated, corrupt) does not stop the build: the pairs of the pages mined before the damage are kept
+and the summary names the file; exit status 1 when nothing at all could be read.
+
 Exit status: 0 with a loadable dataset folder; 1 when no pair reached λ (the folder then holds the card and
 ``build.json`` with every count and an empty typed train file, which ``datasets`` refuses to load — the message
 names the highest λ of the grid that has candidates, e.g. 0.4 for the real "Anarchism" windows); 2 on bad input.
@@ -59,7 +62,7 @@ def add_psg2sum_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
 
 
 def run_psg2sum_command(args: argparse.Namespace) -> int:
-    from ..wiki.dump import DumpError
+    from ..wiki.dump import DumpError, damaged_dumps
     from .mining import MiningConfig
     from .pipeline import Psg2SumBuildConfig, run_psg2sum_build
 
@@ -93,6 +96,11 @@ def run_psg2sum_command(args: argparse.Namespace) -> int:
         print(f"submitted the PSG2SUM stages to {config.executor}; run the command again when they finish")
         return 0
     print(format_summary(summary, config))
+    damaged = damaged_dumps(summary.counts)
+    if damaged and not summary.counts.get("pages"):
+        print(f"wikiref psg2sum: error: nothing could be read: {len(damaged)} damaged dump(s), no page read before "
+              "the damage", file=sys.stderr)
+        return 1
     if summary.pairs:
         return 0
     retry = summary.suggested_min_score()
@@ -104,7 +112,10 @@ def run_psg2sum_command(args: argparse.Namespace) -> int:
 
 
 def format_summary(summary: Psg2SumSummary, config: Psg2SumBuildConfig) -> str:
-    """The closing summary: pages, revision pairs, skips, additions, candidates per λ, kept pairs, baselines."""
+    """The closing summary: pages, revision pairs, skips, additions, candidates per λ, kept pairs, damaged dumps,
+    baselines."""
+    from ..wiki.dump import damaged_dumps
+
     counts, mining = summary.counts, config.mining
     lines = [f"PSG2SUM: {counts['pages']:,} pages, {counts['revisions']:,} revisions, "
              f"{counts['revision_pairs']:,} revision pairs in {summary.seconds:.1f}s "
@@ -118,6 +129,8 @@ def format_summary(summary: Psg2SumSummary, config: Psg2SumBuildConfig) -> str:
     lines.append(f"  candidate pairs: {counts['candidate_pairs']:,} ({per_lambda})")
     lines.append(f"  kept at λ={mining.min_score:g}: {summary.pairs:,} after {counts['duplicates']:,} duplicates -> "
                  + ", ".join(f"{name} {size:,}" for name, size in summary.splits.items()))
+    for name, pages in damaged_dumps(counts).items():
+        lines.append(f"  damaged dump: {name}: {pages:,} pages mined before the damage, their pairs kept")
     if summary.baselines:
         lines.append("Baselines (ROUGE, %, ±95% CI half-width): " + summary.baselines)
     if summary.pairs:

@@ -25,7 +25,7 @@ from typing import Any
 
 import mwxml
 
-from ..wiki.dump import READ_ERRORS, DumpError, iter_page_elements
+from ..wiki.dump import READ_ERRORS, DamagedDumpError, DumpError, iter_page_elements
 from ..wiki.sevenzip import SevenZipUnavailable
 
 __all__ = ["PageHistory", "Revision", "iter_histories"]
@@ -83,7 +83,9 @@ def iter_histories(
         rank (`int`), world_size (`int`): this task's share of the pages (position modulo ``world_size``).
 
     Raises:
-        DumpError: missing, unknown or damaged file (the message names it).
+        DumpError: missing or unknown file, or no 7z reader installed (the message names it).
+        DamagedDumpError: the file broke while being read (raised after the pages read before; a page cut by the
+            damage raises from its ``revisions``).
     """
     try:
         pages = iter_page_elements(path, namespaces, skip_redirects, rank, world_size)
@@ -111,7 +113,7 @@ def _revisions(path: Path, page: mwxml.Page, page_element: Any) -> Iterator[Revi
     try:
         yield from _read_revisions(page, page_element)
     except READ_ERRORS as err:
-        raise DumpError(f"{path}: cannot read the revisions of page {page.id} ({type(err).__name__}: {err})") from err
+        raise DamagedDumpError(path, err, f"the revisions of page {page.id}") from err
 
 
 def _read_revisions(page: mwxml.Page, page_element: Any) -> Iterator[Revision]:

@@ -26,7 +26,8 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 from ..folders import check_output_folder, empty_build_reason, publish_folder, staging_folder, work_folder
-from ..pipeline import make_executor, read_jsonl, stage_done, stage_stats
+from ..pipeline import file_identities, make_executor, read_jsonl, restart_changed_stages, stage_done, stage_stats
+from ..wiki.dump import DAMAGED_DUMP_STAT, damaged_dumps
 from .mining import STAT_KEYS, MiningConfig
 from .steps import Psg2SumPairs, pair_from_document
 
@@ -130,6 +131,7 @@ class WritePsg2SumDataset(PipelineStep):
         counts = {key: mined.get(key, 0) for key in STAT_KEYS}
         counts["duplicates"] += duplicates
         counts["pairs"] = len(pairs)
+        counts |= {f"{DAMAGED_DUMP_STAT}{name}": pages for name, pages in damaged_dumps(mined).items()}
         grid = {f"{value:g}": mined.get(f"candidates_at_{value:g}", 0) for value in config.mining.score_grid}
         baselines, description = "", _describe(config.mining)
         if config.baselines and pairs:
@@ -181,16 +183,14 @@ def psg2sum_stages(config: Psg2SumBuildConfig) -> list[tuple[str, list[PipelineS
     ]
 
 
-def _check_inputs(config: Psg2SumBuildConfig) -> None:
-    """A rerun into an output folder must use the same inputs, or the skipped tasks' shards would be stale."""
-    inputs = {"dumps": sorted(str(Path(d).resolve()) for d in config.dumps), "tasks": config.tasks,
-              "mining": config.mining.to_dict()}
-    record = config.work / "inputs.json"
-    inputs = json.loads(json.dumps(inputs, default=str))
-    if record.is_file() and json.loads(record.read_text(encoding="utf-8")) != inputs:
-        raise ValueError(f"{config.work} holds the intermediate files of a PSG2SUM build with other inputs (dumps, "
-                         "--tasks or mining options); give another --work folder or delete it")
-    record.write_text(json.dumps(inputs, indent=1, sort_keys=True), encoding="utf-8")
+def _check_inputs(config: Psg2SumBuildConfig) -> list[str]:
+    """Redo the stages whose inputs changed since the previous run in the work folder (another λ, other dumps or
+    ``--tasks``): :func:`wikiref_dataset.pipeline.restart_changed_stages`."""
+    return restart_changed_stages(config.work, [
+        ("pairs", {"dumps": file_identities(config.dumps), "tasks": config.tasks, "mining": config.mining.to_dict()},
+         ["pairs"]),
+        ("dataset", {}, ["build.json"]),
+    ])
 
 
 def _dataset_stage_stale(config: Psg2SumBuildConfig) -> None:
@@ -218,7 +218,9 @@ def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
     """
     check_output_folder(config.output_dir, "psg2sum", config.overwrite)
     config.work.mkdir(parents=True, exist_ok=True)
-    _check_inputs(config)
+    restarted = _check_inputs(config)
+    if restarted and config.progress:
+        print(f"inputs changed since the last run in {config.work}: redoing {', '.join(restarted)}", flush=True)
     if config.executor != "local":
         if stage_done(config.work, "dataset", 1) and (config.work / "build.json").is_file():
             return read_summary(config)

@@ -4,10 +4,15 @@ Task ``rank`` of ``world_size`` mines the pages at positions ``rank`` modulo ``w
 not files, are sharded: a history dump is a few huge files). The miner's counters go to datatrove's stats. Put a
 ``JsonlWriter`` after it; :func:`pair_from_document` reads a document back. :mod:`.pipeline` runs it on an
 executor.
+
+A dump that breaks while being read (truncated, corrupt) keeps the pairs of the pages mined before the damage (the
+page cut by it yields none), is counted under :func:`~wikiref_dataset.wiki.dump.damaged_dump_stat` (file, error,
+pages mined before the damage) and the task goes on with the next dump.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, fields
@@ -17,10 +22,13 @@ from typing import Any
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from ..wiki.dump import DamagedDumpError, damaged_dump_stat
 from .history import iter_histories
 from .mining import MiningConfig, PairMiner, PassageSummaryPair
 
 __all__ = ["Psg2SumPairs", "pair_from_document", "pair_to_document"]
+
+logger = logging.getLogger(__name__)
 
 
 def pair_to_document(pair: PassageSummaryPair) -> Document:
@@ -69,13 +77,21 @@ class Psg2SumPairs(PipelineStep):
         label = "psg2sum" if world_size == 1 else f"psg2sum task {rank}"
         with tqdm(desc=label, unit=" revisions", disable=not self.progress, position=rank, file=sys.stderr) as bar:
             for path in self.dumps:
-                histories = iter_histories(path, namespaces=self.config.namespaces, rank=rank, world_size=world_size)
-                for history in histories:
-                    with self.track_time("page"):
-                        pairs = list(miner.mine_page(history, on_revision=bar.update))
-                    for key, value in (miner.stats - reported).items():
-                        self.stat_update(key, value=value)
-                    reported = miner.stats.copy()
-                    bar.set_postfix(pages=miner.stats["pages"], pairs=miner.stats["pairs"], refresh=False)
-                    for pair in pairs:
-                        yield pair_to_document(pair)
+                pages = 0
+                try:
+                    histories = iter_histories(path, namespaces=self.config.namespaces, rank=rank,
+                                               world_size=world_size)
+                    for history in histories:
+                        with self.track_time("page"):
+                            pairs = list(miner.mine_page(history, on_revision=bar.update))
+                        pages += 1
+                        for key, value in (miner.stats - reported).items():
+                            self.stat_update(key, value=value)
+                        reported = miner.stats.copy()
+                        bar.set_postfix(pages=miner.stats["pages"], pairs=miner.stats["pairs"], refresh=False)
+                        for pair in pairs:
+                            yield pair_to_document(pair)
+                except DamagedDumpError as err:  # keep the pages mined before the damage, go on with the next dump
+                    logger.warning("%s; the pairs of the %d pages mined before the damage are kept", err, pages)
+                    self.stat_update(damaged_dump_stat(err), value=pages)
+                    miner.stats = reported.copy()  # the page cut by the damage is not counted

@@ -57,7 +57,9 @@ def _config(args: argparse.Namespace) -> StatementConfig:
 
 
 def run_statements_command(args: argparse.Namespace) -> int:
-    """Run the subcommand; 0 on success, 2 on bad input (a message on stderr), 1 when a task failed."""
+    """Run the subcommand; 0 on success (damaged dumps are named in the summary and their pages read before the
+    damage kept), 2 on bad input (a message on stderr), 1 when a task failed or every dump was damaged before its
+    first page."""
     from .steps import run_statements
 
     missing = [path for path in args.dumps if not Path(path).is_file()]
@@ -76,4 +78,8 @@ def run_statements_command(args: argparse.Namespace) -> int:
         print(f"wikiref statements: error: a task failed: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
     print(summary.format())
+    if summary.damaged_dumps and not summary.pages:
+        print(f"wikiref statements: error: nothing could be read: {len(summary.damaged_dumps)} damaged dump(s), "
+              "no page read before the damage", file=sys.stderr)
+        return 1
     return 0

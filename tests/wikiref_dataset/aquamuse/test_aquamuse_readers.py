@@ -208,3 +208,49 @@ def test_real_dev_set_and_documents_from_a_warc(tmp_path):
     assert counts == {"ok": 1, "not_archived": 6}
     assert first.documents[0].status == "ok" and "tenth province" in first.documents[0].text
     assert first.documents[1].status == "not_archived" and first.documents[1].text == ""
+
+
+# ---- damaged WET and WARC corpus files: the records around the damage are kept, the damage is counted ------------
+
+
+@pytest.mark.parametrize("damage, kept, skipped", [("truncated", [0, 1, 2, 3], "truncated"),
+                                                    ("flipped", [0, 1, 2, 3, 5, 6, 7, 8, 9], "corrupt_record")])
+def test_damaged_wet_keeps_the_other_pages(tmp_path, damage, kept, skipped):
+    from damaged_files import flipped, repeated_wet, truncated
+
+    data = repeated_wet(10)
+    whole = list(iter_corpus_documents(_write(tmp_path / "whole.warc.wet.gz", data)))
+    assert len(whole) == 10
+    member = (len(data) - len(repeated_wet(0))) // 10
+    head = len(data) - 10 * member
+    # truncated inside the 5th page (cut short: not kept as a shorter page), or a byte of it flipped
+    at = (head + 4 * member + member // 2) / len(data)
+    path = (truncated if damage == "truncated" else flipped)(data, tmp_path / "cc.warc.wet.gz", at)
+    stats: Counter[str] = Counter()
+    documents = list(iter_corpus_documents(path, stats))
+    assert [(d.text, d.source.rsplit(":", 1)[1]) for d in documents] == [
+        (whole[i].text, whole[i].source.rsplit(":", 1)[1]) for i in kept]
+    assert stats == {"documents": len(kept), f"skipped/{skipped}": 1}
+
+
+@needs_realdata
+def test_truncated_warc_corpus_keeps_the_pages_before_the_cut(tmp_path):
+    from damaged_files import truncated
+
+    from wikiref_dataset.aquamuse.steps import CorpusReader
+
+    source = REALDATA / "warc" / "dolma" / "sample-0001.warc.gz"
+    whole = list(iter_corpus_documents(source))
+    path = truncated(source.read_bytes(), tmp_path / "dolma-cut.warc.gz", 0.5)
+    stats: Counter[str] = Counter()
+    documents = list(iter_corpus_documents(path, stats))
+    assert 0 < len(documents) < len(whole) and [d.text for d in documents] == [d.text for d in whole[:len(documents)]]
+    assert stats["skipped/truncated"] == 1
+    reader = CorpusReader([path])
+    assert len(list(reader.run())) == len(documents)
+    assert reader.stats["damaged/dolma-cut.warc.gz: truncated"].total == 1  # named in the build's counts
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path

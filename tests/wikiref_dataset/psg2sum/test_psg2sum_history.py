@@ -5,9 +5,10 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from damaged_files import flipped, gzipped, real_file, seven_zipped, truncated, two_page_history
 
 from wikiref_dataset.psg2sum.history import iter_histories
-from wikiref_dataset.wiki.dump import DumpError
+from wikiref_dataset.wiki.dump import DamagedDumpError, DumpError
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "psg2sum" / "history.xml"
 REALDATA = Path(__file__).resolve().parents[4] / "shared" / "realdata" / "revision_history"
@@ -77,3 +78,48 @@ def test_real_histories():
     assert revisions("derived_Anarchism_history_rev6000_6300.xml.bz2") == [("Anarchism", 300)]
     assert revisions("pywikibot_xml/article-pear.xml") == [("Pear", 4)]
     assert revisions("pywikibot_xml/article-pyrus.xml.bz2") == [("Pyrus", 6)]
+
+
+# ---- damaged history dumps ---------------------------------------------------------------------------------------
+
+
+def _read_until_damaged(path: Path) -> tuple[list[tuple[int, list[int]]], DamagedDumpError]:
+    pages = []
+    with pytest.raises(DamagedDumpError) as raised:
+        for page in iter_histories(path):
+            pages.append((page.page_id, []))
+            for revision in page.revisions:
+                pages[-1][1].append(revision.revision_id)
+    return pages, raised.value
+
+
+@pytest.mark.parametrize("compression", ["bz2", "gz"])
+def test_truncated_history_keeps_the_revisions_before_the_cut(tmp_path, compression):
+    xml = two_page_history()
+    whole = [(page.page_id, [r.revision_id for r in page.revisions]) for page in iter_histories(_xml(tmp_path, xml))]
+    assert [len(revisions) for _, revisions in whole] == [400, 300]
+    data = bz2.compress(xml) if compression == "bz2" else gzipped(xml)
+    path = truncated(data, tmp_path / f"cut.xml.{compression}", 0.7)  # inside the second page
+    pages, error = _read_until_damaged(path)
+    assert pages[0] == whole[0]  # the first page whole
+    assert len(pages) == 2 and 0 < len(pages[1][1]) < 300 and pages[1][1] == whole[1][1][: len(pages[1][1])]
+    assert error.path == str(path) and error.reason.startswith("EOFError")
+
+
+def test_corrupt_7z_history_keeps_the_revisions_before_the_damage(tmp_path, monkeypatch):
+    window = bz2.decompress(real_file("revision_history/derived_Anarchism_history_first400.xml.bz2").read_bytes())
+    archive = seven_zipped(window, "history.xml", tmp_path / "whole.xml.7z").read_bytes()
+    monkeypatch.setattr("wikiref_dataset.wiki.sevenzip.find_7z_command", lambda: None)  # py7zr on every machine
+    monkeypatch.setattr("py7zr.py7zr.get_memory_limit", lambda: 1 << 16)  # blocks of a big dump, not one of 6 MB
+    whole = [r.revision_id for page in iter_histories(_xml(tmp_path, window)) for r in page.revisions]
+    pages, error = _read_until_damaged(flipped(archive, tmp_path / "history.xml.7z", 0.5))
+    assert 0 < len(pages[0][1]) < 400 and pages[0][1] == whole[: len(pages[0][1])]
+    assert "LZMAError" in error.reason
+    pages, error = _read_until_damaged(truncated(archive, tmp_path / "history.xml.7z", 0.5))
+    assert pages == [] and "Bad7zFile" in error.reason  # the headers are at the end: nothing to read
+
+
+def _xml(folder: Path, xml: bytes) -> Path:
+    path = folder / "whole.xml"
+    path.write_bytes(xml)
+    return path

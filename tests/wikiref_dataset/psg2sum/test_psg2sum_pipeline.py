@@ -65,12 +65,14 @@ def test_same_output_for_one_and_two_tasks(tmp_path):
     loaded = datasets.load_dataset(str(tmp_path / "two"))
     rows = [row for split in loaded.values() for row in split]
     assert sorted((row["page_id"], row["revision_id"]) for row in rows) == [(4, 2), (4, 7)]
-    # a rerun skips the finished mining tasks and gives the same folder; other inputs are refused
+    # a rerun skips the finished mining tasks and gives the same folder; other inputs redo the mining
     again = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "two"), tasks=2, workers=2,
                                                  mining=mining, dev_size=1, test_size=1, baselines=False))
     assert again.counts == two.counts and parquet_hashes(tmp_path / "two") == parquet_hashes(tmp_path / "one")
-    with pytest.raises(ValueError, match="other inputs"):
-        run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "two"), tasks=3))
+    three = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "two"), tasks=3, mining=mining,
+                                                 dev_size=1, test_size=1, baselines=False))
+    assert three.counts == two.counts and parquet_hashes(tmp_path / "two") == parquet_hashes(tmp_path / "one")
+    assert len(list((tmp_path / "two.work" / "pairs").glob("*.jsonl.gz"))) == 3  # mined again by 3 tasks
 
 
 def test_cli_without_pairs_exits_1_and_names_a_lambda(tmp_path, capsys):
@@ -156,3 +158,52 @@ def test_7z_streams_a_long_history(tmp_path):
     (tmp_path / "big.xml.bz2").write_bytes(bz2.compress(xml.read_bytes()))
     ids = [r.revision_id for page in iter_histories(archive) for r in page.revisions]
     assert ids == list(range(20_000))
+
+
+# -- damaged history dumps -----------------------------------------------------------------------------------------
+
+
+def test_cli_keeps_the_pairs_mined_before_a_damaged_dump(tmp_path, capsys):
+    """The two real windows as one dump of two pages, cut inside the second: the build finishes (exit 0) with the
+    pairs of the first page, names the file in its summary and build.json; the page cut by the damage is dropped."""
+    from damaged_files import real_file, truncated, two_page_history
+
+    from wikiref_dataset.cli import main
+
+    whole = tmp_path / "anarchism.xml.bz2"
+    whole.write_bytes(bz2.compress(two_page_history()))
+    cut = truncated(whole.read_bytes(), tmp_path / "anarchism-cut.xml.bz2", 0.7)
+    options = ["--min-score", "0.3", "--no-progress", "--no-baselines"]
+    assert main(["psg2sum", str(whole), "--out", str(tmp_path / "whole"), *options]) == 0
+    assert "PSG2SUM: 2 pages, 700 revisions" in capsys.readouterr().out
+    assert main(["psg2sum", str(cut), "--out", str(tmp_path / "cut"), "--tasks", "2", *options]) == 0
+    printed = capsys.readouterr().out
+    reason = "EOFError: Compressed file ended before the end-of-stream marker was reached"
+    assert "PSG2SUM: 1 pages, 400 revisions" in printed
+    assert f"damaged dump: anarchism-cut.xml.bz2 ({reason}): 1 pages mined before the damage" in printed
+    build = json.loads((tmp_path / "cut" / "build.json").read_text(encoding="utf-8"))
+    assert build["counts"][f"damaged_dump/anarchism-cut.xml.bz2 ({reason})"] == 1  # summed over both tasks
+
+    first_page = {r.revision_id for page in iter_histories(
+        real_file("revision_history/derived_Anarchism_history_first400.xml.bz2")) for r in page.revisions}
+
+    def pairs(folder: Path) -> list[tuple[int, str, str]]:
+        rows = [row for split in datasets.load_dataset(str(folder)).values() for row in split]
+        return sorted((row["revision_id"], row["summary"], row["passage"]) for row in rows)
+
+    kept = pairs(tmp_path / "cut")
+    assert kept and kept == [pair for pair in pairs(tmp_path / "whole") if pair[0] in first_page]
+
+
+def test_cli_exits_1_when_no_page_could_be_read(tmp_path, capsys):
+    from damaged_files import real_file, truncated
+
+    from wikiref_dataset.cli import main
+
+    window = real_file("revision_history/derived_Anarchism_history_first400.xml.bz2")
+    cut = truncated(window.read_bytes(), tmp_path / "first400-cut.xml.bz2", 0.5)  # its only page is cut
+    assert main(["psg2sum", str(cut), "--out", str(tmp_path / "out"), "--no-progress", "--no-baselines"]) == 1
+    captured = capsys.readouterr()
+    assert "PSG2SUM: 0 pages" in captured.out and "damaged dump: first400-cut.xml.bz2 (EOFError" in captured.out
+    assert "wikiref psg2sum: error: nothing could be read: 1 damaged dump(s)" in captured.err
+    assert not (tmp_path / "out").exists()

@@ -109,8 +109,8 @@ def test_bad_records_are_skipped_and_reading_resumes(tmp_path: Path, warc_builde
     path.write_bytes(first + garbage + broken_member + second)
     index = WarcIndex()
     stats = index.add(path)
-    # the garbage record and the broken member after it are one unparseable stretch
-    assert (stats.layout, stats.indexed, dict(stats.skipped)) == ("gzip-members", 2, {"unparseable_record": 1})
+    # the garbage record and the broken member after it are one corrupt stretch
+    assert (stats.layout, stats.indexed, dict(stats.skipped)) == ("gzip-members", 2, {"corrupt_record": 1})
     assert dict(stats.ignored) == {"warcinfo": 2}
     assert index.read(index.lookup("http://example.com/2")) == PAGE
 
@@ -119,7 +119,7 @@ def test_bad_records_are_skipped_and_reading_resumes(tmp_path: Path, warc_builde
     plain = tmp_path / "damaged.warc"
     plain.write_bytes(plain_first + b"GARBAGE LINE\r\nmore garbage\r\n\r\n" + plain_second)
     stats = index.add(plain)
-    assert stats.layout == "uncompressed" and stats.indexed == 2 and stats.skipped == {"unparseable_record": 1}
+    assert stats.layout == "uncompressed" and stats.indexed == 2 and stats.skipped == {"corrupt_record": 1}
     assert index.read(index.lookup("http://example.com/4")) == PAGE
 
 
@@ -258,3 +258,48 @@ def test_real_warc_warnings_and_lookup(realdata: Path) -> None:
     assert b"HEADPORTER" in index.read(quirk)  # Content-Encoding says gzip, the body is not: read as is
     redirect = index.lookup("http://www.iana.org/domains/example")
     assert redirect.status == 302  # its target was not captured
+
+
+# ---- damaged real WARC files: the records before the damage are kept, the damage is counted per file -------------
+
+
+def _captures(index: WarcIndex) -> list[tuple[str, bytes]]:
+    return [(capture.url, index.read(capture)) for capture in index.iter_captures()]
+
+
+@pytest.mark.parametrize("name, damage, kept, counts", [
+    ("dolma/sample-0000.warc.gz", "truncated", 13, {"truncated": 1}),  # 22 responses
+    ("dolma/sample-0000.warc.gz", "flipped", 21, {"corrupt_record": 1}),  # a WARC header garbled
+    ("resiliparse/warcfile.warc.gz", "truncated", 6, {"truncated": 1}),  # 16 responses
+    ("resiliparse/warcfile.warc.gz", "flipped", 15, {"corrupt_record": 1}),  # a member's checksum fails
+    ("dolma/sample-0000.warc.gz", "truncated stream", 14, {"truncated": 1}),  # one gzip stream, not per record
+])
+def test_damaged_real_warc_keeps_the_records_around_the_damage(realdata, tmp_path, capsys, name, damage, kept,
+                                                                counts) -> None:
+    from damaged_files import flipped, gzipped, truncated
+
+    from wikiref_dataset.web.warc import warc_damage_counts
+
+    source = realdata / "warc" / name
+    with WarcIndex() as index:
+        index.add(source)
+        whole = _captures(index)
+    if damage == "flipped":
+        path = flipped(source.read_bytes(), tmp_path / source.name, 0.5)
+    else:
+        data = source.read_bytes() if damage == "truncated" else gzipped(gzip.decompress(source.read_bytes()))
+        path = truncated(data, tmp_path / source.name, 0.5)
+    with WarcIndex() as index:
+        stats = index.add(path)
+        captures = _captures(index)
+        summary = index.stats.format()  # the archive line of `wikiref documents`
+    assert f"damaged: {path}: " in summary
+    assert stats.damage() == counts and stats.indexed == len(captures) == kept
+    assert stats.layout == ("gzip-stream" if damage == "truncated stream" else "gzip-members")
+    if damage != "flipped":
+        assert captures == whole[:kept]  # every record before the cut, bodies included
+    else:
+        assert set(captures) < set(whole)  # all but the damaged record, before and after it
+    assert warc_damage_counts([stats]) == {**{f"WARC {path.name}: {reason}": n for reason, n in counts.items()},
+                                           f"WARC {path.name}: captures kept": kept}
+    assert "incorrect data check" not in capsys.readouterr().err  # warcio's own message no longer leaks to stderr

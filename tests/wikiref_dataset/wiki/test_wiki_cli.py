@@ -57,3 +57,37 @@ def test_help_lists_the_options(capsys):
     help_text = capsys.readouterr().out
     for option in ("--out", "--tasks", "--workers", "--keep-types", "--bare-urls", "--skip-sections"):
         assert option in help_text
+
+
+def test_statements_command_keeps_the_pages_before_a_damaged_dump(tmp_path, capsys):
+    """A real dump cut in half: the statements of the 38 articles before the cut are written, the file is named
+    with its error in the summary, the next dump is read, and the exit status is 0."""
+    from damaged_files import real_file, truncated
+
+    from wikiref_dataset.cli import main
+
+    sample = real_file("wikipedia_dump/enwiki-pages-articles-sample.xml.bz2")
+    cut = truncated(sample.read_bytes(), tmp_path / "enwiki-cut.xml.bz2", 0.5)
+    assert main(["statements", str(sample), "--out", str(tmp_path / "whole"), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["statements", str(cut), str(TINY_DUMP), "--out", str(tmp_path / "cut"), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert ("damaged dump: enwiki-cut.xml.bz2 (EOFError: Compressed file ended before the end-of-stream marker was "
+            "reached): 38 pages read before the damage, kept") in printed
+    assert "from 40 pages in 2 tasks" in printed  # 38 before the cut + the 2 of the tiny dump read after it
+    whole = [s.to_document().text for s in iter_statements(tmp_path / "whole")]
+    kept = [s for s in iter_statements(tmp_path / "cut") if s.page_title not in ("Alpha Town", "Beta Village")]
+    assert 0 < len(kept) < len(whole) and [s.to_document().text for s in kept] == whole[: len(kept)]
+
+
+def test_statements_command_exits_1_when_nothing_could_be_read(tmp_path, capsys):
+    from damaged_files import real_file, truncated
+
+    from wikiref_dataset.cli import main
+
+    sample = real_file("wikipedia_dump/enwiki-pages-articles-sample.xml.bz2")
+    cut = truncated(sample.read_bytes(), tmp_path / "enwiki-head.xml.bz2", 0.01)  # inside the first bz2 block
+    assert main(["statements", str(cut), "--out", str(tmp_path / "out"), "--quiet"]) == 1
+    captured = capsys.readouterr()
+    assert "damaged dump: enwiki-head.xml.bz2 (EOFError" in captured.out and "0 pages read" in captured.out
+    assert "wikiref statements: error: nothing could be read: 1 damaged dump(s)" in captured.err
