@@ -11,7 +11,8 @@ Usage (each part optional; the Hub endpoint is ``HF_ENDPOINT``, the token ``--to
   (``trainer_scripts/model_card.py``), in one commit. Trainer checkpoints and optimizer states are left out.
 - **dataset** (``--dataset_dir`` → ``--dataset_repo``): a folder written by ``wikiref build`` (or the PSG2SUM
   builder): ``README.md`` whose ``configs:`` block names the Parquet files, ``data/``, ``figures/``, the statistics;
-  the build's ``work/`` folder stays local. ``load_dataset("org/wikiref")`` then loads it.
+  hidden files (the project's manifest) and a ``work/`` folder left by older versions stay local (the build's work
+  folder is beside it). ``load_dataset("org/wikiref")`` then loads it.
 - **metric** (``--metric_repo``): the DUC ROUGE `evaluate` module as a Space (where ``evaluate.load`` looks for
   community metrics), so that ``evaluate.load("org/duc_rouge")`` works for others who ``pip install wikiref``. The
   module file is named after the repo (``duc_rouge.py`` for ``org/duc_rouge``), as ``evaluate.load`` requires.

