@@ -25,6 +25,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 import torch
 from safetensors import safe_open
@@ -204,6 +205,29 @@ def mask_density(masks: Mapping[str, torch.Tensor]) -> float:
     return sum(int(mask.sum()) for mask in masks.values()) / max(total, 1)
 
 
+def trainable_share(model: nn.Module, masks: Mapping[str, torch.Tensor]) -> dict[str, Any]:
+    """What subnetwork training leaves trainable, counted on `model` and the masks actually used: the masked tensors
+    (their entries and the `True` ones) and every other parameter, fully trainable, by group (`embeddings`, `encoder`
+    for unmasked encoder tensors such as biases and LayerNorm, `head` for the pooling and scoring layers); and the
+    share of all parameters. The mask density alone is not that share: the fully trainable rest is often larger."""
+    masked = masked_trainable = total = vectors = 0
+    groups: dict[str, int] = {}
+    for name, parameter in model.named_parameters():
+        total += parameter.numel()
+        if name in masks:
+            vectors += parameter.dim() == 1
+            masked += parameter.numel()
+            masked_trainable += int(masks[name].sum())
+        elif parameter.requires_grad:
+            group = "embeddings" if ".embeddings." in name else "encoder" if ".encoder." in name else "head"
+            groups[group] = groups.get(group, 0) + parameter.numel()
+    trainable = masked_trainable + sum(groups.values())
+    return {"masked_tensors": len(masks), "masked_matrices": len(masks) - vectors, "masked_vectors": vectors,
+            "masked_entries": masked, "masked_trainable": masked_trainable,
+            "mask_density": masked_trainable / max(masked, 1), "fully_trainable": groups,
+            "total_parameters": total, "trainable_parameters": trainable, "trainable_share": trainable / max(total, 1)}
+
+
 # ---- mask file -------------------------------------------------------------------------------------------------
 
 
@@ -375,6 +399,7 @@ __all__ = [
     "identify_subnetwork",
     "prune_masks",
     "mask_density",
+    "trainable_share",
     "save_subnetwork_mask",
     "load_subnetwork_mask",
     "check_masks",

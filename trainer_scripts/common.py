@@ -189,14 +189,11 @@ def write_model_card(folder: str | os.PathLike, results: Mapping[str, Any], mode
                      dataset_repo: str | None = None) -> Path | None:
     """Render the model card (``trainer_scripts.model_card``) from ``results`` into ``folder/README.md``."""
     try:
-        from trainer_scripts.model_card import render_model_card
+        from trainer_scripts.model_card import write_card
     except ImportError:  # the renderer is optional for training
         logger.warning("trainer_scripts.model_card is not available: no model card written")
         return None
-    name = model_repo or Path(folder).name
-    path = Path(folder) / "README.md"
-    path.write_text(render_model_card(dict(results), model_repo=name, dataset_repo=dataset_repo), encoding="utf-8")
-    return path
+    return write_card(folder, dict(results), model_repo=model_repo or Path(folder).name, dataset_repo=dataset_repo)
 
 
 def configure_logging(training_args: Any) -> None:

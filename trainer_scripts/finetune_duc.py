@@ -61,6 +61,13 @@ class DucArguments:
     duc_dirs: list[str] = field(default_factory=list, metadata={
         "help": "Folders written by `wikiref duc convert`, one per year (two or three)."})
     test_year: int | None = field(default=None, metadata={"help": "The year to test on; the others train."})
+    finetuning_objective: str | None = field(default=None, metadata={
+        "help": "Loss on each sentence's ROUGE-2 recall: regression (MSE, the paper's DUC training) or classification "
+                "(binary cross-entropy with the recall as a soft target). Default: the pre-trained model's objective; "
+                "another one needs --switch_objective."})
+    switch_objective: bool = field(default=False, metadata={
+        "help": "Allow --finetuning_objective to differ from the pre-trained model's (its scoring head, trained for "
+                "the other loss, is then fine-tuned for this one)."})
     subnetwork_fraction: float = field(default=0.1, metadata={
         "help": "Trainable share of every encoder matrix (0 = full fine-tuning)."})
     subnetwork_method: str = field(default="one_step", metadata={"help": "one_step (the paper's) or iterative."})
@@ -118,6 +125,26 @@ def split_years(duc_dirs: Sequence[str], test_year: int | None) -> tuple[list[An
 
 # ---- the run ----------------------------------------------------------------------------------------------------
 
+OBJECTIVE_TARGETS = {
+    "regression": "mean squared error against each sentence's ROUGE-2 recall",
+    "classification": "binary cross-entropy with each sentence's ROUGE-2 recall (in [0, 1]) as a soft target",
+}
+"""What each objective trains against on DUC (the model card states the one that ran)."""
+
+
+def choose_objective(duc_args: DucArguments, pretrained_objective: str, base: str) -> str:
+    """The fine-tuning objective: ``--finetuning_objective``, else the pre-trained model's. Another objective than the
+    pre-trained one is refused unless ``--switch_objective`` says it is meant (the paper's "classification
+    pre-training" rows fine-tune with regression; nobody should get that by accident)."""
+    objective = duc_args.finetuning_objective or pretrained_objective
+    if objective not in OBJECTIVE_TARGETS:
+        raise ScriptError(f"--finetuning_objective must be one of {sorted(OBJECTIVE_TARGETS)}, got {objective!r}")
+    if objective != pretrained_objective and not duc_args.switch_objective:
+        raise ScriptError(f"--finetuning_objective {objective}: {base} was pre-trained with {pretrained_objective}; "
+                          f"pass --switch_objective true to fine-tune its head for {objective} on purpose, or leave "
+                          f"--finetuning_objective out to keep {pretrained_objective}")
+    return objective
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     from transformers import TrainingArguments
@@ -155,6 +182,9 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     info = run_info(model_args.run_kind)
     train_years, test_year = split_years(duc_args.duc_dirs, duc_args.test_year)
     model, processor, base = load_model_and_processor(model_args, require_qbert=True)
+    pretrained_objective = model.config.objective
+    objective = choose_objective(duc_args, pretrained_objective, base)
+    model.config.objective = processor.objective = objective
     train_rows = label_clusters([row for year in train_years for row in year.rows], processor.label_field)
     if not train_rows:
         raise ScriptError("no training cluster has reference summaries")
@@ -188,6 +218,10 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         statistics = trainer.subnetwork_statistics()
         subnetwork["changed_fraction"] = statistics.get("subnetwork/changed_fraction")
         subnetwork["trainable_fraction"] = statistics.get("subnetwork/trainable_fraction")
+    from modeling_qbert.sparse import trainable_share
+
+    masks = getattr(trainer, "subnetwork_mask", None) or {}
+    subnetwork["share"] = trainable_share(trainer.accelerator.unwrap_model(trainer.model), masks)
     logger.info("trained %d steps in %.1f s, loss %.4f; %s", output.global_step, seconds, output.training_loss,
                 subnetwork)
 
@@ -209,15 +243,17 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         "script": "finetune_duc",
         "run": info,
         "base_model": pretrained.get("base_model", base),
-        "objective": model.config.objective,
-        "pretraining": pretrained.get("pretraining"),
+        "objective": objective,
+        "pretraining": _pretraining_record(pretrained, pretrained_objective),
         "finetuning": {
             "init_checkpoint": base,
             "train_years": [year.year for year in train_years],
             "test_year": test_year.year,
             "clusters": len(train_rows),
             "windows": len(windows),
-            "targets": "per-sentence ROUGE-2 recall against the references",
+            "objective": objective,
+            "pretraining_objective": pretrained_objective,
+            "targets": OBJECTIVE_TARGETS[objective],
             "hyperparameters": hyperparameters(training_args, processor.max_length),
             "subnetwork": subnetwork,
             "steps": output.global_step,
@@ -239,6 +275,15 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     logger.info("wrote model, processor, results.json%s and summaries.jsonl to %s",
                 ", README.md" if card else "", out)
     return 0
+
+
+def _pretraining_record(pretrained: Mapping[str, Any], objective: str) -> dict[str, Any] | None:
+    """The starting folder's pre-training results, with the objective it ran (older results name it only at the top
+    level)."""
+    record = pretrained.get("pretraining")
+    if not record:
+        return None
+    return {**record, "objective": record.get("objective") or pretrained.get("objective") or objective}
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 """Render the Q-BERT model card from a training run's ``results.json`` with the template
 ``trainer_scripts/model_card.md`` (``model_card.md`` at the project root links to it).
 
-The card says what the model does and how to use it, how it was trained, and the run's results in the shape of paper
-001's Table IV (WikiRef, ROUGE-1/2/L F1) and Table VI (DUC 2005-2007, ROUGE-1/2/SU4 recall with 95% intervals), with
-the same numbers as ``model-index`` metadata (``huggingface_hub.ModelCardData`` / ``EvalResult``). A part the run did
-not do is rendered as "not evaluated" / "not part of this run", and a demo run (``results["run"]["kind"] == "demo"``)
-is flagged at the top of the card and in its limitations.
+The card says what the model does and how to use it, how it was trained (the objectives that ran, the subnetwork's
+true share of the parameters, counted on the model and its mask), and the run's results in the shape of Table IV
+(WikiRef, ROUGE-1/2/L F1) and Table VI (DUC 2005-2007, ROUGE-1/2/SU4 recall with 95% intervals) of Zhu et al. (2022),
+*Transforming Wikipedia into Augmented Data for Query-Focused Summarization*, with the same numbers as ``model-index``
+metadata (``huggingface_hub.ModelCardData`` / ``EvalResult``) and a plot of ROUGE-2 recall per DUC year. A published
+row is printed beside this run's only with what differs between the two (encoder, data size, objectives, subnetwork).
+A part the run did not do is rendered as "not evaluated" / "not part of this run", and a demo run
+(``results["run"]["kind"] == "demo"``) is flagged at the top of the card and in its limitations.
 
 ``results`` is the dict the training scripts write (all scores on a 0-1 scale; the card prints them ×100)::
 
@@ -13,8 +16,9 @@ is flagged at the top of the card and in its limitations.
      "base_model": str, "objective": "classification" | "regression",
      "pretraining": {"dataset", "examples": {split: n}, "hyperparameters": {...}, "steps", "train_loss",
                      "validation": {"examples", "threshold", "rouge_1_f", "rouge_2_f", "rouge_l_f"}} | None,
-     "finetuning": {"train_years", "test_year", "hyperparameters", "subnetwork": {"fraction", "method",
-                    "changed_fraction", "trainable_fraction"}, "steps", "train_loss"} | None,
+     "finetuning": {"train_years", "test_year", "objective", "pretraining_objective", "targets", "hyperparameters",
+                    "subnetwork": {"fraction", "method", "changed_fraction", "trainable_fraction",
+                                   "share": modeling_qbert.sparse.trainable_share(...)}, "steps", "train_loss"} | None,
      "evaluation": trainer_scripts.evaluate_duc.Evaluation.to_dict() | None}
 
 Usage::
@@ -40,18 +44,45 @@ TEMPLATE_PATH = Path(__file__).resolve().with_name("model_card.md")  # package d
 MODEL_SYSTEM = "Q-BERT"
 """The name of this model's row in ``results["evaluation"]["systems"]``."""
 
-CITATION = WIKIREF_CITATION  # paper 001, as the WikiRef dataset card cites it
+CITATION = WIKIREF_CITATION  # the paper, as the WikiRef dataset card cites it
+PAPER = ("Zhu, Dong, Wei, Qin and Liu (2022), *Transforming Wikipedia into Augmented Data for Query-Focused "
+         "Summarization*, IEEE/ACM Transactions on Audio, Speech, and Language Processing")
 
 
-# Published numbers of paper 001 (BERT-base, full WikiRef), printed beside this run's for scale.
-PAPER_TABLE_IV = {  # Q-BERT, Dev: ROUGE-1/2/L F1 x100
-    "classification": (35.85, 18.91, 30.59),
-    "regression": (34.83, 18.18, 29.51),
+@dataclass(frozen=True)
+class PublishedSetup:
+    """How a published row was trained: what the card compares with this run."""
+
+    encoder: str = "BERT-base"
+    wikiref_train: int | None = 256_724  # Table I
+    pretraining_objective: str | None = None
+    finetuning_objective: str | None = None
+    subnetwork_fraction: float | None = None
+
+
+# Published numbers (BERT-base encoder, the full WikiRef), printed beside this run's with what differs.
+PAPER_TABLE_IV = {  # Q-BERT: Dev then Test ROUGE-1/2/L F1 x100
+    "classification": (35.85, 18.91, 30.59, 35.50, 18.45, 30.37),
+    "regression": (34.83, 18.18, 29.51, 34.58, 17.92, 29.27),
 }
-PAPER_TABLE_VI = {  # Q-BERT + DA + ST: year -> ROUGE-1, ROUGE-2 recall x100 (the paper gives no SU4)
-    2005: (39.21, 8.62),
-    2006: (41.96, 10.29),
-    2007: (45.06, 12.55),
+PAPER_TABLE_VI = {  # variant -> (setup, year -> ROUGE-1, ROUGE-2 recall x100; the paper gives no SU4)
+    "Q-BERT + DA + ST": (PublishedSetup(pretraining_objective="regression", finetuning_objective="regression",
+                                        subnetwork_fraction=0.1),
+                         {2005: (39.21, 8.62), 2006: (41.96, 10.29), 2007: (45.06, 12.55)}),
+    "Q-BERT + DA": (PublishedSetup(pretraining_objective="regression", finetuning_objective="regression"),
+                    {2005: (38.68, 8.51), 2006: (41.81, 10.17), 2007: (44.72, 12.43)}),
+    "Q-BERT": (PublishedSetup(wikiref_train=None, finetuning_objective="regression"),
+               {2005: (37.47, 7.58), 2006: (40.88, 9.54), 2007: (42.84, 11.24)}),
+    "DA PRE-TRAINED (classification)": (PublishedSetup(pretraining_objective="classification"),
+                                        {2005: (36.19, 7.00), 2006: (38.67, 7.88), 2007: (40.08, 9.19)}),
+    "DA PRE-TRAINED (regression)": (PublishedSetup(pretraining_objective="regression"),
+                                    {2005: (36.52, 7.02), 2006: (38.81, 8.37), 2007: (41.09, 10.29)}),
+}
+PRETRAINING_OBJECTIVES = {
+    "classification": "sentence classification: linear + sigmoid, binary cross-entropy against each sentence's oracle "
+                      "label (the greedy ROUGE-2 F1 oracle)",
+    "regression": "sentence regression: linear, mean squared error against each sentence's oracle score (its own "
+                  "ROUGE-2 F1 against the summary)",
 }
 HUB_BASE_MODELS = {"all-minilm-l6-v2": "sentence-transformers/all-MiniLM-L6-v2",
                    "bert-base-uncased": "google-bert/bert-base-uncased"}
@@ -116,7 +147,7 @@ def model_variant(results: Mapping[str, Any]) -> str:
     """This model's row name in Table VI's words: Q-BERT + DA (pre-trained on WikiRef) + ST (subnetwork)."""
     finetuning = results.get("finetuning")
     if not finetuning:
-        return "Q-BERT DA pre-trained" if results.get("pretraining") else "Q-BERT"
+        return "Q-BERT DA pre-trained" if results.get("pretraining") else "Q-BERT (untrained)"
     name = "Q-BERT + DA" if results.get("pretraining") or results.get("script") == "finetune_duc" else "Q-BERT"
     fraction = (finetuning.get("subnetwork") or {}).get("fraction")
     return name + " + ST" if isinstance(fraction, (int, float)) and 0 < fraction < 1 else name
@@ -155,15 +186,71 @@ def wikiref_table(results: Mapping[str, Any]) -> str | None:
     if not validation:
         return None
     test = pretraining.get("test") or {}
-    objective = results.get("objective", "classification")
+    objective = pretraining_objective(results)
     header = ["System", *(f"{split} {name} F1" for split in ("Validation", "Test") for _, name in WIKIREF_MEASURES)]
     rows = [[f"**Q-BERT, {objective} supervision (this run)**",
              *(f"**{_percent(validation.get(key))}**" for key, _ in WIKIREF_MEASURES),
              *((f"**{_percent(test.get(key))}**" if test else "not evaluated") for key, _ in WIKIREF_MEASURES)]]
-    if objective in PAPER_TABLE_IV:
-        rows.append([f"Q-BERT, {objective} supervision (paper 001, BERT-base, full WikiRef dev)",
-                     *(f"{value:.2f}" for value in PAPER_TABLE_IV[objective]), *["(see paper)"] * 3])
-    return _markdown_table(header, rows)
+    if objective not in PAPER_TABLE_IV:
+        return _markdown_table(header, rows)
+    rows.append([f"Q-BERT, {objective} supervision (published ‡)", *(f"{v:.2f}" for v in PAPER_TABLE_IV[objective])])
+    setup = PublishedSetup(pretraining_objective=objective)
+    return (_markdown_table(header, rows) + "\n\n‡ " + published_note(results, setup, wikiref=True))
+
+
+def pretraining_objective(results: Mapping[str, Any]) -> str:
+    """The objective WikiRef pre-training ran (older results name only the final objective, at the top level)."""
+    return str((results.get("pretraining") or {}).get("objective") or results.get("objective") or "classification")
+
+
+def _encoder_name(results: Mapping[str, Any]) -> str:
+    base = str(results.get("base_model") or "not recorded")
+    return hub_base_model(base) or base
+
+
+def published_note(results: Mapping[str, Any], setup: PublishedSetup, wikiref: bool = False) -> str:
+    """What a published row's training has that this run's has not (or the other way round), as one sentence."""
+    differences = []
+    encoder = _encoder_name(results)
+    if setup.encoder.lower().replace("-", "") not in encoder.lower().replace("-", ""):
+        differences.append(f"encoder {setup.encoder} (this run: {encoder})")
+    pretraining = results.get("pretraining") or {}
+    train = (pretraining.get("examples") or {}).get("train")
+    if setup.wikiref_train and train != setup.wikiref_train:
+        differences.append(f"WikiRef pre-training on {setup.wikiref_train:,} examples (this run: "
+                           + (f"{train:,}" if isinstance(train, int) else "none recorded") + ")")
+    if setup.wikiref_train is None and pretraining:
+        differences.append(f"no WikiRef pre-training (this run: {pretraining_objective(results)} pre-training)")
+    if setup.pretraining_objective and pretraining and pretraining_objective(results) != setup.pretraining_objective:
+        differences.append(f"{setup.pretraining_objective} pre-training (this run: {pretraining_objective(results)})")
+    if not wikiref:
+        finetuning = results.get("finetuning") or {}
+        tuned = finetuning.get("objective") or (results.get("objective") if finetuning else None)
+        if setup.finetuning_objective and tuned != setup.finetuning_objective:
+            differences.append(f"{setup.finetuning_objective} fine-tuning on DUC (this run: "
+                               f"{tuned or 'no fine-tuning'})")
+        if not setup.finetuning_objective and finetuning:
+            differences.append(f"no DUC fine-tuning (this run: {tuned} fine-tuning)")
+        fraction = (finetuning.get("subnetwork") or {}).get("fraction") if finetuning else None
+        ours = fraction if isinstance(fraction, (int, float)) and 0 < fraction < 1 else None
+        if setup.finetuning_objective and ours != setup.subnetwork_fraction:
+            published = f"{100 * setup.subnetwork_fraction:g}% subnetwork" if setup.subnetwork_fraction else "all weights"
+            differences.append(f"fine-tuning {published} (this run: "
+                               + (f"{100 * ours:g}% subnetwork" if ours else "all weights") + ")")
+        if run_kind(results) == "demo":
+            differences.append("full training (this run: a demo of a few steps)")
+    what = "The paper's published row" + ("" if wikiref else " closest to this run")
+    if not differences:
+        return f"{what}, trained as this run was (encoder, data, objectives)."
+    return f"{what}; it differs from this run in: " + "; ".join(differences) + "."
+
+
+def closest_published_row(results: Mapping[str, Any]) -> str:
+    """The Table VI row of the paper trained most like this run (its variant; DA pre-trained by objective)."""
+    variant = model_variant(results)
+    if variant in PAPER_TABLE_VI:
+        return variant
+    return f"DA PRE-TRAINED ({pretraining_objective(results)})"
 
 
 def duc_years(results: Mapping[str, Any]) -> list[str]:
@@ -198,14 +285,19 @@ def duc_table(results: Mapping[str, Any]) -> str | None:
                 cells.append(cell)
         label = f"**{model_variant(results)} (this model)**" if name == MODEL_SYSTEM else name
         rows.append([label, *cells])
-    published = [year for year in years if year.isdigit() and int(year) in PAPER_TABLE_VI]
-    if published:
+    row = closest_published_row(results)
+    setup, published = PAPER_TABLE_VI[row]
+    note = None
+    if any(year.isdigit() and int(year) in published for year in years):
         cells = []
         for year in years:
-            values = PAPER_TABLE_VI.get(int(year)) if year.isdigit() else None
+            values = published.get(int(year)) if year.isdigit() else None
             cells += [f"{values[0]:.2f}", f"{values[1]:.2f}", "n/a"] if values else ["-", "-", "-"]
-        rows.append(["Q-BERT + DA + ST (paper 001, BERT-base, published)", *cells])
+        rows.append([f"{row} (published ‡)", *cells])
+        note = published_note(results, setup)
     table = _markdown_table(header, rows)
+    if note:
+        table += "\n\n‡ " + note
     if trained_on & set(years):
         table += ("\n\n† a year this model was fine-tuned on (DUC " + ", ".join(sorted(trained_on)) +
                   "): a training score, not a test score.")
@@ -258,12 +350,69 @@ def model_card_data(results: Mapping[str, Any], *, model_repo: str, dataset_repo
     if run_kind(results) == "demo":
         tags.append("demo")
     entries = eval_results(results, dataset_repo)
+    # no pipeline_tag: the Hub's task list has no query-focused summarization, and "summarization" would invite the
+    # Hub's text2text widget, which this model does not serve; the card names the pipeline it registers instead
     return ModelCardData(
-        language="en", license="apache-2.0", library_name="transformers", pipeline_tag="summarization",
+        language="en", license="apache-2.0", library_name="transformers", pipeline_tag=None,
         tags=tags, base_model=hub_base_model(results.get("base_model")),
-        datasets=[dataset_repo] if dataset_repo else None, metrics=["rouge"],
+        datasets=training_datasets(results, dataset_repo) or None, metrics=["rouge"],
         model_name=model_repo.split("/")[-1], eval_results=entries or None,
     )
+
+
+def training_datasets(results: Mapping[str, Any], dataset_repo: str | None = None) -> list[str]:
+    """Hub ids of the training data for the ``datasets:`` metadata: the WikiRef repo (given, or the Hub id the run
+    loaded). DUC is NIST's and has no Hub id; the card's text names it."""
+    found = [dataset_repo] if dataset_repo else []
+    dataset = str((results.get("pretraining") or {}).get("dataset") or "")
+    if not found and dataset and is_hub_id(dataset):
+        found.append(dataset)
+    return found
+
+
+def duc_figure(results: Mapping[str, Any], path: str | Path) -> Path | None:
+    """ROUGE-2 recall ×100 per DUC year, this model beside the baselines, with the 95% interval as error bars
+    (a PNG at ``path``); ``None`` when the run has no DUC evaluation."""
+    evaluation = results.get("evaluation") or {}
+    systems = evaluation.get("systems") or {}
+    years = duc_years(results)
+    if not systems or not years:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [name for name in systems if name != MODEL_SYSTEM] + ([MODEL_SYSTEM] if MODEL_SYSTEM in systems else [])
+    trained_on = {str(year) for year in ((results.get("finetuning") or {}).get("train_years") or [])}
+    width = 0.8 / len(names)
+    figure, axis = plt.subplots(figsize=(max(5.5, 1.5 + 0.55 * len(names) * len(years)), 4.0))
+    for index, name in enumerate(names):
+        positions, means, errors = [], [], [[], []]
+        for position, year in enumerate(years):
+            values = (systems[name] or {}).get(year)
+            if not values:
+                continue
+            mean = 100 * values["rouge_2_recall"]
+            positions.append(position - 0.4 + width * (index + 0.5))
+            means.append(mean)
+            errors[0].append(mean - 100 * values["rouge_2_recall_ci_low"])
+            errors[1].append(100 * values["rouge_2_recall_ci_high"] - mean)
+        label = f"{model_variant(results)} (this model)" if name == MODEL_SYSTEM else name
+        axis.bar(positions, means, width, yerr=errors, capsize=3, label=label,
+                 color="#c44e52" if name == MODEL_SYSTEM else None)
+    axis.set_xticks(range(len(years)), [f"DUC {year}" + (" (trained on)" if year in trained_on else "")
+                                        for year in years])
+    axis.set_ylabel("ROUGE-2 recall ×100")
+    axis.set_title("ROUGE-2 recall with 95% bootstrap intervals" + (" (demo run)" if run_kind(results) == "demo"
+                                                                      else ""), fontsize=10)
+    axis.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(len(names), 3), frameon=False)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
+    return path
 
 
 # ---- the card -----------------------------------------------------------------------------------------------------
@@ -296,27 +445,61 @@ def _demo_summary(results: Mapping[str, Any]) -> str:
 
 
 def _subnetwork_text(finetuning: Mapping[str, Any]) -> str:
+    """What fine-tuning could change, in numbers counted on the trained model and its mask: "p% of each encoder
+    matrix + embeddings + head = N% of all parameters"."""
     subnetwork = finetuning.get("subnetwork") or {}
+    share = subnetwork.get("share") or {}
     fraction = subnetwork.get("fraction")
     if not isinstance(fraction, (int, float)) or fraction <= 0 or fraction >= 1:
-        return "All weights were fine-tuned (no subnetwork)."
+        total = share.get("total_parameters")
+        return (f"All {total:,} parameters were fine-tuned (no subnetwork)." if isinstance(total, int)
+                else "All weights were fine-tuned (no subnetwork).")
     method = {"one_step": "one-step identification: in each encoder matrix the top entries by magnitude of the "
                           "WikiRef pre-trained model",
-              "iterative": "gradual magnitude pruning (Zhu & Gupta 2017) during WikiRef training"}.get(
+              "iterative": "gradual magnitude pruning (Zhu & Gupta 2017) during WikiRef pre-training"}.get(
         subnetwork.get("method"), f"method {subnetwork.get('method')!r}")
-    text = (f"Only a sparse subnetwork was trained (paper 001 §III-F): {100 * fraction:g}% of each encoder matrix, "
-            f"chosen by {method}; embeddings and the scoring head stay fully trainable and the other entries are "
-            "bit-identical to the pre-trained ones.")
-    if isinstance(subnetwork.get("trainable_fraction"), (int, float)):
-        text += f" Trainable share of all parameters: {100 * subnetwork['trainable_fraction']:.2f}%"
-        if isinstance(subnetwork.get("changed_fraction"), (int, float)):
-            text += f"; share that changed: {100 * subnetwork['changed_fraction']:.2f}%"
-        text += "."
-    return text
+    text = f"Only a sparse subnetwork was trained (§III-F of the paper), chosen by {method}"
+    if not share:  # results written before the share was recorded: say only what is known
+        return text + f": {100 * fraction:g}% of each encoder matrix; embeddings and the scoring head fully trainable."
+    groups = share.get("fully_trainable") or {}
+    names = {"embeddings": "embeddings", "encoder": "encoder biases and LayerNorm", "head": "pooling and scoring head"}
+    rest = " + ".join(f"{names.get(group, group)} ({count:,})" for group, count in groups.items())
+    tensors = f"{share.get('masked_matrices', share['masked_tensors'])} encoder matrices"
+    if share.get("masked_vectors"):
+        tensors += f" and {share['masked_vectors']} bias/LayerNorm vectors"
+    text += (f": {100 * share['mask_density']:.2f}% of each of the {tensors} "
+             f"({share['masked_trainable']:,} of {share['masked_entries']:,} entries)" + (f" + {rest}" if rest else "")
+             + f" = {share['trainable_parameters']:,} of {share['total_parameters']:,} parameters, "
+             f"**{100 * share['trainable_share']:.2f}% of all parameters**. The other entries are bit-identical to "
+             "the pre-trained ones")
+    if isinstance(subnetwork.get("changed_fraction"), (int, float)):
+        text += f"; {100 * subnetwork['changed_fraction']:.2f}% of the masked matrices' entries changed"
+    return text + "."
+
+
+def _objective_text(results: Mapping[str, Any]) -> str:
+    """The objectives that ran: WikiRef pre-training's and DUC fine-tuning's (with the targets it trained on)."""
+    parts = []
+    if results.get("pretraining"):
+        objective = pretraining_objective(results)
+        parts.append("WikiRef pre-training: " + PRETRAINING_OBJECTIVES.get(objective, objective))
+    finetuning = results.get("finetuning")
+    if finetuning:
+        objective = finetuning.get("objective") or results.get("objective", "not recorded")
+        targets = finetuning.get("targets") or "each sentence's ROUGE-2 recall against the references"
+        switched = finetuning.get("pretraining_objective")
+        note = (f" (switched from {switched} pre-training on purpose)" if switched and switched != objective else "")
+        parts.append(f"DUC fine-tuning: {objective}, {targets}{note}")
+    final = results.get("objective", "classification")
+    meaning = {"classification": "scores are probabilities that a sentence belongs in the summary",
+               "regression": "scores estimate a sentence's ROUGE-2 against the references"}.get(final)
+    if not parts:
+        return f"{final} head, not trained by this run."
+    return "; ".join(parts) + (f" ({meaning})." if meaning else ".")
 
 
 def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_repo: str | None = None,
-                     metric_repo: str | None = None) -> dict[str, Any]:
+                     metric_repo: str | None = None, duc_figure_name: str | None = None) -> dict[str, Any]:
     """The values ``model_card.md`` renders."""
     pretraining = results.get("pretraining") or None
     finetuning = results.get("finetuning") or None
@@ -335,12 +518,11 @@ def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_rep
         "demo_summary": _demo_summary(results),
         "base_model": results.get("base_model") or "base encoder not recorded",
         "max_length": hyperparameters.get("max_length", 512),
-        "objective_text": {
-            "classification": "sentence classification — linear + sigmoid, binary cross-entropy against the oracle "
-                              "label (scores are probabilities that a sentence belongs to the oracle summary).",
-            "regression": "sentence regression — linear, mean squared error against the oracle score (scores "
-                          "estimate a sentence's ROUGE-2 against the reference summary).",
-        }.get(objective, f"{objective} (not recorded as classification or regression)."),
+        "objective_text": _objective_text(results),
+        "finetuning_objective": (f"{(finetuning or {}).get('objective') or objective}: "
+                                 + ((finetuning or {}).get("targets") or "per-sentence ROUGE-2 recall")),
+        "paper": PAPER,
+        "duc_figure": duc_figure_name if duc_figure_name and results.get("evaluation") else None,
         "pretraining": pretraining,
         "pretraining_dataset": f"`{pretraining.get('dataset')}`" if pretraining and pretraining.get("dataset")
         else "not recorded",
@@ -364,7 +546,8 @@ def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_rep
 
 
 def build_model_card(results: Mapping[str, Any], *, model_repo: str, dataset_repo: str | None = None,
-                     metric_repo: str | None = None, template_path: str | Path | None = None) -> Any:
+                     metric_repo: str | None = None, template_path: str | Path | None = None,
+                     duc_figure_name: str | None = None) -> Any:
     """The rendered card as a ``huggingface_hub.ModelCard`` (``card.data`` holds the metadata, ``model-index``
     included)."""
     from huggingface_hub import ModelCard
@@ -374,15 +557,35 @@ def build_model_card(results: Mapping[str, Any], *, model_repo: str, dataset_rep
     if not template_path.is_file():
         raise ModelCardError(f"{template_path}: the model card template is missing")
     data = model_card_data(results, model_repo=model_repo, dataset_repo=dataset_repo)
-    context = template_context(results, model_repo=model_repo, dataset_repo=dataset_repo, metric_repo=metric_repo)
+    context = template_context(results, model_repo=model_repo, dataset_repo=dataset_repo, metric_repo=metric_repo,
+                               duc_figure_name=duc_figure_name)
     return ModelCard.from_template(data, template_path=str(template_path), **context)
 
 
+DUC_FIGURE = "figures/duc_rouge2.png"
+"""Where :func:`write_card` puts the DUC plot, relative to the card."""
+
+
 def render_model_card(results: dict, *, model_repo: str, dataset_repo: str | None = None,
-                      metric_repo: str | None = None) -> str:
-    """The model card (README.md text) of a run, from its results dict."""
-    text = str(build_model_card(results, model_repo=model_repo, dataset_repo=dataset_repo, metric_repo=metric_repo))
+                      metric_repo: str | None = None, duc_figure_name: str | None = None) -> str:
+    """The model card (README.md text) of a run, from its results dict (``duc_figure_name``: the plot's path
+    relative to the card, when it was written)."""
+    text = str(build_model_card(results, model_repo=model_repo, dataset_repo=dataset_repo, metric_repo=metric_repo,
+                                duc_figure_name=duc_figure_name))
     return text if text.endswith("\n") else text + "\n"
+
+
+def write_card(folder: str | Path, results: dict, *, model_repo: str, dataset_repo: str | None = None,
+               metric_repo: str | None = None) -> Path:
+    """Write ``folder/README.md`` and, when the run has a DUC evaluation, its plot ``folder/figures/duc_rouge2.png``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    figure = duc_figure(results, folder / DUC_FIGURE)
+    path = folder / "README.md"
+    path.write_text(render_model_card(results, model_repo=model_repo, dataset_repo=dataset_repo,
+                                      metric_repo=metric_repo, duc_figure_name=DUC_FIGURE if figure else None),
+                    encoding="utf-8")
+    return path
 
 
 # ---- command line -------------------------------------------------------------------------------------------------
@@ -405,12 +608,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     (args,) = HfArgumentParser(CardArguments).parse_args_into_dataclasses(args=argv)
     try:
-        text = render_model_card(load_results(args.results), model_repo=args.model_repo,
-                                 dataset_repo=args.dataset_repo, metric_repo=args.metric_repo)
+        results = load_results(args.results)
+        text = render_model_card(results, model_repo=args.model_repo, dataset_repo=args.dataset_repo,
+                                 metric_repo=args.metric_repo)
     except ModelCardError as error:
         print(f"model_card: error: {error}", file=sys.stderr)
         return 2
-    Path(args.output).write_text(text, encoding="utf-8")
+    output = Path(args.output)
+    figure = duc_figure(results, output.parent / DUC_FIGURE)
+    if figure:  # the card names the plot: render again with it
+        text = render_model_card(results, model_repo=args.model_repo, dataset_repo=args.dataset_repo,
+                                 metric_repo=args.metric_repo, duc_figure_name=DUC_FIGURE)
+    output.write_text(text, encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

@@ -186,6 +186,7 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
         "objective": model.config.objective,
         "pretraining": {
             "dataset": data_args.dataset,
+            "objective": model.config.objective,
             "examples": {"train": len(train_rows), "validation": len(validation_rows)},
             "windows": len(windows),
             "hyperparameters": hyperparameters(training_args, processor.max_length),

@@ -78,7 +78,10 @@ def test_fraction_zero_is_full_finetuning(tmp_path, tiny_qbert_dir, duc_years):
     assert (after[weight] != before[weight]).float().mean() > 0.9
     assert not (out / SUBNETWORK_MASK_NAME).exists()
     results = json.loads((out / "results.json").read_text())
-    assert results["finetuning"]["subnetwork"] == {"fraction": 0.0, "method": "full"}
+    subnetwork = results["finetuning"]["subnetwork"]
+    assert subnetwork["fraction"] == 0.0 and subnetwork["method"] == "full"
+    assert subnetwork["share"]["trainable_share"] == 1.0 and subnetwork["share"]["masked_tensors"] == 0
+    assert f"All {subnetwork['share']['total_parameters']:,} parameters were fine-tuned" in (out / "README.md").read_text()
     assert list(results["evaluation"]["systems"]) == ["Q-BERT"]
 
 
@@ -119,3 +122,69 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path, tiny_qbert_dir, tiny_bert_di
                               str(tmp_path), "--test_year", "2005", *out]) == 2
     assert "not a converted DUC dataset" in caplog.text
     assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture
+def regression_qbert_dir(tmp_path, tiny_qbert_dir):
+    """The tiny Q-BERT as if pre-trained with regression (config and processor say so)."""
+    import shutil
+
+    folder = tmp_path / "regression-qbert"
+    shutil.copytree(tiny_qbert_dir, folder)
+    for name in ("config.json", "processor_config.json"):
+        path = folder / name
+        if path.is_file():
+            settings = json.loads(path.read_text())
+            settings["objective"] = "regression"
+            path.write_text(json.dumps(settings))
+    results = json.loads((folder / "results.json").read_text())
+    results["objective"] = "regression"
+    (folder / "results.json").write_text(json.dumps(results))
+    return folder
+
+
+def test_objective_defaults_to_the_pretrained_one_and_a_switch_must_be_asked(tmp_path, tiny_qbert_dir,
+                                                                              regression_qbert_dir, duc_years, caplog):
+    """Regression pre-training -> regression fine-tuning (MSE on ROUGE-2 recall) by default; another objective than
+    pre-training's is refused in one line unless --switch_objective says it is meant; the card states what ran."""
+    status, out = _run(tmp_path, regression_qbert_dir, duc_years, "--baselines", "none")
+    assert status == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["objective"] == results["finetuning"]["objective"] == "regression"
+    assert results["finetuning"]["targets"] == "mean squared error against each sentence's ROUGE-2 recall"
+    assert json.loads((out / "config.json").read_text())["objective"] == "regression"
+    assert "DUC fine-tuning: regression, mean squared error against each sentence's ROUGE-2 recall" in (
+        out / "README.md").read_text()
+
+    caplog.clear()
+    assert _run(tmp_path, tiny_qbert_dir, duc_years, "--finetuning_objective", "regression")[0] == 2
+    assert "was pre-trained with classification; pass --switch_objective true" in caplog.text
+    assert _run(tmp_path, tiny_qbert_dir, duc_years, "--finetuning_objective", "ranking")[0] == 2
+    assert "--finetuning_objective must be one of ['classification', 'regression']" in caplog.text
+
+    status, out = _run(tmp_path, tiny_qbert_dir, duc_years, "--finetuning_objective", "regression",
+                       "--switch_objective", "true", "--baselines", "none")
+    assert status == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["finetuning"]["objective"] == "regression"
+    assert results["finetuning"]["pretraining_objective"] == results["pretraining"]["objective"] == "classification"
+    card = (out / "README.md").read_text()
+    assert "(switched from classification pre-training on purpose)" in card
+    assert "WikiRef pre-training: sentence classification" in card
+
+
+def test_results_record_the_true_trainable_share(tmp_path, tiny_qbert_dir, duc_years):
+    """The share of all parameters the subnetwork left trainable, recounted from the saved model and mask."""
+    from modeling_qbert import QBertForSentenceScoring
+
+    status, out = _run(tmp_path, tiny_qbert_dir, duc_years, "--baselines", "none")
+    assert status == 0
+    share = json.loads((out / "results.json").read_text())["finetuning"]["subnetwork"]["share"]
+    masks, _ = load_subnetwork_mask(out / SUBNETWORK_MASK_NAME)
+    model = QBertForSentenceScoring.from_pretrained(out)
+    parameters = dict(model.named_parameters())
+    trainable = sum(int(m.sum()) for m in masks.values()) + sum(p.numel() for n, p in parameters.items()
+                                                                 if n not in masks)
+    assert share["trainable_parameters"] == trainable
+    assert share["total_parameters"] == sum(p.numel() for p in parameters.values())
+    assert f"**{100 * share['trainable_share']:.2f}% of all parameters**" in (out / "README.md").read_text()

@@ -35,8 +35,16 @@ FULL = {
                     "test": {"examples": 12000, "threshold": 0.12, "rouge_1_f": 0.3399, "rouge_2_f": 0.1777,
                              "rouge_l_f": 0.2888}},
     "finetuning": {"train_years": [2005, 2006], "test_year": 2007, "hyperparameters": HYPERPARAMETERS,
+                   "objective": "regression", "pretraining_objective": "regression",
+                   "targets": "mean squared error against each sentence's ROUGE-2 recall",
                    "subnetwork": {"fraction": 0.1, "method": "one_step", "changed_fraction": 0.0712,
-                                  "trainable_fraction": 0.1834},
+                                  "trainable_fraction": 0.1,
+                                  "share": {"masked_tensors": 36, "masked_matrices": 36, "masked_vectors": 0,
+                                            "masked_entries": 10_616_832, "masked_trainable": 1_061_683,
+                                            "mask_density": 0.1, "fully_trainable": {
+                                                "embeddings": 11_921_664, "encoder": 29_952, "head": 147_841},
+                                            "total_parameters": 22_716_289, "trainable_parameters": 13_161_140,
+                                            "trainable_share": 13_161_140 / 22_716_289}},
                    "steps": 900, "train_loss": 0.0045},
     "evaluation": {"settings": SETTINGS, "scale": "0-1",
                    "datasets": {"2006": {"path": "duc2006", "clusters": 50, "scored_clusters": 50},
@@ -69,10 +77,10 @@ def section(card: str, title: str) -> str:
 
 def test_full_run_tables_hold_the_numbers():
     card = render_model_card(copy.deepcopy(FULL), model_repo="org/qbert-wikiref", dataset_repo="org/wikiref")
-    wikiref = section(card, "### WikiRef (paper 001 Table IV)")
+    wikiref = section(card, "### WikiRef (Table IV of the paper)")
     assert "**34.12** | **17.89** | **29.01** | **33.99** | **17.77** | **28.88**" in wikiref  # validation, test
     assert "threshold 0.12" in wikiref
-    duc = section(card, "### DUC 2005–2007 (paper 001 Table VI)")
+    duc = section(card, "### DUC 2005–2007 (Table VI of the paper)")
     header = next(line for line in duc.splitlines() if line.startswith("| System"))
     assert header.count("DUC 2006") == 3 and header.count("DUC 2007") == 3 and "ROUGE-SU4" in header
     lead = next(line for line in duc.splitlines() if line.startswith("| LEAD"))
@@ -117,7 +125,10 @@ def test_training_procedure_and_usage():
     training = section(card, "## Training data and procedure")
     assert "`3e-05`" in training and "`linear`" in training and "`0.01`" in training
     assert "fine-tuned on DUC 2005 and 2006, tested on DUC 2007" in training
-    assert "10% of each encoder matrix" in training and "18.34%" in training and "7.12%" in training
+    assert ("10.00% of each of the 36 encoder matrices (1,061,683 of 10,616,832 entries) + embeddings (11,921,664) + "
+            "encoder biases and LayerNorm (29,952) + pooling and scoring head (147,841) = 13,134,169"[:60]) in training
+    assert "= 13,161,140 of 22,716,289 parameters, **57.94% of all parameters**" in training and "7.12%" in training
+    assert "Objective:\nregression: mean squared error against each sentence's ROUGE-2 recall" in training
     usage = section(card, "## How to use")
     assert 'AutoModel.from_pretrained("org/qbert-wikiref", trust_remote_code=True)' in usage
     assert 'pipeline("query-focused-summarization", model="org/qbert-wikiref")' in usage
@@ -138,7 +149,7 @@ def test_demo_pretraining_run_says_so_and_leaves_duc_not_evaluated():
     assert {r.dataset_name for r in data.eval_results} == {"WikiRef (demo sample)"}
     assert data.base_model == "sentence-transformers/all-MiniLM-L6-v2"
     # the classification row of paper 001's Table IV is the reference
-    assert "35.85" in section(card, "### WikiRef (paper 001 Table IV)")
+    assert "35.85" in section(card, "### WikiRef (Table IV of the paper)")
 
 
 def test_nothing_evaluated_renders_without_invented_numbers():
@@ -156,3 +167,80 @@ def test_nothing_evaluated_renders_without_invented_numbers():
 def test_malformed_results_are_refused(bad):
     with pytest.raises(ModelCardError):
         render_model_card(bad, model_repo="org/x")
+
+
+def test_the_paper_is_named_once_and_published_rows_say_what_differs():
+    card = render_model_card(copy.deepcopy(FULL), model_repo="org/qbert-wikiref")
+    assert "paper 00" not in card.lower()
+    assert card.count("*Transforming Wikipedia into Augmented Data for Query-Focused Summarization*") == 1
+    duc = section(card, "### DUC 2005")
+    assert "Q-BERT + DA + ST (published ‡)" in duc and "45.06" in duc
+    note = duc[duc.index("‡ The paper's published row"):]
+    assert "encoder BERT-base (this run: sentence-transformers/all-MiniLM-L6-v2)" in note
+    assert "WikiRef pre-training on 256,724 examples (this run: 250,000)" in note
+    assert "pre-training (this run" not in note and "fine-tuning on DUC (this run" not in note  # same objectives
+    classification = copy.deepcopy(FULL)
+    classification["pretraining"]["objective"] = "classification"
+    classification["finetuning"].update(objective="classification", pretraining_objective="classification")
+    duc = section(render_model_card(classification, model_repo="org/x"), "### DUC 2005")
+    assert "regression pre-training (this run: classification)" in duc
+    assert "regression fine-tuning on DUC (this run: classification)" in duc
+    full_finetuning = copy.deepcopy(FULL)
+    full_finetuning["finetuning"]["subnetwork"] = {"fraction": 0.0, "method": "full"}
+    duc = section(render_model_card(full_finetuning, model_repo="org/x"), "### DUC 2005")
+    assert "Q-BERT + DA (published ‡)" in duc and "44.72" in duc
+
+
+def test_objectives_that_ran_are_stated():
+    card = render_model_card(copy.deepcopy(PRETRAIN_DEMO), model_repo="org/x")
+    assert "WikiRef pre-training: sentence classification: linear + sigmoid, binary cross-entropy" in card
+    switched = copy.deepcopy(FULL)
+    switched["pretraining"]["objective"] = "classification"
+    switched["finetuning"]["pretraining_objective"] = "classification"
+    card = render_model_card(switched, model_repo="org/x")
+    assert ("DUC fine-tuning: regression, mean squared error against each sentence's ROUGE-2 recall (switched from "
+            "classification pre-training on purpose)") in card
+    assert "binary cross-entropy against the oracle label" not in card
+
+
+def test_metadata_names_the_training_data_and_no_foreign_pipeline_tag(tmp_path):
+    from trainer_scripts.model_card import write_card
+
+    path = write_card(tmp_path, copy.deepcopy(FULL), model_repo="org/qbert-wikiref")
+    card = path.read_text(encoding="utf-8")
+    data = ModelCard(card).data
+    assert data.pipeline_tag is None and data.datasets == ["org/wikiref"]  # the Hub id the run trained on
+    assert '"query-focused-summarization"' in section(card, "## How to use")  # the registered pipeline, named
+    assert "![ROUGE-2 recall per DUC year" in card and "(figures/duc_rouge2.png)" in card
+    from PIL import Image
+
+    with Image.open(tmp_path / "figures" / "duc_rouge2.png") as image:
+        assert image.size[0] >= 500 and image.size[1] >= 350
+    pretraining_only = write_card(tmp_path / "p", copy.deepcopy(PRETRAIN_DEMO), model_repo="org/x")
+    assert "figures/" not in pretraining_only.read_text() and not (tmp_path / "p" / "figures").exists()
+
+
+def test_trainable_share_is_counted_on_the_model_and_mask():
+    """The share the card states: masked matrices' kept entries + every other parameter, over all parameters,
+    counted independently here on a tiny model."""
+    import torch
+
+    from modeling_qbert import QBertConfig, QBertForSentenceScoring
+    from modeling_qbert.sparse import SubnetworkConfig, identify_subnetwork, trainable_share
+    from trainer_scripts.model_card import _subnetwork_text
+
+    torch.manual_seed(0)
+    model = QBertForSentenceScoring(QBertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2,
+                                                num_attention_heads=2, intermediate_size=32))
+    masks = identify_subnetwork(model, SubnetworkConfig(fraction=0.1, include_vectors=False))
+    share = trainable_share(model, masks)
+    parameters = dict(model.named_parameters())
+    kept = sum(int(mask.sum()) for mask in masks.values())
+    rest = sum(p.numel() for name, p in parameters.items() if name not in masks)
+    total = sum(p.numel() for p in parameters.values())
+    assert share["trainable_parameters"] == kept + rest and share["total_parameters"] == total
+    assert share["masked_matrices"] == len(masks) == sum(p.dim() == 2 for n, p in parameters.items()
+                                                         if n.startswith("bert.encoder."))
+    text = _subnetwork_text({"subnetwork": {"fraction": 0.1, "method": "one_step", "share": share}})
+    assert f"= {kept + rest:,} of {total:,} parameters, **{100 * (kept + rest) / total:.2f}% of all parameters**" in text
+    assert 100 * (kept + rest) / total > 30  # far from the 10% mask density a reader would otherwise be told
