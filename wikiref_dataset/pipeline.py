@@ -1,8 +1,11 @@
 """The WikiRef build as datatrove stages: statements -> documents -> curation statistics -> filters/labels ->
 split + Parquet.
 
-Folder layout under the work folder (``--work``, default ``<out>.work`` beside the output folder): ``statements/`` (stage 1, one task per dump file), ``documents/`` (stage 2,
-``shards`` tasks bucketed by normalized URL), ``examples/`` + ``length_stats/`` (stage 3: join, measure, rule 1,
+Folder layout under the work folder (``--work``, default ``<out>.work`` beside the output folder):
+``statements/<bucket>/<task>.jsonl.gz`` (stage 1: tasks take whole dump files, or byte ranges of a multistream file
+with its index; each writes one file per bucket of the cited URL, ``shards`` buckets), ``documents/`` and ``failed/``
+(stage 2: task k reads bucket k's statements and fetches those URLs), ``examples/`` + ``length_stats/`` (stage 3:
+task k joins bucket k's statements and documents, then measure, rule 1,
 exact per-task length values), ``curated/`` (stage 4: rules 2-3 and labels), ``rejects/`` (every dropped or bad
 record with its reason), ``logs/<stage>/`` (datatrove's completion markers and stats), ``build.json`` (the closing
 counts). Stage 5 (one task) sorts by id, splits, writes the folder (``data/*.parquet`` + card) under a staging
@@ -53,13 +56,13 @@ from .folders import (
 )
 from .jsonl import iter_json_objects
 from .text import TextPipeline
-from .web.documents import _bucket  # the documents stage's URL buckets: one way to shard by URL
-from .web.urls import normalize_url, url_key
+from .web.documents import BucketByCitedUrl
+from .web.urls import url_key
 from .wiki.statements import Statement
 
 __all__ = ["BuildConfig", "BuildSummary", "CurationExamples", "WriteDataset", "build_stages", "run_build",
            "run_demo_build", "make_executor", "read_jsonl", "stage_stats", "stage_done", "file_identities",
-           "restart_changed_stages"]
+           "restart_changed_stages", "connect_ray"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,10 +120,13 @@ def read_jsonl(path: Path, bad: list[str] | None = None) -> list[dict]:
 
 
 class CurationExamples(PipelineStep):
-    """Stage 3's reader: joins this task's bucket of statements (by normalized cited URL) with their documents.
+    """Stage 3's reader: joins this task's bucket of statements (by cited URL) with their documents.
 
-    Statements whose page is missing or failed are dropped, counted ``missing/<status>`` and written to
-    ``rejects_dir``; unreadable records are counted ``bad_records``. Yields :class:`Example` documents sorted by id.
+    Task k reads only bucket k: ``statements/<k>/*.jsonl.gz`` (every stage-1 task's file of that bucket) and
+    ``documents/<k>.jsonl.gz`` + ``failed/<k>.jsonl.gz`` (stage-2 task k fetched exactly that bucket); ``input_bytes``
+    counts what it read. Statements whose page is missing or failed are dropped, counted ``missing/<status>`` and
+    written to ``rejects_dir``; unreadable records are counted ``bad_records``. Yields :class:`Example` documents
+    sorted by id.
     """
 
     name = "🔗 join statements + documents"
@@ -130,42 +136,39 @@ class CurationExamples(PipelineStep):
         super().__init__()
         self.statements_dir, self.documents_dir, self.rejects_dir = statements_dir, documents_dir, rejects_dir
 
+    def _files(self, paths: list[Path]) -> list[Path]:
+        present = [path for path in paths if path.is_file()]
+        for path in present:
+            self.stat_update("input_bytes", value=path.stat().st_size)
+        return present
+
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         from .web.documents import CitedDocument
 
         by_statement: dict[str, CitedDocument] = {}
         rejects: list[dict] = []
         bad_lines: list[str] = []
-        for folder in ("documents", "failed"):
-            for path in sorted((Path(self.documents_dir) / folder).glob("*.jsonl.gz")):
-                for record in read_jsonl(path, bad_lines):
-                    try:
-                        cited = CitedDocument.from_document(record)
-                        key = str(cited.normalized_url)
-                    except (TypeError, ValueError) as err:
-                        bad_lines.append(f"{path}: document {record.get('id')!r}: {err}")
-                        continue
-                    if _bucket(key, world_size) == rank:
-                        for statement_id in cited.statement_ids:
-                            by_statement[statement_id] = cited
+        documents = [Path(self.documents_dir) / folder / f"{rank:05d}.jsonl.gz" for folder in ("documents", "failed")]
+        for path in self._files(documents):
+            for record in read_jsonl(path, bad_lines):
+                try:
+                    cited = CitedDocument.from_document(record)
+                except (TypeError, ValueError) as err:
+                    bad_lines.append(f"{path}: document {record.get('id')!r}: {err}")
+                    continue
+                for statement_id in cited.statement_ids:
+                    by_statement[statement_id] = cited
         examples: list[Example] = []
-        for path in sorted(Path(self.statements_dir).glob("*.jsonl.gz")):
+        for path in self._files(sorted((Path(self.statements_dir) / f"{rank:05d}").glob("*.jsonl.gz"))):
             for record in read_jsonl(path, bad_lines):
                 try:
                     statement = Statement.from_document(Document(text=record.get("text", ""), id=record["id"],
                                                                  metadata=record.get("metadata", {})))
                 except (KeyError, ValueError, TypeError) as err:
-                    if rank == 0:
-                        self.stat_update("bad_records")
-                        rejects.append({"id": record.get("id"), "reason": "bad_record", "detail": str(err)})
+                    self.stat_update("bad_records")
+                    rejects.append({"id": record.get("id"), "reason": "bad_record", "detail": str(err)})
                     continue
                 fetch_url = statement.citation.fetch_url or statement.citation.url or ""
-                try:
-                    key = normalize_url(fetch_url)
-                except ValueError:
-                    key = fetch_url.strip()
-                if _bucket(key, world_size) != rank:
-                    continue
                 self.stat_update("statements")
                 cited = by_statement.get(statement.id)
                 if cited is None or cited.status != "ok":
@@ -178,10 +181,9 @@ class CurationExamples(PipelineStep):
                 except (TypeError, ValueError, AttributeError) as err:
                     self.stat_update("bad_records")
                     rejects.append({"id": statement.id, "reason": "bad_record", "detail": str(err)})
-        if rank == 0:  # every task reads every file: one of them reports the unreadable lines
-            for detail in bad_lines:
-                self.stat_update("bad_records")
-                rejects.append({"id": None, "reason": "bad_record", "detail": detail})
+        for detail in bad_lines:
+            self.stat_update("bad_records")
+            rejects.append({"id": None, "reason": "bad_record", "detail": detail})
         self._write_rejects(rejects, rank)
         examples.sort(key=lambda e: e.id)
         for example in examples:
@@ -305,8 +307,9 @@ def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep] | No
     curation = config.curation
     jsonl = dict(output_filename="${rank}.jsonl.gz", compression="gzip")
     return [
-        ("statements", [WikiDumpStatements(config.dumps),
-                        JsonlWriter(str(work / "statements"), **jsonl)], len(config.dumps)),
+        ("statements", [WikiDumpStatements(config.dumps), BucketByCitedUrl(config.shards),
+                        JsonlWriter(str(work / "statements"), output_filename="${url_bucket}/${rank}.jsonl.gz",
+                                    compression="gzip")], statement_tasks(config)),
         ("documents", None, config.shards),  # built by :func:`stage_steps` once stage 1's files exist
         ("statistics", [
             CurationExamples(str(work / "statements"), str(work / "documents"), str(rejects / "missing")),
@@ -347,6 +350,12 @@ class _ShardReader(PipelineStep):
             yield Document(text=record["text"], id=record["id"], metadata=record.get("metadata", {}))
 
 
+def statement_tasks(config: BuildConfig) -> int:
+    """Stage 1's tasks: one per dump file, or ``shards`` when there are fewer files (a multistream file with its
+    index is then cut into byte ranges, :func:`~wikiref_dataset.wiki.dump.plan_dump_parts`)."""
+    return max(len(config.dumps), config.shards)
+
+
 def stage_steps(config: BuildConfig, stage: str) -> tuple[list[PipelineStep], int]:
     """The steps and tasks of one stage. Stage 2's statement reader lists its input files when built, so it is
     built after stage 1 has run."""
@@ -358,7 +367,7 @@ def stage_steps(config: BuildConfig, stage: str) -> tuple[list[PipelineStep], in
                 work = config.work
                 _check_something_was_read(work)
                 steps = documents_pipeline([str(work / "statements")], work / "documents",
-                                           warc_index=work / "warc_index.sqlite")
+                                           warc_index=work / "warc_index.sqlite", bucketed=True)
             return steps, tasks
     raise ValueError(f"unknown stage {stage!r}; stages: {STAGES}")
 
@@ -376,9 +385,21 @@ def _check_something_was_read(work: Path) -> None:
                          + "; ".join(damaged))
 
 
+def connect_ray(address: str | None = None) -> None:
+    """Join a Ray cluster unless this process already has: ``address`` (``host:port`` of its head), else
+    ``RAY_ADDRESS``, else the cluster ``ray start`` started on this machine, else a new one local to this process
+    (Ray's own order of :func:`ray.init`)."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address)
+
+
 def make_executor(config: BuildConfig, stage: str, steps: list[PipelineStep], tasks: int, depends: Any = None) -> Any:
     """The datatrove executor of one stage (``config.executor``: local, slurm or ray), logging under
-    ``config.work/logs/stage`` (also used by the PSG2SUM and AQuaMuSe builds, whose configs carry the same fields)."""
+    ``config.work/logs/stage`` (also used by the PSG2SUM and AQuaMuSe builds, whose configs carry the same fields).
+    A Ray executor joins the cluster named by the option ``address`` (see :func:`connect_ray`); its ``run()`` waits for
+    the stage's tasks."""
     logging_dir = str(config.work / "logs" / stage)
     if config.executor == "slurm":
         from datatrove.executor import SlurmPipelineExecutor
@@ -389,8 +410,10 @@ def make_executor(config: BuildConfig, stage: str, steps: list[PipelineStep], ta
     if config.executor == "ray":
         from datatrove.executor import RayPipelineExecutor
 
+        options = dict(config.executor_options)
+        connect_ray(options.pop("address", None))
         return RayPipelineExecutor(steps, tasks=tasks, workers=config.workers, logging_dir=logging_dir,
-                                   depends=depends, **config.executor_options)
+                                   depends=depends, **options)
     from datatrove.executor import LocalPipelineExecutor
 
     return LocalPipelineExecutor(steps, tasks=tasks, workers=min(config.workers, tasks), logging_dir=logging_dir,
@@ -483,10 +506,12 @@ def _index_warcs(config: BuildConfig) -> None:
 def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None:
     """Run every stage (finished tasks are skipped on rerun) and return the closing summary.
 
-    With ``executor="slurm"``/``"ray"`` the stages are submitted as a chain of dependent jobs. Stage 2's reader lists
-    stage 1's files when it is built, so a cluster build is submitted in two calls: the first submits stage 1 and
-    returns ``None``; the same command run again once it has finished submits stages 2-5 (and returns ``None``);
-    a third call, after they finished, returns the summary.
+    With ``executor="ray"`` each stage's tasks run on the Ray cluster and this call waits for them, stage after stage
+    (stage 2's reader is built once stage 1 has finished), like the local executor: one call runs the whole build.
+    With ``executor="slurm"`` the stages are submitted as a chain of dependent jobs. Stage 2's reader lists stage 1's
+    files when it is built, so a Slurm build is submitted in two calls: the first submits stage 1 and returns
+    ``None``; the same command run again once it has finished submits stages 2-5 (and returns ``None``); a third
+    call, after they finished, returns the summary.
 
     Raises:
         OutputFolderError: ``output_dir`` holds something other than a previous WikiRef build (see ``overwrite``).
@@ -498,8 +523,8 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
         print(f"inputs changed since the last run in {config.work}: redoing {', '.join(restarted)}", flush=True)
     _index_warcs(config)
     _republish_if_missing(config.work, config.output_dir)
-    if config.executor != "local" and not (config.work / "build.json").is_file():
-        stages = (["statements"] if not stage_done(config.work, "statements", len(config.dumps))
+    if config.executor == "slurm" and not (config.work / "build.json").is_file():
+        stages = (["statements"] if not stage_done(config.work, "statements", statement_tasks(config))
                   else list(STAGES[1:]))
         depends = None
         for stage in stages:
@@ -515,8 +540,10 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
         if progress:
             print(f"[{position}/{len(STAGES)}] {stage}: {tasks} task(s), {config.workers} worker(s)", flush=True)
         started = time.perf_counter()
-        if config.executor == "local":
+        if config.executor != "slurm":  # local and Ray run the stage's tasks and wait for them
             make_executor(config, stage, steps, tasks).run()
+            if config.executor == "ray" and not stage_done(config.work, stage, tasks):  # Ray logs failed tasks only
+                raise RuntimeError(f"stage {stage!r}: some Ray tasks failed; see {config.work / 'logs' / stage}")
         seconds[stage] = time.perf_counter() - started
     build = json.loads((config.work / "build.json").read_text(encoding="utf-8"))
     return BuildSummary(config.output_dir, build["counts"], build["splits"], seconds, build.get("empty_reason"),
@@ -583,9 +610,8 @@ def _check_inputs(config: BuildConfig) -> list[str]:
     """Restart the stages whose inputs changed since the previous run in this work folder (see
     :func:`restart_changed_stages`)."""
     return restart_changed_stages(config.work, [
-        ("statements", {"dumps": file_identities(config.dumps)}, ["statements"]),
-        ("documents", {"warcs": file_identities(config.warcs), "shards": config.shards},
-         ["documents", "warc_index.sqlite"]),
+        ("statements", {"dumps": file_identities(config.dumps), "buckets": config.shards}, ["statements"]),
+        ("documents", {"warcs": file_identities(config.warcs)}, ["documents", "warc_index.sqlite"]),
         ("statistics", {"curation": config.curation.to_dict()},
          ["examples", "length_stats", "rejects/missing", "rejects/unigram_recall"]),
         ("curation", {}, ["curated", "rejects/length", "rejects/oracle"]),

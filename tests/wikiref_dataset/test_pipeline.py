@@ -167,9 +167,12 @@ def test_cluster_executor_submits_stage_one_then_the_rest(tmp_path, monkeypatch)
     config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "out"), executor="slurm", shards=2)
     assert run_build(config, progress=False) is None
     assert submitted == [["statements"]]
+    from wikiref_dataset.pipeline import statement_tasks
+
     completions = config.work / "logs" / "statements" / "completions"
     completions.mkdir(parents=True)
-    (completions / "00000").touch()
+    for rank in range(statement_tasks(config)):
+        (completions / f"{rank:05d}").touch()
     (config.work / "statements").mkdir()
     with gzip.open(config.work / "statements" / "00000.jsonl.gz", "wt") as handle:
         handle.write("")
@@ -188,13 +191,14 @@ def test_bad_records_are_counted_and_rejected_not_fatal(demo_build, tmp_path):
     work = tmp_path / "work"
     shutil.copytree(work_of(out) / "statements", work / "statements", ignore=shutil.ignore_patterns("logs"))
     shutil.copytree(work_of(out) / "documents", work / "documents", ignore=shutil.ignore_patterns("logs", "*.sqlite"))
-    with gzip.open(work / "statements" / "00001.jsonl.gz", "wt") as handle:
+    with gzip.open(work / "statements" / "00001" / "00009.jsonl.gz", "wt") as handle:  # bucket 1, another writer
         handle.write('{"id": "9-9", "text": "no metadata"}\nnot json at all\n[1, 2]\n')
-    step = CurationExamples(str(work / "statements"), str(work / "documents"), str(tmp_path / "rejects"))
-    examples = list(step.run(None, rank=0, world_size=1))
+    steps = [CurationExamples(str(work / "statements"), str(work / "documents"), str(tmp_path / "rejects"))
+             for _ in range(2)]
+    examples = [e for rank, step in enumerate(steps) for e in step.run(None, rank=rank, world_size=2)]
     assert len(examples) == summary.counts["examples joined"]
-    assert step.stats["bad_records"].total == 3
-    rejects = [json.loads(line) for line in gzip.open(tmp_path / "rejects" / "00000.jsonl.gz", "rt")]
+    assert steps[0].stats["bad_records"].total == 0 and steps[1].stats["bad_records"].total == 3
+    rejects = [json.loads(line) for line in gzip.open(tmp_path / "rejects" / "00001.jsonl.gz", "rt")]
     assert sum(r["reason"] == "bad_record" for r in rejects) == 3
 
 

@@ -147,8 +147,9 @@ def _stage_counts(work: Path) -> Counter[str]:
 
 
 def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: Any = None) -> AQuaMuSeSummary | None:
-    """Run the build and return its summary (``None`` after submitting the corpus stage to a cluster: run again
-    once it has finished). ``encoder`` replaces the sentence encoder (tests use small ones).
+    """Run the build and return its summary (``None`` after submitting the corpus stage to Slurm: run again once it
+    has finished; the local and Ray executors wait for it). ``encoder`` replaces the sentence encoder (tests use small
+    ones); it travels to the corpus tasks pickled (:class:`~.embedding.SentenceEncoder` as its settings).
 
     Raises:
         OutputFolderError: ``output_dir`` holds something other than a previous AQuaMuSe build (see ``overwrite``).
@@ -214,7 +215,7 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     seconds["corpus"] = time.perf_counter() - started
     completions = work / "logs" / "corpus" / "completions"
     if not all((completions / f"{rank:05d}").is_file() for rank in range(tasks)):
-        if config.executor != "local":
+        if config.executor == "slurm":
             if progress:
                 print(f"submitted the corpus stage to {config.executor}; run the command again when it finishes")
             return None

@@ -7,6 +7,9 @@
   (:class:`~wikiref_dataset.web.warc.WarcIndex`, which copes with the malformed archives found in the wild) and
   extracted with the WikiRef extractor (trafilatura, :mod:`wikiref_dataset.web.extract`); only 200 HTML captures.
 
+Every format streams record by record: a page body is read when the extractor asks for it, in batches of 64, so
+memory does not grow with the file (a Common Crawl WARC is ~5 GB of pages).
+
 A document's id is its URL where it has one (else ``file:line`` / ``file:offset``). Bad records are counted by
 reason and never stop the read; an unreadable file raises ``ValueError`` naming it. WET and WARC files are read with
 the WARC index's recovery (:func:`~wikiref_dataset.web.warc.iter_warc_records`): a record cut short by a truncated
@@ -16,7 +19,7 @@ file is ``skipped/truncated`` (not kept as a shorter document), one that does no
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,21 +126,28 @@ def _warc(path: Path, stats: Counter[str], errors: list[str]) -> Iterator[Corpus
             raise ValueError(f"{path}: cannot read the WARC file ({file_stats.error})")
         for reason, count in file_stats.skipped.items():
             stats[f"skipped/{reason}"] += count
-        pages: list[tuple[bytes, str, str | None]] = []
-        sources: list[str] = []
-        for capture in index.iter_captures():
-            if capture.status != 200:
-                stats["skipped/not_200"] += 1
-                continue
-            try:
-                pages.append((index.read(capture), capture.url, capture.content_type))
+        sources: deque[str] = deque()
+
+        def bodies() -> Iterator[tuple[bytes, str, str | None]]:
+            """Each 200 capture's body, read when the extractor asks for it (it works in batches of 64): a
+            Common Crawl WARC holds ~5 GB of pages, never all in memory."""
+            for capture in index.iter_captures():
+                if capture.status != 200:
+                    stats["skipped/not_200"] += 1
+                    continue
+                try:
+                    body = index.read(capture)
+                except WarcReadError as error:
+                    stats[f"skipped/{error.reason}"] += 1
+                    errors.append(str(error))
+                    continue
                 sources.append(capture.record)
-            except WarcReadError as error:
-                stats[f"skipped/{error.reason}"] += 1
-                errors.append(str(error))
-    for source, page in zip(sources, extract_pages(pages, sentences=False), strict=True):
-        if isinstance(page, ExtractionError):
-            stats[f"skipped/{page.reason}"] += 1
-            continue
-        text = "\n\n".join(part for part in [page.title, *(page.paragraphs or page.text.splitlines())] if part)
-        yield CorpusDocument(id=page.url, url=page.url, text=text, source=source)
+                yield body, capture.url, capture.content_type
+
+        for page in extract_pages(bodies(), sentences=False):
+            source = sources.popleft()
+            if isinstance(page, ExtractionError):
+                stats[f"skipped/{page.reason}"] += 1
+                continue
+            text = "\n\n".join(part for part in [page.title, *(page.paragraphs or page.text.splitlines())] if part)
+            yield CorpusDocument(id=page.url, url=page.url, text=text, source=source)

@@ -25,7 +25,7 @@ from typing import Any
 
 import mwxml
 
-from ..wiki.dump import READ_ERRORS, DamagedDumpError, DumpError, iter_page_elements
+from ..wiki.dump import READ_ERRORS, DamagedDumpError, DumpError, DumpPart, iter_page_elements
 from ..wiki.sevenzip import SevenZipUnavailable
 
 __all__ = ["PageHistory", "Revision", "iter_histories"]
@@ -66,7 +66,7 @@ class PageHistory:
 
 
 def iter_histories(
-    path: str | Path,
+    path: str | Path | DumpPart,
     namespaces: Iterable[int] | None = (0,),
     skip_redirects: bool = True,
     rank: int = 0,
@@ -77,7 +77,8 @@ def iter_histories(
     Consume (or abandon) each page's ``revisions`` before asking for the next page.
 
     Args:
-        path (`str` or `Path`): a ``.xml``, ``.xml.bz2``, ``.xml.gz`` or ``.xml.7z`` dump.
+        path (`str`, `Path` or `DumpPart`): a ``.xml``, ``.xml.bz2``, ``.xml.gz`` or ``.xml.7z`` dump, or a byte range
+            of a multistream one (:func:`~wikiref_dataset.wiki.dump.plan_dump_parts`).
         namespaces (`Iterable[int]`, *optional*): namespaces kept (default articles); ``None`` keeps all.
         skip_redirects (`bool`): drop pages that are redirects (as of the dump).
         rank (`int`), world_size (`int`): this task's share of the pages (position modulo ``world_size``).
@@ -100,7 +101,7 @@ def iter_histories(
             title=page.title,
             namespace=int(page.namespace),
             redirect=page.redirect,
-            revisions=_revisions(Path(path), page, page_element),
+            revisions=_revisions(Path(str(path)), page, page_element),  # str: a DumpPart names its range
         )
 
 

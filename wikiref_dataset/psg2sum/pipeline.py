@@ -210,8 +210,9 @@ def read_summary(config: Psg2SumBuildConfig, seconds: float = 0.0) -> Psg2SumSum
 def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
     """Run both stages (finished mining tasks are skipped on rerun) and return the summary.
 
-    With ``executor="slurm"``/``"ray"`` both stages are submitted as dependent jobs and ``None`` is returned; run
-    the same command again once they finished to get the summary.
+    With ``executor="ray"`` the tasks run on the Ray cluster and this call waits for them, as with the local executor.
+    With ``executor="slurm"`` both stages are submitted as dependent jobs and ``None`` is returned; run the same
+    command again once they finished to get the summary.
 
     Raises:
         OutputFolderError: ``output_dir`` holds something other than a previous PSG2SUM build (see ``overwrite``).
@@ -221,7 +222,7 @@ def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
     restarted = _check_inputs(config)
     if restarted and config.progress:
         print(f"inputs changed since the last run in {config.work}: redoing {', '.join(restarted)}", flush=True)
-    if config.executor != "local":
+    if config.executor == "slurm":
         if stage_done(config.work, "dataset", 1) and (config.work / "build.json").is_file():
             return read_summary(config)
         depends = None

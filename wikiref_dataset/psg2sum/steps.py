@@ -1,7 +1,8 @@
 """PSG2SUM mining as a datatrove reader step: history dumps → one ``Document`` per passage–summary pair.
 
-Task ``rank`` of ``world_size`` mines the pages at positions ``rank`` modulo ``world_size`` of every dump (pages,
-not files, are sharded: a history dump is a few huge files). The miner's counters go to datatrove's stats. Put a
+Task ``rank`` of ``world_size`` mines its share of the dumps (:func:`~wikiref_dataset.wiki.dump.plan_dump_parts`):
+whole files (the full history comes as hundreds of files), or byte ranges of a multistream file with its index, so
+each task reads only its share of the bytes (``input_bytes``). The miner's counters go to datatrove's stats. Put a
 ``JsonlWriter`` after it; :func:`pair_from_document` reads a document back. :mod:`.pipeline` runs it on an
 executor.
 
@@ -22,7 +23,7 @@ from typing import Any
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from ..wiki.dump import DamagedDumpError, damaged_dump_stat
+from ..wiki.dump import DamagedDumpError, damaged_dump_stat, plan_dump_parts
 from .history import iter_histories
 from .mining import MiningConfig, PairMiner, PassageSummaryPair
 
@@ -76,11 +77,11 @@ class Psg2SumPairs(PipelineStep):
         reported = miner.stats.copy()
         label = "psg2sum" if world_size == 1 else f"psg2sum task {rank}"
         with tqdm(desc=label, unit=" revisions", disable=not self.progress, position=rank, file=sys.stderr) as bar:
-            for path in self.dumps:
+            for part in plan_dump_parts(self.dumps, world_size)[rank]:  # whole files, or multistream ranges
                 pages = 0
+                self.stat_update("input_bytes", value=part.num_bytes)
                 try:
-                    histories = iter_histories(path, namespaces=self.config.namespaces, rank=rank,
-                                               world_size=world_size)
+                    histories = iter_histories(part, namespaces=self.config.namespaces)
                     for history in histories:
                         with self.track_time("page"):
                             pairs = list(miner.mine_page(history, on_revision=bar.update))

@@ -152,22 +152,31 @@ def statement_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 
 class StatementReader(PipelineStep):
-    """Reads statement JSONL files (plain or gzip). Every task reads every file: :class:`FetchCitedDocuments`
-    with `partition=True` then keeps its own share of the URLs. A bad line is logged (file:line) and counted
-    (`bad_records`), never fatal."""
+    """Reads statement JSONL files (plain or gzip). Without `bucketed`, every task reads every file and
+    :class:`FetchCitedDocuments` with `partition=True` keeps its own share of the URLs. With `bucketed` (the WikiRef
+    build), `paths` is one folder of per-bucket subfolders (`<bucket>/<writer rank>.jsonl.gz`, written after
+    :class:`BucketByCitedUrl`) and task k reads only bucket k's files. A bad line is logged (file:line) and counted
+    (`bad_records`), never fatal; `input_bytes` counts the bytes of the files read."""
 
     name = "📜 statements"
     type = "📖 - READER"
 
-    def __init__(self, paths: Iterable[str | os.PathLike]) -> None:
+    def __init__(self, paths: Iterable[str | os.PathLike], bucketed: bool = False) -> None:
         super().__init__()
-        self.files = [str(path) for path in statement_files(paths)]
+        self.bucketed = bucketed
+        self.paths = [str(path) for path in paths]
+        self.files = [] if bucketed else [str(path) for path in statement_files(self.paths)]
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         if data:
             yield from data
-        for file in self.files:
-            yield from self._read(file, count=rank == 0)
+        files = self.files
+        if self.bucketed:
+            files = [str(path) for folder in self.paths
+                     for path in sorted((Path(folder) / f"{rank:05d}").glob("*.jsonl.gz"))]
+        for file in files:
+            self.stat_update("input_bytes", value=os.path.getsize(file))
+            yield from self._read(file, count=self.bucketed or rank == 0)
 
     def _read(self, file: str, count: bool) -> Iterator[Document]:
         def skip(location: str, reason: str) -> None:
@@ -222,6 +231,43 @@ class _Acquired:
 
 def _bucket(key: str, world_size: int) -> int:
     return int(hashlib.sha1(key.encode("utf-8")).hexdigest()[:12], 16) % world_size
+
+
+def citation_key(fetch_url: str) -> str:
+    """The key a cited URL is grouped and bucketed by: its normalized form, or the URL as written when it does not
+    normalize (it still gets its record, ``bad_url``)."""
+    try:
+        return normalize_url(fetch_url)
+    except ValueError:
+        return str(fetch_url).strip()
+
+
+def url_bucket(fetch_url: str, buckets: int) -> int:
+    """The bucket (of ``buckets``) of a cited URL: stage 2 task k fetches bucket k, stage 3 task k joins it."""
+    return _bucket(citation_key(fetch_url), buckets)
+
+
+class BucketByCitedUrl(PipelineStep):
+    """Tags each statement with the bucket of its cited URL (``metadata["url_bucket"]``, 5 digits), so that the
+    writer after it (``output_filename="${url_bucket}/${rank}.jsonl.gz"``) writes one file per bucket per task and
+    stage-2/3 task k reads only the files of bucket k."""
+
+    name = "🪣 bucket by cited URL"
+    type = "🔀 - PARTITION"
+
+    def __init__(self, buckets: int) -> None:
+        super().__init__()
+        if buckets < 1:
+            raise ValueError(f"buckets must be >= 1, got {buckets}")
+        self.buckets = buckets
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        for document in data or ():
+            metadata = document.metadata or {}
+            fetch_url = metadata.get("fetch_url") or metadata.get("url") or ""
+            metadata["url_bucket"] = f"{url_bucket(str(fetch_url), self.buckets):05d}"
+            document.metadata = metadata
+            yield document
 
 
 class FetchCitedDocuments(PipelineStep):
@@ -293,10 +339,11 @@ class FetchCitedDocuments(PipelineStep):
                     self.stat_update("statements_without_url")
                 continue
             problem = ""
+            key = citation_key(fetch_url)  # the URL as written when it does not normalize: still gets its record
             try:
-                key = normalize_url(fetch_url)
-            except ValueError as error:  # still gets its record (bad_url/bad_scheme), keyed by the URL as written
-                key, problem = fetch_url.strip(), f"statement {document.id}: {error}"
+                normalize_url(fetch_url)
+            except ValueError as error:
+                problem = f"statement {document.id}: {error}"
             if self.partition and world_size > 1:
                 bucket_key = key
                 if self.partition_by == "host" and not problem:
@@ -515,18 +562,21 @@ def documents_pipeline(
     extraction: ExtractionConfig | None = None,
     text_config: TextConfig | None = None,
     progress: bool = False,
+    bucketed: bool = False,
 ) -> list[PipelineStep]:
     """The stage as datatrove steps: read statements, fetch + extract, keep `ok`, write JSONL.
 
-    Writes `output_dir/documents/${rank}.jsonl.gz` and the failures to `output_dir/failed/${rank}.jsonl.gz`.
+    Writes `output_dir/documents/${rank}.jsonl.gz` and the failures to `output_dir/failed/${rank}.jsonl.gz`. With
+    `bucketed`, `statement_paths` is a folder of per-bucket subfolders and task k reads bucket k only (see
+    :class:`StatementReader`); otherwise every task reads every statement and keeps its share of the URLs.
     """
     from datatrove.pipeline.writers import JsonlWriter
 
     output = Path(output_dir)
     return [
-        StatementReader(statement_paths),
+        StatementReader(statement_paths, bucketed=bucketed),
         FetchCitedDocuments(warc_index=warc_index, http_config=http_config, extraction=extraction,
-                            text_config=text_config, partition=True, progress=progress),
+                            text_config=text_config, partition=not bucketed, progress=progress),
         KeepFetched(exclusion_writer=JsonlWriter(str(output / "failed"))),
         JsonlWriter(str(output / "documents")),
     ]

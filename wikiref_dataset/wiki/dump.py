@@ -12,12 +12,20 @@ A damaged file (truncated or corrupt compression, XML cut off) raises :class:`Da
 read before the damage has been yielded; a page cut by the damage is not yielded. The build steps catch it, keep what
 was read, and count the file under :func:`damaged_dump_stat` (``damaged_dump/<file name> (<error>)``, valued by the
 pages read before the damage); :func:`damaged_dumps` reads those counters back for the closing summaries.
+
+Splitting the reading between tasks (:func:`plan_dump_parts`, used by WikiRef's stage 1 and PSG2SUM): real dumps come
+as many files, and tasks take whole files. A single *multistream* file (``*-multistream*.xml*.bz2``) whose index sits
+beside it (``*-multistream-index*.txt*.bz2``, lines ``offset:page_id:title``) is cut at bz2 stream boundaries into
+byte ranges (:class:`DumpPart`); a task reads its ranges as the header stream (``<siteinfo>``) + its streams +
+``</mediawiki>``, a well-formed document, so every task reads only its share of the bytes.
 """
 
 from __future__ import annotations
 
+import bisect
 import bz2
 import gzip
+import io
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -29,8 +37,8 @@ import mwxml
 from mwxml.element_iterator import ElementIterator
 from mwxml.errors import MalformedXML
 
-__all__ = ["DAMAGED_DUMP_STAT", "DamagedDumpError", "DumpError", "WikiPage", "damaged_dump_stat", "damaged_dumps",
-           "iter_pages", "open_dump"]
+__all__ = ["DAMAGED_DUMP_STAT", "DamagedDumpError", "DumpError", "DumpPart", "WikiPage", "damaged_dump_stat",
+           "damaged_dumps", "iter_pages", "multistream_index", "open_dump", "plan_dump_parts", "stream_offsets"]
 
 logger = logging.getLogger(__name__)
 
@@ -116,8 +124,165 @@ def open_dump(path: str | Path) -> IO[bytes]:
     raise DumpError(f"{path}: unknown dump format {suffix or '(no extension)'!r}; expected .xml, .xml.bz2, .xml.gz or .7z")
 
 
+# ---- splitting the reading between tasks --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DumpPart:
+    """What one task reads of a dump: the whole file, or the page streams in bytes ``[start, end)`` of a multistream
+    ``.bz2`` (``end`` ``None``: to the end of the file, whose last stream closes ``</mediawiki>``), read after the
+    header stream ``[0, header_end)``."""
+
+    path: str
+    start: int = 0
+    end: int | None = None
+    header_end: int = 0
+
+    @property
+    def whole(self) -> bool:
+        return self.start == 0 and self.end is None
+
+    @property
+    def num_bytes(self) -> int:
+        """The compressed bytes this part reads (the header stream of a range included)."""
+        size = Path(self.path).stat().st_size if Path(self.path).is_file() else 0
+        if self.whole:
+            return size
+        return self.header_end + (self.end if self.end is not None else size) - self.start
+
+    def __str__(self) -> str:
+        return self.path if self.whole else f"{self.path}[{self.start}:{'' if self.end is None else self.end}]"
+
+
+def multistream_index(path: str | Path) -> Path | None:
+    """The index beside a multistream dump (Wikimedia's naming: ``…-multistream.xml.bz2`` →
+    ``…-multistream-index.txt.bz2``, ``…-multistream1.xml-p1p41242.bz2`` → ``…-multistream-index1.txt-p1p41242.bz2``),
+    or ``None``."""
+    path = Path(path)
+    name = path.name
+    if "multistream" not in name or "multistream-index" in name or not name.endswith(".bz2"):
+        return None
+    candidate = path.with_name(name.replace("multistream", "multistream-index", 1).replace(".xml", ".txt", 1))
+    return candidate if candidate.is_file() else None
+
+
+def stream_offsets(index: str | Path) -> list[int]:
+    """The distinct byte offsets of a multistream dump's page streams, sorted, from its index (``.bz2`` or plain)."""
+    index = Path(index)
+    opener = bz2.open if index.suffix == ".bz2" else open
+    offsets: set[int] = set()
+    with opener(index, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            head = line.split(":", 1)[0]
+            if head.isdigit():
+                offsets.add(int(head))
+    return sorted(offsets)
+
+
+def _ranges(path: Path, pieces: int) -> list[DumpPart]:
+    """``path`` (multistream, indexed) cut at the stream offsets nearest to ``pieces`` equal byte ranges."""
+    offsets = stream_offsets(multistream_index(path))
+    size = path.stat().st_size
+    if len(offsets) < 2 or pieces < 2:
+        return [DumpPart(str(path))]
+    first = offsets[0]
+    cuts = [first]
+    for piece in range(1, pieces):
+        goal = first + piece * (size - first) / pieces
+        position = bisect.bisect_left(offsets, goal)
+        near = min(offsets[max(position - 1, 0):position + 1], key=lambda offset: abs(offset - goal))
+        if near > cuts[-1]:
+            cuts.append(near)
+    bounds = [*cuts, None]
+    return [DumpPart(str(path), start, end, first) for start, end in zip(bounds[:-1], bounds[1:])]
+
+
+def plan_dump_parts(dumps: Iterable[str | Path], tasks: int) -> list[list[DumpPart]]:
+    """Each of ``tasks`` tasks' parts of the dumps, so that each reads about 1/``tasks`` of the bytes.
+
+    With at least as many files as tasks, tasks take whole files. Otherwise each multistream file with its index is
+    cut at stream boundaries into about (its size / (total size / tasks)) ranges; files without an index stay whole.
+    Parts are dealt largest first to the task that has read least; the plan depends only on the files and
+    ``tasks``, so every task computes the same one.
+    """
+    if tasks < 1:
+        raise ValueError(f"tasks must be >= 1, got {tasks}")
+    paths = [Path(dump) for dump in dumps]
+    sizes = [path.stat().st_size if path.is_file() else 0 for path in paths]
+    parts: list[DumpPart] = []
+    target = sum(sizes) / tasks if tasks else 0
+    for path, size in zip(paths, sizes):
+        pieces = round(size / target) if target and len(paths) < tasks and multistream_index(path) else 1
+        parts += _ranges(path, pieces) if pieces > 1 else [DumpPart(str(path))]
+    plan: list[list[DumpPart]] = [[] for _ in range(tasks)]
+    loads = [0] * tasks
+    for part in sorted(parts, key=lambda item: (-item.num_bytes, item.path, item.start)):
+        task = min(range(tasks), key=lambda rank: (loads[rank], rank))
+        plan[task].append(part)
+        loads[task] += part.num_bytes
+    return [sorted(task, key=lambda item: (item.path, item.start)) for task in plan]
+
+
+class _Range(io.RawIOBase):
+    """Bytes ``[start, end)`` of a binary file, as a readable stream."""
+
+    def __init__(self, handle: IO[bytes], start: int, end: int | None) -> None:
+        handle.seek(start)
+        self.handle, self.left = handle, None if end is None else end - start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        size = len(buffer) if self.left is None else min(len(buffer), self.left)
+        data = self.handle.read(size)
+        buffer[:len(data)] = data
+        if self.left is not None:
+            self.left -= len(data)
+        return len(data)
+
+
+class _Chain(io.RawIOBase):
+    """Several readable streams, one after the other."""
+
+    def __init__(self, streams: list[IO[bytes]], owned: list[IO[bytes]]) -> None:
+        self.streams, self.owned = streams, owned
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        for stream in self.owned:
+            stream.close()
+        super().close()
+
+    def readinto(self, buffer: Any) -> int:
+        while self.streams:
+            data = self.streams[0].read(len(buffer))
+            if data:
+                buffer[:len(data)] = data
+                return len(data)
+            self.streams.pop(0)
+        return 0
+
+
+def open_part(part: DumpPart) -> IO[bytes]:
+    """A part as one XML document: the whole file (:func:`open_dump`), or the header stream, the part's streams and
+    a closing ``</mediawiki>`` when the range stops before the file's last stream."""
+    if part.whole:
+        return open_dump(part.path)
+    with open(part.path, "rb") as head:
+        header = bz2.decompress(head.read(part.header_end))
+    raw = open(part.path, "rb")
+    body = bz2.BZ2File(_Range(raw, part.start, part.end))
+    streams: list[IO[bytes]] = [io.BytesIO(header), body]
+    if part.end is not None:
+        streams.append(io.BytesIO(b"</mediawiki>\n"))
+    return io.BufferedReader(_Chain(streams, owned=[body, raw]), buffer_size=1 << 16)
+
+
 def iter_pages(
-    path: str | Path, namespaces: Iterable[int] | None = (0,), skip_redirects: bool = True
+    path: str | Path | DumpPart, namespaces: Iterable[int] | None = (0,), skip_redirects: bool = True
 ) -> Iterator[WikiPage]:
     """The pages of a dump, streamed.
 
@@ -155,7 +320,7 @@ READ_ERRORS = (ParseError, MalformedXML, OSError, EOFError, ValueError, Assertio
 
 
 def iter_page_elements(
-    path: str | Path,
+    path: str | Path | DumpPart,
     namespaces: Iterable[int] | None = (0,),
     skip_redirects: bool = True,
     rank: int = 0,
@@ -170,13 +335,14 @@ def iter_page_elements(
     Read errors of the page loop become :class:`DamagedDumpError`; the consumer reads a page's revisions itself and
     converts the :data:`READ_ERRORS` it meets there.
     """
-    path = Path(path)
+    part = path if isinstance(path, DumpPart) else DumpPart(str(path))
+    path = Path(part.path)
     if not path.is_file():
         raise DumpError(f"{path}: no such dump file")
     if not 0 <= rank < world_size:
         raise ValueError(f"need 0 <= rank < world_size, got rank={rank}, world_size={world_size}")
     wanted = None if namespaces is None else frozenset(namespaces)
-    with open_dump(path) as handle:
+    with open_part(part) as handle:
         try:
             root = ElementIterator.from_file(handle)
             if root.tag != "mediawiki":

@@ -1,8 +1,9 @@
 """Stage 1 of the WikiRef build as datatrove steps: dump files → statement documents → JSONL shards.
 
-:class:`WikiDumpStatements` is a reader step: task ``rank`` of ``world_size`` takes the dump files
-``dumps[rank::world_size]`` (the build shards by dump file, so a resumed or re-run build with any number of workers
-writes the same shards) and yields one ``Document`` per statement (:meth:`Statement.to_document`). Every counter of
+:class:`WikiDumpStatements` is a reader step: task ``rank`` of ``world_size`` takes its share of the dumps
+(:func:`~wikiref_dataset.wiki.dump.plan_dump_parts`: whole files, or byte ranges of a multistream file with its index;
+the plan depends on the files and the number of tasks, never the workers, so a resumed or re-run build writes the
+same shards; ``input_bytes`` counts the compressed bytes a task read) and yields one ``Document`` per statement (:meth:`Statement.to_document`). Every counter of
 :class:`~wikiref_dataset.wiki.statements.StatementExtractor` goes to datatrove's stats, per page. A dump that breaks
 while being read (truncated, corrupt) keeps the statements of the pages read before the damage, is counted under
 :func:`~wikiref_dataset.wiki.dump.damaged_dump_stat` (file, error, pages read) and the task goes on with its next file.
@@ -27,7 +28,7 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 from ..jsonl import iter_json_objects
-from .dump import DamagedDumpError, damaged_dump_stat, damaged_dumps, iter_pages
+from .dump import DamagedDumpError, damaged_dump_stat, damaged_dumps, iter_pages, plan_dump_parts
 from .statements import Statement, StatementConfig, StatementExtractor
 
 __all__ = [
@@ -51,7 +52,8 @@ class WikiDumpStatements(PipelineStep):
 
     Args:
         dumps (`str`, `Path` or a sequence of them): ``pages-articles`` dump files (``.xml``, ``.xml.bz2``,
-            multistream ``.xml.bz2``, ``.xml.gz``); task ``rank`` reads ``dumps[rank::world_size]``.
+            multistream ``.xml.bz2``, ``.xml.gz``); task ``rank`` reads its part of
+            :func:`~wikiref_dataset.wiki.dump.plan_dump_parts` ``(dumps, world_size)``.
         config (:class:`StatementConfig`, *optional*): extraction settings.
         namespaces (`tuple[int, ...]`): namespaces read (default: articles).
         limit (`int`): stop after this many pages per task (``-1``: no limit), for smoke runs.
@@ -81,9 +83,9 @@ class WikiDumpStatements(PipelineStep):
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         if data:
             yield from data
-        files = self.dumps[rank::world_size]
-        if not files:
-            logger.info("task %d of %d: no dump file to read (%d files)", rank, world_size, len(self.dumps))
+        parts = plan_dump_parts(self.dumps, world_size)[rank]  # whole files, or multistream byte ranges
+        if not parts:
+            logger.info("task %d of %d: nothing to read (%d dump files)", rank, world_size, len(self.dumps))
             return
         extractor = StatementExtractor(self.config)
         bar = None
@@ -93,11 +95,12 @@ class WikiDumpStatements(PipelineStep):
             bar = tqdm(desc="extracting", unit=" pages", total=None if self.limit < 0 else self.limit)
         pages = 0
         try:
-            for path in files:
-                self.stat_update("dump_files")
+            for part in parts:
+                self.stat_update("dump_files" if part.whole else "dump_ranges")
+                self.stat_update("input_bytes", value=part.num_bytes)
                 pages_before = pages
                 try:
-                    for page in iter_pages(path, namespaces=self.namespaces):
+                    for page in iter_pages(part, namespaces=self.namespaces):
                         if 0 <= self.limit <= pages:
                             break
                         with self.track_time("page"):

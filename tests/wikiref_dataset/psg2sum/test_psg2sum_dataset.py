@@ -90,7 +90,7 @@ def test_datatrove_step_shards_pages():
     pairs = [pair_from_document(document) for document in documents]
     assert [(p.parent_revision_id, p.revision_id) for p in pairs] == [(101, 102), (104, 107)]
     assert pairs[0].summary.startswith("Pears were cultivated") and documents[0].text == pairs[0].passage
-    assert list(Psg2SumPairs(FIXTURE).run(rank=1, world_size=2)) == []  # page 1 is task 0's
+    assert list(Psg2SumPairs(FIXTURE).run(rank=1, world_size=2)) == []  # one file: task 0 takes it whole
 
 
 def run_cli(*argv: str) -> int:

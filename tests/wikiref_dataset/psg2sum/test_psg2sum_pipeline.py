@@ -72,7 +72,7 @@ def test_same_output_for_one_and_two_tasks(tmp_path):
     three = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "two"), tasks=3, mining=mining,
                                                  dev_size=1, test_size=1, baselines=False))
     assert three.counts == two.counts and parquet_hashes(tmp_path / "two") == parquet_hashes(tmp_path / "one")
-    assert len(list((tmp_path / "two.work" / "pairs").glob("*.jsonl.gz"))) == 3  # mined again by 3 tasks
+    assert len(list((tmp_path / "two.work" / "logs" / "pairs" / "completions").iterdir())) == 3  # mined again
 
 
 def test_cli_without_pairs_exits_1_and_names_a_lambda(tmp_path, capsys):
