@@ -4,7 +4,7 @@
     python examples/duc_metric.py
 
 `evaluate.load(DUC_ROUGE_PATH)` loads the module shipped with the package; after `push_to_hub.py --metric_repo
-org/duc_rouge` others can `evaluate.load("org/duc_rouge")` (with `pip install wikiref`). Options of ROUGE-1.5.5 can be
+org/duc_rouge` others can `evaluate.load("org/duc_rouge")` (the Space carries the ROUGE engine). Options of ROUGE-1.5.5 can be
 changed per call with `rouge_args`.
 """
 

@@ -5,7 +5,9 @@ Importing the package registers Q-BERT with transformers (:func:`register`), so 
 * ``AutoConfig`` / ``AutoModel`` / ``AutoProcessor`` resolve ``model_type="qbert"`` in this process,
 * ``save_pretrained`` copies the module files and writes ``auto_map`` (``register_for_auto_class``), so that
   ``AutoModel.from_pretrained(repo, trust_remote_code=True)`` works where this package is not installed,
-* ``transformers.pipeline("query-focused-summarization", model=...)`` is available.
+* ``transformers.pipeline("query-focused-summarization", model=...)`` is available; where this package is not
+  installed, a folder or Hub repo with the pipeline's code and ``custom_pipelines`` (``remote_code.py``; every model
+  ``trainer_scripts/push_to_hub.py`` publishes) loads with ``trust_remote_code=True``.
 
 This imports transformers and torch (seconds). The ``wikiref`` command therefore does not import this package
 until a subcommand needs a model (``wikiref_dataset/summarize_cli.py`` imports it inside the command).

@@ -7,6 +7,10 @@
     result = summarize(query=["Barack Obama", "Early life"], documents=["Obama was born in …", ["Sentence 1.", …]])
     result["summary"], result["selected"], result["sentences"]
 
+Without this package: ``pipeline("query-focused-summarization", model="org/qbert", trust_remote_code=True)`` on a
+repo published by ``trainer_scripts/push_to_hub.py``, which ships this file, the ones it imports and the ROUGE engine
+(``remote_code.py``); documents are then given as sentence lists (text splitting needs the project's spaCy pipeline).
+
 Each document is scored with (query, that document) by Q-BERT, window by window (`processing_qbert`). Selection
 (`selection.py`): one document → the WikiRef rule (rank by score, keep a sentence whose score exceeds the threshold
 and that shares no trigram with the summary so far); several documents → the DUC rule (rank across the cluster, skip

@@ -157,8 +157,8 @@ def split_into_sentences(text: str) -> list[str]:
         from wikiref_dataset.text import default_pipeline
     except ImportError:
         raise ImportError(
-            "splitting a raw-text document into sentences needs the `wikiref` package (wikiref_dataset.text); "
-            "install it or pass the document as a list of sentences"
+            "splitting a raw-text document into sentences needs the `wikiref` package (wikiref_dataset.text): "
+            'pip install "wikiref @ git+https://github.com/wikiref/wikiref", or pass the document as a list of sentences'
         ) from None
     return default_pipeline().split_sentences(text)
 

@@ -23,7 +23,10 @@ the optimizer, set up in `create_optimizer`:
   for this step (`optimizer.step()` called outside the Trainer's loop), and the current values whenever the parameter
   was written since the last write-back;
 * with `method="iterative"` the same pre-hook shrinks the masks on the cubic schedule and drops the compact values, the
-  compact gradients and the optimizer state of the entries that leave the subnetwork.
+  compact gradients and the optimizer state of the entries that leave the subnetwork. A schedule left unset is scaled
+  to the run's optimizer steps when the optimizer is built (`SubnetworkConfig.scaled_to(state.max_steps)`), and a
+  run that ends before the schedule's `end_step` is warned about (its mask stays denser than `fraction`). With
+  `fixed_mask=True` (a mask saved by iterative pre-training, passed as `subnetwork_mask`) nothing is pruned.
 
 The model's parameters stay the source of truth: values are gathered again whenever a parameter was written since the
 last write-back (its version counter moved), so weights loaded between steps are picked up. The mask is written as `subnetwork_mask.safetensors` with every checkpoint and every
@@ -140,6 +143,7 @@ class SubnetworkTrainer(Trainer):
             return self.optimizer
         opt_model = self.accelerator.unwrap_model(model if model is not None else self.model,
                                                   keep_torch_compile=False)
+        self._schedule_for_run()
         masks = self.identify_subnetwork()
         self._refresh_mask_views()
 
@@ -179,6 +183,27 @@ class SubnetworkTrainer(Trainer):
         self._reference = {name: (mask.clone(), parameters[name].detach()[mask].clone())
                            for name, mask in masks.items()}
         return self.optimizer
+
+    def _schedule_for_run(self) -> None:
+        """Scale an unset iterative schedule to this run's optimizer steps and warn when the run ends before the
+        schedule reaches its target (the mask would stay denser than `fraction`, silently)."""
+        config = self.subnetwork_config
+        if not config.prunes:
+            return
+        total = self.state.max_steps
+        if config.end_step is None or config.update_frequency is None:
+            if total < 1:
+                raise ValueError("the iterative schedule is scaled to the run's steps: build the optimizer through "
+                                 "train(), or give end_step and update_frequency")
+            config = self.subnetwork_config = config.scaled_to(total)
+            logger.info(f"iterative subnetwork schedule for {total} steps: {config.initial_fraction:.2%} -> "
+                        f"{config.fraction:.2%} trainable from step {config.begin_step} to {config.end_step}, "
+                        f"pruning every {config.update_frequency} steps")
+        if total >= 1 and not config.reaches_target(total):
+            logger.warning(f"the run ends after {total} optimizer steps, before the iterative schedule reaches its "
+                           f"target at step {config.end_step}: the subnetwork ends with "
+                           f"{config.final_fraction(total):.2%} of each masked tensor trainable, not "
+                           f"{config.fraction:.2%} (train longer, or set an earlier end_step)")
 
     def _refresh_mask_views(self) -> None:
         """The flat indices of the trainable entries of every masked parameter (what the compact values and
@@ -346,15 +371,20 @@ class SubnetworkTrainer(Trainer):
         return {"subnetwork/changed_fraction": changed / max(total, 1),
                 "subnetwork/trainable_fraction": mask_density(self.subnetwork_mask)}
 
-    def save_sparse_delta(self, path: str | os.PathLike, base: nn.Module | Mapping[str, torch.Tensor]) -> SparseDeltaInfo:
+    def save_sparse_delta(self, path: str | os.PathLike, base: nn.Module | Mapping[str, torch.Tensor],
+                          base_model_id: str | None = None, base_revision: str | None = None) -> SparseDeltaInfo:
         """Write the trained model as a sparse delta over `base` (the model or state dict training started from) with
-        [`save_sparse_delta`] (main process only) and log its size."""
+        [`save_sparse_delta`] (main process only) and log its size. The base is recorded as `base_model_id` (default:
+        where the trained model was loaded from, which is the base) and `base_revision`."""
         if self.subnetwork_mask is None:
             raise ValueError("no subnetwork mask yet: train first, or pass subnetwork_mask")
         masks = {name: mask.cpu() for name, mask in self.subnetwork_mask.items()}
+        if base_model_id is None:
+            base_model_id = getattr(base, "name_or_path", None) or getattr(self._unwrapped_model, "name_or_path", None)
         info = None
         if self.args.should_save:
-            info = save_sparse_delta(self._unwrapped_model, base, masks, path)
+            info = save_sparse_delta(self._unwrapped_model, base, masks, path, base_model_id=base_model_id or None,
+                                     base_revision=base_revision)
             logger.info(str(info))
         return info
 

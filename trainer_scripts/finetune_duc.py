@@ -11,8 +11,11 @@ each sentence of each document is labelled with its own ROUGE-2 recall against t
 
 Training updates a sparse subnetwork: ``--subnetwork_fraction 0.1`` (default, the paper's choice) keeps the 10%
 largest-magnitude entries of every encoder matrix trainable and freezes the rest bit-for-bit
-(`modeling_qbert.trainer.SubnetworkTrainer`); ``0`` fine-tunes the full model with a plain `Trainer`. Optimiser
-defaults are the paper's (lr 3e-5, β 0.9/0.999, weight decay 0.01, linear decay).
+(`modeling_qbert.trainer.SubnetworkTrainer`); ``0`` fine-tunes the full model with a plain `Trainer`. When the
+pre-trained folder holds ``subnetwork_mask.safetensors`` (``pretrain_wikiref.py --subnetwork_method iterative``, Table
+IX), that mask is the subnetwork: it is loaded as it is and never pruned or re-identified (``--subnetwork_method
+iterative`` insists on it, ``one_step`` identifies a new one instead). Optimiser defaults are the paper's (lr 3e-5,
+β 0.9/0.999, weight decay 0.01, linear decay).
 
 Test: the fine-tuned model summarizes every test cluster with the DUC rule (rank sentences across the cluster, skip
 sentences with more than half of their bigrams in the summary, 250 words) and is scored with the official ROUGE
@@ -31,7 +34,7 @@ import logging
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +47,7 @@ from trainer_scripts.common import (
     parse_arguments,
     read_results,
     run_info,
+    subnetwork_results,
     write_model_card,
     write_results,
 )
@@ -69,8 +73,16 @@ class DucArguments:
         "help": "Allow --finetuning_objective to differ from the pre-trained model's (its scoring head, trained for "
                 "the other loss, is then fine-tuned for this one)."})
     subnetwork_fraction: float = field(default=0.1, metadata={
-        "help": "Trainable share of every encoder matrix (0 = full fine-tuning)."})
-    subnetwork_method: str = field(default="one_step", metadata={"help": "one_step (the paper's) or iterative."})
+        "help": "Trainable share of every encoder matrix for one_step (0 = full fine-tuning); a saved mask keeps "
+                "its own."})
+    subnetwork_method: str | None = field(default=None, metadata={
+        "help": "one_step (the paper's: the top --subnetwork_fraction of each encoder matrix of the pre-trained "
+                "model) or iterative (the mask iterative pre-training saved in the pre-trained folder, fine-tuned as "
+                "it is; an error when there is none). Default: the saved mask when the folder has one, else "
+                "one_step."})
+    subnetwork_include_vectors: bool = field(default=False, metadata={
+        "help": "one_step: also mask the encoder's biases and LayerNorm vectors; by default only its matrices are "
+                "masked (the paper's choice) and the vectors stay fully trainable, like embeddings and head."})
     baselines: list[str] = field(default_factory=lambda: ["lead", "query-sim", "oracle"], metadata={
         "help": "Baselines scored on the test year next to the model (lead, query-sim, oracle; 'none' for none)."})
     save_sparse_delta: bool = field(default=False, metadata={
@@ -146,6 +158,71 @@ def choose_objective(duc_args: DucArguments, pretrained_objective: str, base: st
     return objective
 
 
+@dataclass
+class SubnetworkChoice:
+    """The subnetwork fine-tuning trains: ``config`` ``None`` for full fine-tuning; ``masks`` when a saved mask is
+    used as it is; ``source`` says where it comes from; ``schedule`` the pre-training run's record of the iterative
+    schedule that found it."""
+
+    config: Any
+    masks: dict[str, Any] | None
+    source: str
+    schedule: Mapping[str, Any] | None = None
+
+
+def choose_subnetwork(duc_args: DucArguments, base: str) -> SubnetworkChoice:
+    """Full fine-tuning (``--subnetwork_fraction 0``); the mask saved in the pre-trained folder
+    (``--subnetwork_method iterative``, or no method given and a saved mask present), loaded with
+    ``fixed_mask=True`` so the trainer never prunes it; else one-step identification at ``--subnetwork_fraction``.
+
+    Raises:
+        ScriptError: an unknown method, ``iterative`` without a saved mask (or with ``--subnetwork_fraction 0``),
+            or a mask file that cannot be read.
+    """
+    from modeling_qbert.sparse import (
+        METHODS,
+        SUBNETWORK_MASK_NAME,
+        SubnetworkConfig,
+        load_subnetwork_mask,
+        mask_density,
+    )
+
+    method = duc_args.subnetwork_method
+    if method not in (None, *METHODS):
+        raise ScriptError(f"--subnetwork_method must be one of {', '.join(METHODS)}, got {method!r}")
+    if duc_args.subnetwork_fraction == 0:
+        if method == "iterative":
+            raise ScriptError("--subnetwork_method iterative fine-tunes the saved iterative subnetwork; "
+                              "--subnetwork_fraction 0 asks for full fine-tuning instead")
+        return SubnetworkChoice(config=None, masks=None, source="full fine-tuning: every weight trainable")
+    saved = Path(base) / SUBNETWORK_MASK_NAME
+    if method == "iterative" or (method is None and saved.is_file()):
+        if not saved.is_file():
+            raise ScriptError(f"--subnetwork_method iterative fine-tunes the mask that iterative pre-training saved, "
+                              f"but {base} has no {SUBNETWORK_MASK_NAME}: pre-train it with pretrain_wikiref.py "
+                              "--subnetwork_method iterative, or use --subnetwork_method one_step")
+        try:
+            masks, config = load_subnetwork_mask(saved)
+        except (OSError, ValueError) as error:
+            raise ScriptError(f"{saved}: cannot read the subnetwork mask ({error})") from None
+        if config is None:  # a mask file without its config: all that is known is its density
+            config = SubnetworkConfig(fraction=max(mask_density(masks), 1e-12), method="iterative")
+        if method == "iterative" and config.method != "iterative":
+            raise ScriptError(f"{saved} was identified by {config.method}, not by iterative pruning; leave "
+                              "--subnetwork_method out to fine-tune it anyway")
+        pretrained = (read_results(base) or {}).get("subnetwork") or {}
+        return SubnetworkChoice(config=replace(config, fixed_mask=True), masks=masks,
+                                source=f"{SUBNETWORK_MASK_NAME} of the pre-trained model ({config.method}), as it is",
+                                schedule=pretrained.get("schedule"))
+    if saved.is_file():
+        logger.warning("%s has a saved subnetwork mask; --subnetwork_method one_step identifies a new one instead",
+                       base)
+    config = SubnetworkConfig(fraction=duc_args.subnetwork_fraction, method="one_step",
+                              include_vectors=duc_args.subnetwork_include_vectors)
+    return SubnetworkChoice(config=config, masks=None,
+                            source="one-step identification on the pre-trained weights")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from transformers import TrainingArguments
 
@@ -182,6 +259,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     info = run_info(model_args.run_kind)
     train_years, test_year = split_years(duc_args.duc_dirs, duc_args.test_year)
     model, processor, base = load_model_and_processor(model_args, require_qbert=True)
+    chosen = choose_subnetwork(duc_args, base)
     pretrained_objective = model.config.objective
     objective = choose_objective(duc_args, pretrained_objective, base)
     model.config.objective = processor.objective = objective
@@ -197,14 +275,17 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
                 len(test_year.scorable))
 
     common = dict(model=model, args=training_args, train_dataset=windows, data_collator=processor.collator())
-    if duc_args.subnetwork_fraction > 0:
-        from modeling_qbert.sparse import SubnetworkConfig
+    if chosen.config is not None:
         from modeling_qbert.trainer import SubnetworkTrainer
 
         base_state = ({name: parameter.detach().clone() for name, parameter in model.named_parameters()}
                       if duc_args.save_sparse_delta else None)
-        config = SubnetworkConfig(fraction=duc_args.subnetwork_fraction, method=duc_args.subnetwork_method)
-        trainer = SubnetworkTrainer(subnetwork_config=config, **common)
+        try:
+            trainer = SubnetworkTrainer(subnetwork_config=chosen.config, subnetwork_mask=chosen.masks, **common)
+        except ValueError as error:
+            if chosen.masks is None:
+                raise
+            raise ScriptError(f"the saved subnetwork mask does not fit {base}: {error}") from None
     else:
         if duc_args.save_sparse_delta:
             raise ScriptError("--save_sparse_delta needs a subnetwork (--subnetwork_fraction > 0)")
@@ -212,15 +293,18 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     started = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     seconds = time.perf_counter() - started
-    subnetwork = {"fraction": duc_args.subnetwork_fraction, "method": duc_args.subnetwork_method
-                  if duc_args.subnetwork_fraction > 0 else "full"}
-    if duc_args.subnetwork_fraction > 0:
+    from modeling_qbert.sparse import SUBNETWORK_MASK_NAME, trainable_share
+
+    masks = getattr(trainer, "subnetwork_mask", None) or {}
+    subnetwork_record = subnetwork_results(chosen.config, masks, mask_file=SUBNETWORK_MASK_NAME if masks else None,
+                                           source=chosen.source, schedule=chosen.schedule)
+    subnetwork = {"fraction": subnetwork_record["fraction"], "method": subnetwork_record["method"]}
+    if chosen.config is not None:
         statistics = trainer.subnetwork_statistics()
         subnetwork["changed_fraction"] = statistics.get("subnetwork/changed_fraction")
         subnetwork["trainable_fraction"] = statistics.get("subnetwork/trainable_fraction")
-    from modeling_qbert.sparse import trainable_share
-
-    masks = getattr(trainer, "subnetwork_mask", None) or {}
+        subnetwork["final_density"] = subnetwork_record["final_density"]
+        subnetwork["source"] = chosen.source
     subnetwork["share"] = trainable_share(trainer.accelerator.unwrap_model(trainer.model), masks)
     logger.info("trained %d steps in %.1f s, loss %.4f; %s", output.global_step, seconds, output.training_loss,
                 subnetwork)
@@ -261,13 +345,16 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
             "train_seconds": round(seconds, 2),
         },
         "evaluation": evaluation.to_dict(),
+        "subnetwork": subnetwork_record,
     }
     out = Path(training_args.output_dir)
     trainer.save_model(str(out))
     processor.save_pretrained(str(out))
     if duc_args.save_sparse_delta:
-        delta = trainer.save_sparse_delta(out / "sparse_delta.safetensors", base_state)
-        results["finetuning"]["sparse_delta"] = {"path": "sparse_delta.safetensors", "bytes": delta.num_bytes,
+        from modeling_qbert.sparse import SPARSE_DELTA_NAME
+
+        delta = trainer.save_sparse_delta(out / SPARSE_DELTA_NAME, base_state)  # base recorded: the folder loaded
+        results["finetuning"]["sparse_delta"] = {"path": SPARSE_DELTA_NAME, "bytes": delta.num_bytes,
                                                  "dense_bytes": delta.dense_num_bytes}
     write_summaries(out / "summaries.jsonl", systems)
     write_results(out, results)

@@ -456,7 +456,8 @@ def _subnetwork_text(finetuning: Mapping[str, Any]) -> str:
                 else "All weights were fine-tuned (no subnetwork).")
     method = {"one_step": "one-step identification: in each encoder matrix the top entries by magnitude of the "
                           "WikiRef pre-trained model",
-              "iterative": "gradual magnitude pruning (Zhu & Gupta 2017) during WikiRef pre-training"}.get(
+              "iterative": "gradual magnitude pruning (Zhu & Gupta 2017) during WikiRef pre-training, the mask "
+                           "saved with the pre-trained model"}.get(
         subnetwork.get("method"), f"method {subnetwork.get('method')!r}")
     text = f"Only a sparse subnetwork was trained (§III-F of the paper), chosen by {method}"
     if not share:  # results written before the share was recorded: say only what is known
@@ -474,6 +475,27 @@ def _subnetwork_text(finetuning: Mapping[str, Any]) -> str:
              "the pre-trained ones")
     if isinstance(subnetwork.get("changed_fraction"), (int, float)):
         text += f"; {100 * subnetwork['changed_fraction']:.2f}% of the masked matrices' entries changed"
+    return text + "."
+
+
+def _pruning_text(results: Mapping[str, Any]) -> str:
+    """The gradual pruning of an iterative subnetwork (``results["subnetwork"]``): its schedule, the final density
+    of the mask and whether the run reached the schedule's target; ``""`` for other subnetworks."""
+    record = results.get("subnetwork") or {}
+    schedule = record.get("schedule") or {}
+    if record.get("method") != "iterative":
+        return ""
+    text = "Gradual magnitude pruning (Zhu & Gupta, 2017) during WikiRef pre-training"
+    if schedule:
+        text += (f": from {100 * schedule.get('initial_fraction', 1.0):g}% to {100 * record.get('fraction', 0):g}% of "
+                 f"each encoder matrix between steps {schedule.get('begin_step', '?')} and "
+                 f"{schedule.get('end_step', '?')}, pruning every {schedule.get('update_frequency', '?')} steps")
+    density = record.get("final_density")
+    if isinstance(density, (int, float)):
+        text += f"; the final mask keeps **{100 * density:.2f}%** of their entries"
+    if schedule.get("reached_target") is False:
+        text += (f" — the run ended (step {schedule.get('steps', '?')}) before the schedule reached its target, so "
+                 "the subnetwork is larger than asked")
     return text + "."
 
 
@@ -533,6 +555,7 @@ def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_rep
         "train_years": " and ".join(map(str, (finetuning or {}).get("train_years") or [])) or "(not recorded)",
         "test_year": (finetuning or {}).get("test_year", "(not recorded)"),
         "subnetwork_text": _subnetwork_text(finetuning or {}),
+        "pruning_text": _pruning_text(results),
         "finetuning_loss": _loss((finetuning or {}).get("train_loss")),
         "finetuning_hyperparameters": _hyperparameter_table((finetuning or {}).get("hyperparameters")),
         "wikiref_table": wikiref_table(results),

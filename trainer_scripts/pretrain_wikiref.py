@@ -14,10 +14,17 @@ config (`selection_threshold`), so the pipeline uses it.
 
 Optimiser defaults are the paper's (lr 3e-5, β 0.9/0.999, weight decay 0.01, linear decay); epochs and batch size
 are options (the paper searched {3, 4} and {24, 32}). ``--subnetwork_method iterative`` prunes the encoder matrices
-during this training with the cubic schedule of Zhu & Gupta (Table IX's iterative identification).
+during this training with the cubic schedule of Zhu & Gupta (Table IX's iterative identification): by default from
+100% to ``--subnetwork_fraction`` trainable over the first 75% of the run's optimizer steps, updating every
+max(1, steps // 100) steps (``--subnetwork_end_step`` / ``--subnetwork_update_frequency`` set them; a run that ends
+before the target warns). The final mask is saved with the model and ``finetune_duc.py`` fine-tunes that subnetwork.
+The Table IV rows: ``--use_query false`` ("w/o Query"), ``--random_init true`` (a randomly initialised encoder;
+with ``--use_query false``, "Transformer") and ``--pooling`` (query_focused, attention, mean, max, cls).
 
 Writes into ``--output_dir``: the model, tokenizer and processor (``save_pretrained``), ``results.json``
-(hyperparameters, training loss, validation scores) and the model card ``README.md``.
+(hyperparameters, training loss, validation scores; ``results["subnetwork"]``: method, target fraction, final mask
+density and schedule), the model card ``README.md`` and, with ``--subnetwork_method iterative``,
+``subnetwork_mask.safetensors``.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from trainer_scripts.common import (
     load_model_and_processor,
     parse_arguments,
     run_info,
+    subnetwork_results,
     write_model_card,
     write_results,
 )
@@ -56,8 +64,24 @@ class WikiRefArguments:
     max_eval_examples: int | None = field(default=None, metadata={"help": "Use only the first N eval examples."})
     preprocessing_num_workers: int | None = field(default=None)
     subnetwork_method: str = field(default="none", metadata={
-        "help": "'none', or 'iterative': gradual magnitude pruning of the encoder matrices during training."})
-    subnetwork_fraction: float = field(default=0.1, metadata={"help": "Final trainable fraction (iterative)."})
+        "help": "'none', or 'iterative': gradual magnitude pruning of the encoder matrices during training (Table "
+                "IX); the final mask is saved with the model and finetune_duc.py fine-tunes that subnetwork."})
+    subnetwork_fraction: float = field(default=0.1, metadata={
+        "help": "iterative: the trainable share of each encoder matrix the schedule ends at (s_f = 1 - fraction)."})
+    subnetwork_initial_fraction: float = field(default=1.0, metadata={
+        "help": "iterative: the trainable share at --subnetwork_begin_step (s_i = 1 - this)."})
+    subnetwork_begin_step: int = field(default=0, metadata={
+        "help": "iterative: t0, the optimizer step (counted from 0) of the first pruning update."})
+    subnetwork_end_step: int | None = field(default=None, metadata={
+        "help": "iterative: t0 + nΔt, the optimizer step at which the share reaches --subnetwork_fraction. Default: "
+                "three quarters of the run's optimizer steps, rounded down to a whole number of updates. A run that ends "
+                "before it warns and keeps a denser mask."})
+    subnetwork_update_frequency: int | None = field(default=None, metadata={
+        "help": "iterative: Δt, optimizer steps between pruning updates (end - begin must be a multiple of it). "
+                "Default: max(1, the run's optimizer steps // 100)."})
+    subnetwork_include_vectors: bool = field(default=False, metadata={
+        "help": "iterative: also mask the encoder's biases and LayerNorm vectors; by default only its matrices are "
+                "masked (the paper's choice) and the vectors stay fully trainable, like embeddings and head."})
 
 
 # ---- evaluation -------------------------------------------------------------------------------------------------
@@ -135,26 +159,50 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args: Any, trainer_class: type) -> int:
+def subnetwork_config(data_args: WikiRefArguments) -> Any:
+    """The iterative-pruning `SubnetworkConfig` the options ask for, or ``None`` (``--subnetwork_method none``).
+
+    Raises:
+        ScriptError: an unknown method or an inconsistent schedule, in one line.
+    """
+    from modeling_qbert.sparse import SubnetworkConfig
+
     if data_args.subnetwork_method not in ("none", "iterative"):
         raise ScriptError(f"--subnetwork_method must be 'none' or 'iterative', got {data_args.subnetwork_method!r}")
+    if data_args.subnetwork_method == "none":
+        return None
+    try:
+        return SubnetworkConfig(fraction=data_args.subnetwork_fraction, method="iterative",
+                                initial_fraction=data_args.subnetwork_initial_fraction,
+                                begin_step=data_args.subnetwork_begin_step, end_step=data_args.subnetwork_end_step,
+                                update_frequency=data_args.subnetwork_update_frequency,
+                                include_vectors=data_args.subnetwork_include_vectors)
+    except ValueError as error:
+        raise ScriptError(f"--subnetwork_* options: {error}") from None
+
+
+def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args: Any, trainer_class: type) -> int:
+    from transformers import set_seed
+
+    pruning = subnetwork_config(data_args)
     info = run_info(model_args.run_kind)
     loaded = load_wikiref(data_args)
     train_rows = _first(loaded[data_args.train_split], data_args.max_train_examples)
     validation_rows = _first(loaded[data_args.validation_split], data_args.max_eval_examples)
+    set_seed(training_args.seed)  # the new head (and, with --random_init, the encoder) start from the run's seed
     model, processor, base = load_model_and_processor(model_args)
-    logger.info("WikiRef %s: %d train / %d validation examples; Q-BERT (%s, %s) from %s", data_args.dataset,
-                len(train_rows), len(validation_rows), model.config.objective, model.config.pooling, base)
+    logger.info("WikiRef %s: %d train / %d validation examples; Q-BERT (%s, %s pooling, %s) from %s",
+                data_args.dataset, len(train_rows), len(validation_rows), model.config.objective,
+                model.config.pooling, "with the query" if model.config.use_query else "without the query", base)
     with training_args.main_process_first(desc="packing windows"):
         windows = processor.prepare_dataset(train_rows, num_proc=data_args.preprocessing_num_workers)
 
     extra: dict[str, Any] = {}
-    if data_args.subnetwork_method == "iterative":
-        from modeling_qbert.sparse import SubnetworkConfig
+    if pruning is not None:
         from modeling_qbert.trainer import SubnetworkTrainer
 
         trainer_class = SubnetworkTrainer
-        extra["subnetwork_config"] = SubnetworkConfig(fraction=data_args.subnetwork_fraction, method="iterative")
+        extra["subnetwork_config"] = pruning
     trainer = trainer_class(model=model, args=training_args, train_dataset=windows,
                             data_collator=processor.collator(), **extra)
     started = time.perf_counter()
@@ -194,13 +242,24 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
             "train_loss": output.training_loss,
             "validation": validation,
             "test": test,
+            "architecture": {"pooling": model.config.pooling, "use_query": model.config.use_query,
+                             "encoder_init": "random" if model_args.random_init else "pretrained"},
         },
         "finetuning": None,
         "evaluation": None,
+        "subnetwork": None,
     }
-    if data_args.subnetwork_method == "iterative":
+    if pruning is not None:
+        from modeling_qbert.sparse import SUBNETWORK_MASK_NAME
+
+        results["subnetwork"] = subnetwork_results(trainer.subnetwork_config, trainer.subnetwork_mask,
+                                                   total_steps=trainer.state.max_steps, mask_file=SUBNETWORK_MASK_NAME,
+                                                   source="iterative pruning during this WikiRef training")
         results["pretraining"]["subnetwork"] = {"method": "iterative", "fraction": data_args.subnetwork_fraction,
+                                                "final_density": results["subnetwork"]["final_density"],
                                                 **trainer.subnetwork_statistics()}
+        logger.info("iterative subnetwork: %.2f%% of the masked entries trainable at the end (target %.2f%%)",
+                    100 * results["subnetwork"]["final_density"], 100 * pruning.fraction)
     trainer.save_model(training_args.output_dir)
     processor.save_pretrained(training_args.output_dir)
     write_results(training_args.output_dir, results)

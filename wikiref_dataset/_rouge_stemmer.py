@@ -86,6 +86,18 @@ _STEP4_SUFFIXES: tuple[str, ...] = tuple(
 )
 
 
+def _suffix_table(rules: tuple[tuple[str, str], ...]) -> tuple[tuple[int, dict[str, str]], ...]:
+    """The rules grouped by suffix length, longest first: the longest matching suffix is found with one slice and one
+    dictionary lookup per length (two suffixes of one length cannot both match)."""
+    lengths = sorted({len(suffix) for suffix, _ in rules}, reverse=True)
+    return tuple((length, {s: r for s, r in rules if len(s) == length}) for length in lengths)
+
+
+_STEP2_TABLE = _suffix_table(_STEP2_RULES)
+_STEP3_TABLE = _suffix_table(_STEP3_RULES)
+_STEP4_TABLE = _suffix_table(tuple((suffix, "") for suffix in _STEP4_SUFFIXES))
+
+
 def _vowel_flags(word: str) -> list[bool]:
     """Porter's letter classes: ``True`` for a vowel.
 
@@ -177,11 +189,12 @@ def _step1c(word: str) -> str:
     return word
 
 
-def _replace_longest(word: str, rules: tuple[tuple[str, str], ...]) -> str:
+def _replace_longest(word: str, table: tuple[tuple[int, dict[str, str]], ...]) -> str:
     """Apply the rule with the longest matching suffix if the stem in front of it has m > 0."""
-    for suffix, replacement in rules:
-        if word.endswith(suffix):
-            stem = word[: -len(suffix)]
+    for length, rules in table:
+        replacement = rules.get(word[-length:])
+        if replacement is not None:
+            stem = word[:-length]
             if stem and _measure(stem) > 0:
                 return stem + replacement
             return word
@@ -190,9 +203,9 @@ def _replace_longest(word: str, rules: tuple[tuple[str, str], ...]) -> str:
 
 def _step4(word: str) -> str:
     # (1) the classic suffix list (without -ment, -ent, -ion), longest match, removed if m > 1.
-    for suffix in _STEP4_SUFFIXES:
-        if word.endswith(suffix):
-            stem = word[: -len(suffix)]
+    for length, suffixes in _STEP4_TABLE:
+        if word[-length:] in suffixes:
+            stem = word[:-length]
             if stem and _measure(stem) > 1:
                 word = stem
             break
@@ -236,8 +249,8 @@ def porter_stem(word: str) -> str:
         return word
     word = _step1ab(word)
     word = _step1c(word)
-    word = _replace_longest(word, _STEP2_RULES)
-    word = _replace_longest(word, _STEP3_RULES)
+    word = _replace_longest(word, _STEP2_TABLE)
+    word = _replace_longest(word, _STEP3_TABLE)
     word = _step4(word)
     return _step5(word)
 
@@ -246,7 +259,7 @@ def load_wordnet_exceptions(path: str | os.PathLike[str] | None = None) -> dict[
     """Read a WordNet exception map, one ``inflected<TAB>base`` row per line.
 
     With ``path=None`` the packaged ``wikiref_dataset/data/wordnet-2.0-exceptions.tsv`` (the map shipped with
-    ROUGE-1.5.5) is read. Empty lines are ignored. A row without exactly one tab, or with an empty field,
+    ROUGE-1.5.5) is read (in a standalone copy of this module, its ``_rouge_wordnet_exceptions.py``). Empty lines are ignored. A row without exactly one tab, or with an empty field,
     raises :class:`ValueError` naming the file and the line number.
     """
     if path is None:
@@ -259,7 +272,14 @@ def load_wordnet_exceptions(path: str | os.PathLike[str] | None = None) -> dict[
             # non-directory entry (as a stale setuptools editable install produces); read next to this module.
             fallback = Path(__file__).resolve().parent / _PACKAGED_EXCEPTIONS
             name = str(fallback)
-            text = fallback.read_text(encoding="utf-8")
+            if fallback.is_file():
+                text = fallback.read_text(encoding="utf-8")
+            else:
+                # A copy published as code files (a metric Space, a model's remote code) carries the map as a
+                # module (wikiref_dataset/metrics/standalone.py writes it); a package install never gets here.
+                from ._rouge_wordnet_exceptions import WORDNET_EXCEPTIONS as text
+
+                name = "_rouge_wordnet_exceptions.py"
     else:
         name = os.fspath(path)
         text = Path(path).read_text(encoding="utf-8")

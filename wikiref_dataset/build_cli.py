@@ -33,6 +33,9 @@ def run_build_command(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError) as err:
         print(f"wikiref build: error: {err}", file=sys.stderr)
         return 2
+    except RuntimeError as err:  # a stage whose tasks did not all finish (a cluster task failed)
+        print(f"wikiref build: error: {err}; rerun the same command to redo the unfinished tasks", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"wikiref build: interrupted; {args.out} is unchanged, run the same command to resume",
               file=sys.stderr)

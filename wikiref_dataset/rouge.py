@@ -45,7 +45,6 @@ __all__ = [
     "RougeAverage",
     "RougeResult",
     "AnalyzedSummary",
-    "GramCounts",
     "RougeScorer",
     "rouge",
     "rouge_tokenize",
@@ -63,9 +62,12 @@ __all__ = [
 # Perl's \s on a byte string: space, \t, \n, \r, \f and \v (since Perl 5.18). NBSP, U+0085, U+2028 are not.
 _PERL_WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")
 # ROUGE replaces "-" by " - " and every other character outside [A-Za-z0-9-] by a space, then keeps only tokens that
-# start with [a-z0-9]: which is the same as treating every character outside [A-Za-z0-9] as a separator.
-_NON_TOKEN = re.compile(r"[^A-Za-z0-9]+")
-_TOKEN = re.compile(r"[a-z0-9]+")
+# start with [a-z0-9]: which is the same as treating every character outside [A-Za-z0-9] as a separator. On UTF-8
+# bytes one translate() does it and lowercases ASCII-only: every byte of a non-ASCII character (as in Perl, which
+# reads bytes) becomes a space, so KELVIN SIGN or U+0130 never turn into ASCII letters.
+_TOKEN_TABLE = bytes(c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
+_LINE_WITH_LEADING_WHITESPACE = re.compile(rb"\n[ \t\r\f\v]")
+_TOKEN_ONLY = re.compile(r"[a-z0-9]+")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -306,11 +308,57 @@ def rouge_tokenize(text: str) -> list[str]:
 
     ``U.S.-led`` → ``u s led``; ``don't`` → ``don t``; ``Zürich`` → ``z rich``; ``-LRB-`` → ``lrb``.
     """
-    # Non-ASCII characters become separators before lowercasing, so KELVIN SIGN or U+0130 never turn into ASCII;
-    # an ASCII-only text can be lowercased first.
-    if text.isascii():
-        return _TOKEN.findall(text.lower())
-    return _NON_TOKEN.sub(" ", text).lower().split()
+    return text.encode("utf-8", "surrogatepass").translate(_TOKEN_TABLE).decode("ascii").split()
+
+
+def _summary_bytes(text: str | Sequence[str], limit: int | None) -> tuple[bytes, bool]:
+    """The UTF-8 bytes ROUGE tokenizes for a summary, and whether the ``-l`` cut is still to be made on them.
+
+    ROUGE joins the truncated lines of a summary (:func:`truncate_lines`) and no token spans two lines, so a string
+    summary can be tokenized whole, empty lines and all. With a word limit, where no line starts with whitespace
+    (which would add Perl's empty leading field), every whitespace-separated field is one ``-l`` word, and the kept
+    text (whole lines, then the first words of the line that reaches the limit) ends right before the summary's field
+    ``limit + 1``: :meth:`RougeScorer._number_texts` finds that field for many summaries at once (on UTF-8 bytes, the
+    whitespace bytes are exactly Perl's ``\\s``). Other summaries are truncated line by line here.
+    """
+    if isinstance(text, str):
+        data = text.encode("utf-8", "surrogatepass")
+        if limit is None:
+            return data, False
+        if not data[:1].isspace() and not _LINE_WITH_LEADING_WHITESPACE.search(data):
+            return data, True
+    return "\n".join(truncate_lines(read_lines(text), limit)).encode("utf-8", "surrogatepass"), False
+
+
+# The batch tokenizer (RougeScorer._number_texts) classifies the bytes of many summaries at once with these tables:
+# Perl's \s, and the base-37 digit of a token character (1-36 for [0-9a-z], A-Z folded; 0 for every other byte, the
+# bytes of non-ASCII characters included). A token of at most 11 characters is identified by its base-37 number,
+# which is below 2**63; longer tokens, which are rare, are looked up as bytes.
+_WHITESPACE_BYTE = np.zeros(256, dtype=bool)
+_WHITESPACE_BYTE[list(b" \t\n\r\f\v")] = True
+_TOKEN_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+_TOKEN_DIGIT = np.zeros(256, dtype=np.uint64)
+_TOKEN_DIGIT[np.frombuffer(_TOKEN_ALPHABET.encode(), dtype=np.uint8)] = np.arange(1, 37)
+_TOKEN_DIGIT[np.frombuffer(_TOKEN_ALPHABET.upper().encode(), dtype=np.uint8)] = np.arange(1, 37)
+_CODED_LENGTH = 11
+_INVERSE_37 = pow(37, -1, 1 << 64)  # 37 is odd, so invertible modulo 2**64
+
+
+def _decode_token(code: int) -> str:
+    """The token whose base-37 number is ``code``."""
+    characters = []
+    while code:
+        code, digit = divmod(code, 37)
+        characters.append(_TOKEN_ALPHABET[digit - 1])
+    return "".join(reversed(characters))
+
+
+def _token_code(token: str) -> int:
+    """The base-37 number of a token of [0-9a-z]."""
+    code = 0
+    for character in token:
+        code = code * 37 + _TOKEN_ALPHABET.index(character) + 1
+    return code
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -536,10 +584,13 @@ def bootstrap_average(
         raise ValueError(f"bootstrap_average got {len(keys)} keys for {n_items} items")
     order = sorted(range(n_items), key=lambda position: keys[position])
     ordered = values[order]
-    draws = (drand48_sequence(np.arange(resamples), n_items) * n_items).astype(np.int64)
+    # draws[step] holds the item drawn at that step by every resample.
+    draws = np.ascontiguousarray((drand48_sequence(np.arange(resamples), n_items) * n_items).astype(np.int64).T)
     sums = np.zeros((resamples, n_values), dtype=np.float64)
+    drawn = np.empty_like(sums)
     for step in range(n_items):  # sequential sums, in draw order, as Perl adds them
-        sums += ordered[draws[:, step]]
+        np.take(ordered, draws[step], axis=0, out=drawn)
+        np.add(sums, drawn, out=sums)
     means = np.sort(sums / n_items, axis=0)
     average = np.cumsum(means, axis=0)[-1] / resamples  # cumsum adds in order, like Perl's loop
     # ROUGE-1.5.5's interval: delta = r·(100-c)/200; both bounds interpolate towards the next sorted value with the
@@ -564,89 +615,200 @@ def bootstrap_average(
 
 
 @dataclass
-class GramCounts:
-    """The grams of one text for one ROUGE measure, encoded as integers: sorted distinct codes and their counts.
+class AnalyzedSummary:
+    """A summary as ROUGE sees it: the scorer's ids of its stemmed tokens, after ``-l`` and ``-s``; and, only where
+    ROUGE-L needs them, the stemmed tokens themselves, all of them and per (truncated) line (empty lists otherwise).
 
-    Codes come from the scorer's token vocabulary (see :meth:`RougeScorer.analyze`); they are comparable only
-    between texts analyzed by the same scorer in the same vocabulary generation.
+    Ids come from the scorer's vocabulary (see :meth:`RougeScorer.analyze`); they are comparable only between texts
+    analyzed by the same scorer in the same vocabulary generation.
     """
 
-    keys: np.ndarray
-    counts: np.ndarray
-    total: int
-
-    @classmethod
-    def from_codes(cls, codes: np.ndarray) -> GramCounts:
-        """Count gram codes (``np.unique(codes, return_counts=True)``, without its per-call overhead)."""
-        total = int(codes.shape[0])
-        if total == 0:
-            return cls(codes, codes.copy(), 0)
-        codes = np.sort(codes)
-        starts = np.empty(total, dtype=bool)
-        starts[0] = True
-        np.not_equal(codes[1:], codes[:-1], out=starts[1:])
-        first = np.flatnonzero(starts)
-        counts = np.diff(first, append=total)
-        return cls(codes[first], counts, total)
-
-    def hits(self, other: GramCounts) -> int:
-        """Σ over shared grams of min(count here, count there): :func:`clipped_hits` on encoded grams."""
-        if not self.total or not other.total:
-            return 0
-        positions = np.searchsorted(other.keys, self.keys)
-        np.minimum(positions, other.keys.shape[0] - 1, out=positions)
-        shared = other.keys[positions] == self.keys
-        return int(np.minimum(self.counts[shared], other.counts[positions[shared]]).sum())
-
-
-@dataclass
-class AnalyzedSummary:
-    """A summary as ROUGE sees it: truncated lines, the gram counts of each measure, and the stemmed tokens (all of them
-    and per line) where a measure needs them (ROUGE-L, n > 3; empty lists otherwise)."""
-
-    lines: list[str]
-    tokens: list[str]
-    units: list[list[str]]
-    counts: dict[str, GramCounts]
+    ids: np.ndarray
+    tokens: list[str] = field(default_factory=list)
+    units: list[list[str]] = field(default_factory=list)
     generation: int = 0
 
 
-# Token ids take 21 bits, so a bigram code takes 42 and a trigram code 63 (int64); SU unigrams carry a flag bit
-# above any pair code. Higher n-grams are numbered through a dictionary instead.
+# Token ids take 21 bits, so a bigram code takes 42 bits and a skip-bigram code 42 plus a flag bit that marks the
+# unigrams of ROUGE-SU. Gram codes are shifted left to make room for the tag of their text (item and slot, see
+# _clipped_hits); a code that would not fit with its tag in 63 bits is renumbered densely first.
 _ID_BITS = 21
 _MAX_IDS = 1 << _ID_BITS
 _VOCABULARY_RESET = 1 << 20
-_UNIGRAM_FLAG = np.int64(1 << 62)
+_UNIGRAM_FLAG = 1 << (2 * _ID_BITS)
+# Items scored together by RougeScorer.score_many: enough to make numpy's per-call cost small, few enough that the
+# sorted gram codes of a batch stay in the CPU cache.
+_BATCH_ITEMS = 6
 
 
-def _pack(ids: np.ndarray, n: int) -> np.ndarray:
-    """Codes of the n-grams (n <= 3) of a token-id array: the ids side by side, 21 bits each."""
-    length = ids.shape[0] - n + 1
-    if length <= 0:
-        return np.empty(0, dtype=np.int64)
-    codes = ids[:length].copy()
-    for offset in range(1, n):
-        codes <<= _ID_BITS
-        codes |= ids[offset:offset + length]
-    return codes
+def _renumber(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense codes (0 … distinct-1) with the same equalities, and the number of bits they take."""
+    distinct, dense = np.unique(codes, return_inverse=True)
+    return dense.astype(np.int64, copy=False).reshape(-1), max(int(distinct.shape[0] - 1).bit_length(), 1)
 
 
-def _skip_bigram_codes(ids: np.ndarray, max_gap: int, with_unigrams: bool) -> np.ndarray:
-    """Encoded :func:`skip_bigram_counts` grams: pairs ``id_i << 21 | id_j`` and flagged unigrams (all but last)."""
-    n_tokens = ids.shape[0]
-    if n_tokens < 2:
-        return np.empty(0, dtype=np.int64)
-    span = n_tokens - 1 if max_gap < 0 else min(max_gap + 1, n_tokens - 1)
-    parts = [(ids[:-offset] << _ID_BITS) | ids[offset:] for offset in range(1, span + 1)]
-    if with_unigrams:
-        parts.append(ids[:-1] | _UNIGRAM_FLAG)
-    return np.concatenate(parts)
+def _clipped_hits(codes: np.ndarray, code_bits: int, tags: np.ndarray, tag_bits: int, slot_bits: int,
+                  n_tags: int) -> np.ndarray:
+    """Per text tag: Σ over grams of min(count in the text, count in its item's system text); the system's own tag
+    gets its gram count.
+
+    A tag is ``item << slot_bits | slot``, slot 0 being the item's system summary. Grams are sorted as
+    ``code << tag_bits | tag``, so the runs of equal keys are the distinct (gram, text) counts, a gram's runs within
+    one item are adjacent, and the system's run, when there is one, comes first.
+    """
+    if codes.shape[0] == 0:
+        return np.zeros(n_tags, dtype=np.int64)
+    if code_bits + tag_bits > 63:
+        codes, code_bits = _renumber(codes)
+    keys = np.sort((codes << tag_bits) | tags)
+    size = keys.shape[0]
+    first = np.empty(size, dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    runs = keys[starts]
+    counts = np.empty(starts.shape[0], dtype=np.int64)
+    np.subtract(starts[1:], starts[:-1], out=counts[:-1])
+    counts[-1] = size - starts[-1]
+    grams = runs >> slot_bits  # (gram code, item)
+    np.not_equal(grams[1:], grams[:-1], out=first[1:runs.shape[0]])
+    group_starts = np.flatnonzero(first[:runs.shape[0]])
+    group_sizes = np.empty(group_starts.shape[0], dtype=np.int64)
+    np.subtract(group_starts[1:], group_starts[:-1], out=group_sizes[:-1])
+    group_sizes[-1] = runs.shape[0] - group_starts[-1]
+    system_counts = counts[group_starts]
+    system_counts[(runs[group_starts] & ((1 << slot_bits) - 1)) != 0] = 0
+    hits = np.minimum(counts, np.repeat(system_counts, group_sizes))
+    return np.bincount(runs & ((1 << tag_bits) - 1), weights=hits, minlength=n_tags).astype(np.int64)
+
+
+def _gram_table(
+    ids: np.ndarray, lengths: np.ndarray, widths: Sequence[int], config: RougeConfig, scratch: np.ndarray | None = None
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The counts behind every ROUGE-N and ROUGE-S/SU score of a batch of at most 32 items.
+
+    ``ids`` are the token ids of all texts one after another, ``lengths`` their numbers of tokens, and item k is the
+    next ``widths[k]`` texts: its system summary, then its references. Returns ``{metric: (hits, totals)}``, two int
+    arrays of shape ``(n_items, max(widths))``: column 0 holds the system's gram count in both, column r the clipped
+    hits of the system against reference r and that reference's gram count (zeros past an item's last reference).
+    All texts are counted in one numpy pass per measure: grams are integer codes over the concatenated ids, and a
+    gram is kept where it lies inside one text. ``scratch`` (optional) is a zeroed uint64 array longer than the
+    largest id, left zeroed.
+    """
+    n_items = len(widths)
+    if n_items > 32:
+        raise ValueError(f"_gram_table takes at most 32 items at a time, got {n_items}")
+    width = max(widths)
+    slot_bits = max((width - 1).bit_length(), 1)
+    n_tags = n_items << slot_bits
+    tag_bits = max((n_tags - 1).bit_length(), 1)
+    text_lengths = lengths.tolist()
+    text_tags = np.array([(item << slot_bits) | slot for item, texts in enumerate(widths) for slot in range(texts)],
+                         dtype=np.int64)
+    size = ids.shape[0]
+    # Tokens left in its text from each position on (itself included): an n-gram starting at i lies inside one text
+    # when remaining[i] >= n, a skip bigram (i, i + d) when remaining[i] > d.
+    remaining = np.repeat(np.cumsum(lengths), lengths) - np.arange(size)
+    token_tags = np.repeat(text_tags, lengths)
+
+    # A gram can match only if each of its tokens occurs on the other side of its item (a reference token in the
+    # system, a system token in one of the references): only such grams get codes; the totals count all grams.
+    # occurs[id] has bit 2·item set when the id is in that item's system, bit 2·item + 1 when in one of its references.
+    occurs = scratch if scratch is not None else np.zeros(int(ids.max()) + 1 if size else 1, dtype=np.uint64)
+    wanted = np.empty(len(text_lengths), dtype=np.uint64)
+    start = text = 0
+    for item, texts in enumerate(widths):
+        system_end = start + text_lengths[text]
+        item_end = system_end + sum(text_lengths[text + 1:text + texts])
+        occurs[ids[start:system_end]] |= np.uint64(1 << 2 * item)
+        occurs[ids[system_end:item_end]] |= np.uint64(2 << 2 * item)
+        wanted[text] = 2 << 2 * item
+        wanted[text + 1:text + texts] = 1 << 2 * item
+        start, text = item_end, text + texts
+    useful = (occurs[ids] & np.repeat(wanted, lengths)) != 0
+    occurs[ids] = 0
+
+    def table(hits_by_tag: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        hits = np.zeros(n_tags, dtype=np.int64)
+        counts = np.zeros(n_tags, dtype=np.int64)
+        hits[text_tags] = hits_by_tag[text_tags]
+        counts[text_tags] = totals
+        hits = hits.reshape(n_items, 1 << slot_bits)[:, :width]
+        hits[:, 0] = 0
+        return hits, counts.reshape(n_items, 1 << slot_bits)[:, :width]
+
+    results: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    codes, code_bits, all_useful = ids, _ID_BITS, useful
+    for n in range(1, config.max_n + 1):
+        if n > 1:
+            if code_bits + _ID_BITS > 63:
+                codes, code_bits = _renumber(codes)
+            codes = (codes[:-1] << _ID_BITS) | ids[n - 1:]
+            code_bits += _ID_BITS
+            all_useful = all_useful[:-1] & useful[n - 1:]
+        keep = (remaining[:codes.shape[0]] >= n) & all_useful
+        hits_by_tag = _clipped_hits(codes[keep], code_bits, token_tags[:codes.shape[0]][keep], tag_bits, slot_bits,
+                                    n_tags)
+        results[f"rouge_{n}"] = table(hits_by_tag, np.maximum(lengths - n + 1, 0))
+    if config.skip_distance is not None:
+        longest = int(lengths.max()) if lengths.shape[0] else 0
+        span = longest - 1 if config.skip_distance < 0 else min(config.skip_distance + 1, longest - 1)
+        parts, part_tags = [], []
+        for offset in range(1, span + 1):
+            keep = (remaining[:-offset] > offset) & useful[:-offset] & useful[offset:]
+            parts.append(((ids[:-offset] << _ID_BITS) | ids[offset:])[keep])
+            part_tags.append(token_tags[:-offset][keep])
+        pairs_per_text = np.clip(lengths - 1, 0, None) if config.skip_distance < 0 else np.clip(
+            np.minimum(lengths - 1, config.skip_distance + 1), 0, None)
+        totals = pairs_per_text * lengths - pairs_per_text * (pairs_per_text + 1) // 2
+        if config.skip_unigrams:
+            # ROUGE-SU's unigrams: every token but the last of its text (ROUGE-1.5.5's loop stops one early).
+            keep = (remaining > 1) & useful
+            parts.append(ids[keep] | _UNIGRAM_FLAG)
+            part_tags.append(token_tags[keep])
+            totals = totals + np.clip(lengths - 1, 0, None)
+        codes = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        tags = np.concatenate(part_tags) if part_tags else np.zeros(0, np.int64)
+        hits_by_tag = _clipped_hits(codes, 2 * _ID_BITS + 1, tags, tag_bits, slot_bits, n_tags)
+        results[config.metric_names[-1]] = table(hits_by_tag, totals)
+    return results
+
+
+def _powers_of_37(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """37**j and 37**-j modulo 2**64 for j < size (uint64 products wrap modulo 2**64)."""
+    forward = np.full(size, 37, dtype=np.uint64)
+    inverse = np.full(size, _INVERSE_37, dtype=np.uint64)
+    forward[0] = inverse[0] = 1
+    np.cumprod(forward, out=forward)
+    np.cumprod(inverse, out=inverse)
+    return forward, inverse
+
+
+def _lcs_hits(system: Sequence[Sequence[str]], reference: Sequence[Sequence[str]]) -> tuple[int, int, int]:
+    """ROUGE-L (hit, reference count, system count) of a system against one reference, both given as their units
+    (stemmed tokens per line)."""
+    system_tokens = [token for unit in system for token in unit]
+    remaining_reference = Counter(token for unit in reference for token in unit)
+    remaining_system = Counter(system_tokens)
+    hit = 0
+    base = 0
+    for unit in reference:
+        base += len(unit)
+        marks = _union_lcs_marks(unit, system)
+        for token, marked in zip(unit, marks):
+            if marked and remaining_reference[token] > 0 and remaining_system.get(token, 0) > 0:
+                hit += 1
+                remaining_reference[token] -= 1
+                remaining_system[token] -= 1
+    return hit, base, len(system_tokens)
 
 
 class RougeScorer:
     """Scores system summaries against references with ROUGE-1.5.5 semantics.
 
-    One scorer holds one stemmer cache; reuse it across calls (stemming is memoised per token).
+    One scorer holds one stemmer cache and one token vocabulary; reuse it across calls (stemming and numbering are
+    memoised per token). Items are scored a few at a time: their texts are tokenized together with numpy
+    (:meth:`_number_texts`) and their grams counted together (:func:`_gram_table`).
 
     Example:
         >>> scorer = RougeScorer()  # official DUC settings
@@ -657,12 +819,17 @@ class RougeScorer:
     def __init__(self, config: RougeConfig | None = None, stemmer: RougeStemmer | None = None) -> None:
         self.config = config or RougeConfig()
         self._stemmer = (stemmer or RougeStemmer()) if self.config.stem else None
-        # Stems and (for n > 3) n-grams are numbered so that counting and matching run in numpy. Numbers only need to
-        # agree within one item, so both tables are cleared between items when they grow large (a new generation).
+        # Stems are numbered so that counting and matching run in numpy. Numbers only need to agree within the items
+        # scored together, so the tables are cleared between batches when they grow large (a new generation). Tokens
+        # map to the numbers of their stems: by base-37 code (at most 11 characters) or else by bytes; stop words
+        # (-s) map to -1.
         self._vocabulary: dict[str, int] = {}
-        self._token_ids: dict[str, int] = {}
-        self._gram_ids: dict[tuple, int] = {}
+        self._code_ids: dict[int, int] = {}
+        self._token_ids: dict[bytes, int] = {}
         self._generation = 0
+        self._add_stopwords()
+        self._powers = (np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64))
+        self._scratch: np.ndarray | None = None
 
     # -- text analysis -------------------------------------------------------------------------------------------
 
@@ -681,76 +848,147 @@ class RougeScorer:
         return [token for line in truncate_lines(read_lines(text), self.config.word_limit) for token in self.tokens(line)]
 
     def analyze(self, text: str | Sequence[str]) -> AnalyzedSummary:
-        """Read, truncate (``-l``), tokenize, stem and count one summary.
+        """Read, truncate (``-l``), tokenize, stem and number one summary; for ROUGE-L, also keep its stemmed tokens
+        per line."""
+        data, cut = _summary_bytes(text, self.config.word_limit)
+        ids, _ = self._number_texts([data], [cut])
+        units = self._units(text) if self.config.rouge_l else []
+        return AnalyzedSummary(ids=ids, tokens=[token for unit in units for token in unit], units=units,
+                               generation=self._generation)
 
-        Tokens are numbered by stem (one dictionary lookup per raw token, cached), and the grams of every measure are
-        counted as integer codes with numpy. The stemmed tokens themselves are kept only where a measure needs them
-        (ROUGE-L, n-grams with n > 3).
+    def _units(self, text: str | Sequence[str]) -> list[list[str]]:
+        """ROUGE-L's units: the stemmed tokens of each truncated line."""
+        return [self.tokens(line) for line in truncate_lines(read_lines(text), self.config.word_limit)]
+
+    def _number_texts(self, datas: Sequence[bytes], cut: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids of summaries given as :func:`_summary_bytes` gives them (``cut[t]``: the ``-l`` cut is still to
+        be made), all concatenated, and the number of tokens of each summary.
+
+        The summaries are joined with ``"\\n"`` (whitespace, so no field or token spans two of them) and classified
+        byte by byte. A cut summary loses its bytes from its field ``limit + 1`` on. Token boundaries are where
+        token characters start and stop; a token's base-37 code is read off prefix sums of ``digit × 37**-position``
+        (mod 2**64, exact below 2**63), and codes become stem numbers through a dictionary, once per distinct code.
         """
-        config = self.config
-        lines = truncate_lines(read_lines(text), config.word_limit)
-        # No token spans two lines ("\n" is a separator), so the joined text tokenizes in one call.
-        raw = rouge_tokenize("\n".join(lines))
-        if config.stopwords:
-            stopwords = config.stopwords
-            raw = [token for token in raw if token not in stopwords]
-        token_ids = self._token_ids
-        ids = np.array([token_ids[token] if token in token_ids else self._number_token(token) for token in raw],
-                       dtype=np.int64)
-        units: list[list[str]] = []
-        tokens: list[str] = []
-        if config.rouge_l or config.max_n > 3:
-            units = [self.tokens(line) for line in lines]
-            tokens = [token for unit in units for token in unit]
-        counts: dict[str, GramCounts] = {}
-        for n in range(1, config.max_n + 1):
-            counts[f"rouge_{n}"] = GramCounts.from_codes(_pack(ids, n) if n <= 3 else self._number_grams(tokens, n))
-        if config.skip_distance is not None:
-            counts[config.metric_names[-1]] = GramCounts.from_codes(
-                _skip_bigram_codes(ids, config.skip_distance, config.skip_unigrams))
-        return AnalyzedSummary(lines=lines, tokens=tokens, units=units, counts=counts, generation=self._generation)
+        buffer = b"\n".join(datas)
+        size = len(buffer)
+        raw = np.frombuffer(buffer, dtype=np.uint8)
+        digits = np.take(_TOKEN_DIGIT, raw)
+        bounds = [0]  # summary t is buffer[bounds[t]:bounds[t + 1] - 1]
+        for data in datas:
+            bounds.append(bounds[-1] + len(data) + 1)
+        to_cut = [text for text, flag in enumerate(cut) if flag]
+        if to_cut and self.config.word_limit is not None:
+            limit = self.config.word_limit
+            space = np.take(_WHITESPACE_BYTE, raw)
+            field = ~space
+            field[1:] &= space[:-1]
+            field_starts = np.flatnonzero(field)
+            firsts = np.searchsorted(field_starts, [bounds[text] for text in to_cut]).tolist()
+            lasts = np.searchsorted(field_starts, [bounds[text + 1] for text in to_cut]).tolist()
+            for text, first, last in zip(to_cut, firsts, lasts):
+                if last - first > limit:
+                    digits[field_starts[first + limit]:bounds[text + 1]] = 0
+        inside = np.zeros(size + 2, dtype=bool)
+        np.not_equal(digits, 0, out=inside[1:-1])
+        edges = np.flatnonzero(inside[1:] != inside[:-1])
+        starts, ends = edges[0::2], edges[1::2]
+        if self._powers[0].shape[0] <= size:
+            self._powers = _powers_of_37(max(size + 1, 2 * self._powers[0].shape[0]))
+        forward, inverse = self._powers
+        prefix = np.zeros(size + 1, dtype=np.uint64)
+        np.cumsum(np.multiply(digits, inverse[:size], out=digits), out=prefix[1:])
+        codes = forward[ends - 1] * (prefix[ends] - prefix[starts])
 
-    def _number_token(self, token: str) -> int:
-        """The id of a raw token's stem (new stems get the next id); remembered per raw token."""
+        ids = np.empty(starts.shape[0], dtype=np.int64)
+        coded = (ends - starts) <= _CODED_LENGTH
+        distinct, where = np.unique(codes[coded], return_inverse=True)
+        code_ids = self._code_ids
+        numbers = [code_ids.get(code) for code in distinct.tolist()]
+        for position, number in enumerate(numbers):
+            if number is None:
+                code = int(distinct[position])
+                numbers[position] = code_ids[code] = self._number(_decode_token(code))
+        ids[coded] = np.array(numbers, dtype=np.int64)[where.reshape(-1)]
+        long_tokens = np.flatnonzero(~coded).tolist()
+        if long_tokens:
+            token_ids = self._token_ids
+            for index, start, end in zip(long_tokens, starts[long_tokens].tolist(), ends[long_tokens].tolist()):
+                token = buffer[start:end].lower()
+                number = token_ids.get(token)
+                if number is None:
+                    number = token_ids[token] = self._number(token.decode("ascii"))
+                ids[index] = number
+        text_starts = np.searchsorted(starts, bounds)
+        if self.config.stopwords:
+            kept = ids >= 0
+            ids = ids[kept]
+            text_starts = np.concatenate(([0], np.cumsum(kept)))[text_starts]
+        return ids, np.diff(text_starts)
+
+    def _number(self, token: str) -> int:
+        """The number of a token's stem (a new stem gets the next number)."""
         stem = self._stemmer(token) if self._stemmer is not None else token
         vocabulary = self._vocabulary
         number = vocabulary.setdefault(stem, len(vocabulary))
         if number >= _MAX_IDS:
-            raise ValueError(f"more than {_MAX_IDS} distinct tokens in the texts of one item")
-        self._token_ids[token] = number
+            raise ValueError(f"more than {_MAX_IDS} distinct tokens in the texts of a few items")
         return number
 
-    def _number_grams(self, tokens: Sequence[str], n: int) -> np.ndarray:
-        """Codes of n-grams too long to pack into 63 bits: numbered through a dictionary."""
-        table = self._gram_ids
-        number = table.setdefault
-        return np.array([number(gram, len(table)) for gram in zip(*(tokens[i:] for i in range(n)))], dtype=np.int64)
+    def _add_stopwords(self) -> None:
+        for word in self.config.stopwords or ():
+            if _TOKEN_ONLY.fullmatch(word):
+                if len(word) <= _CODED_LENGTH:
+                    self._code_ids[_token_code(word)] = -1
+                else:
+                    self._token_ids[word.encode()] = -1
 
     def _start_item(self) -> None:
-        """Begin a new vocabulary generation when the tables have grown large (between items only)."""
-        if len(self._vocabulary) > _VOCABULARY_RESET or len(self._gram_ids) > _VOCABULARY_RESET:
+        """Begin a new vocabulary generation when the tables have grown large (between batches of items only)."""
+        if len(self._vocabulary) > _VOCABULARY_RESET:
             self._vocabulary.clear()
+            self._code_ids.clear()
             self._token_ids.clear()
-            self._gram_ids.clear()
+            self._add_stopwords()
             self._generation += 1
 
-    # -- one item ------------------------------------------------------------------------------------------------
+    # -- scoring -------------------------------------------------------------------------------------------------
 
-    def _lcs_hits(self, system: AnalyzedSummary, reference: AnalyzedSummary) -> tuple[int, int, int]:
-        """ROUGE-L (hit, reference count, system count) of a system against one reference."""
-        remaining_reference = Counter(reference.tokens)
-        remaining_system = Counter(system.tokens)
-        hit = 0
-        base = 0
-        for unit in reference.units:
-            base += len(unit)
-            marks = _union_lcs_marks(unit, system.units)
-            for token, marked in zip(unit, marks):
-                if marked and remaining_reference[token] > 0 and remaining_system.get(token, 0) > 0:
-                    hit += 1
-                    remaining_reference[token] -= 1
-                    remaining_system[token] -= 1
-        return hit, base, len(system.tokens)
+    def _score_batch(
+        self, ids: np.ndarray, lengths: np.ndarray, widths: Sequence[int],
+        units: Sequence[Sequence[list[list[str]]]] | None = None,
+    ) -> list[dict[str, RougeScore]]:
+        """Per-measure scores of items given as for :func:`_gram_table`; ``units`` are the ROUGE-L units of every
+        text of every item (only for ROUGE-L)."""
+        config = self.config
+        if self._scratch is None:
+            self._scratch = np.zeros(_MAX_IDS, dtype=np.uint64)  # calloc'd: pages are touched as ids come into use
+        tables = _gram_table(ids, lengths, widths, config, self._scratch)
+        counts = {metric: (hits.tolist(), totals.tolist()) for metric, (hits, totals) in tables.items()}
+        scored = []
+        for position, width in enumerate(widths):
+            scores: dict[str, RougeScore] = {}
+            for metric in config.metric_names:
+                if metric == "rouge_l":
+                    system, *references = units[position]
+                    per_reference = [_lcs_hits(system, reference) for reference in references]
+                else:
+                    hits, totals = counts[metric][0][position], counts[metric][1][position]
+                    per_reference = [(hits[r], totals[r], totals[0]) for r in range(1, width)]
+                if config.scoring == "A":
+                    hit = sum(item[0] for item in per_reference)
+                    model_count = sum(item[1] for item in per_reference)
+                    peer_count = sum(item[2] for item in per_reference)
+                else:
+                    # -f B: the reference with the highest recall, the first one on ties. ROUGE-1.5.5 compares the
+                    # recalls of ROUGE-N and ROUGE-S/SU as printed ("%07.5f"), those of ROUGE-L unrounded.
+                    recalls = [hit_r / model_r if model_r else 0.0 for hit_r, model_r, _ in per_reference]
+                    if metric != "rouge_l":
+                        recalls = [_round5(value) for value in recalls]
+                    best = max(range(len(per_reference)), key=lambda r: (recalls[r], -r))
+                    hit, model_count, peer_count = per_reference[best]
+                scores[metric] = RougeScore.from_counts(hit, model_count, peer_count, config.alpha)
+            scored.append(scores)
+        return scored
 
     def score_analyzed(
         self, system: AnalyzedSummary, references: Sequence[AnalyzedSummary]
@@ -761,51 +999,58 @@ class RougeScorer:
         if any(reference.generation != system.generation for reference in references):
             raise ValueError("the system and references were analyzed in different vocabulary generations of the "
                              "scorer; analyze them again together (RougeScorer.score does)")
-        config = self.config
-        scores: dict[str, RougeScore] = {}
-        for metric in config.metric_names:
-            per_reference = []
-            for reference in references:
-                if metric == "rouge_l":
-                    per_reference.append(self._lcs_hits(system, reference))
-                else:
-                    system_counts = system.counts[metric]
-                    reference_counts = reference.counts[metric]
-                    per_reference.append((system_counts.hits(reference_counts), reference_counts.total,
-                                          system_counts.total))
-            if config.scoring == "A":
-                hit = sum(item[0] for item in per_reference)
-                model_count = sum(item[1] for item in per_reference)
-                peer_count = sum(item[2] for item in per_reference)
-            else:
-                # -f B: the reference with the highest recall, the first one on ties. ROUGE-1.5.5 compares the
-                # recalls of ROUGE-N and ROUGE-S/SU as printed ("%07.5f"), those of ROUGE-L unrounded.
-                recalls = [hit_r / model_r if model_r else 0.0 for hit_r, model_r, _ in per_reference]
-                if metric != "rouge_l":
-                    recalls = [_round5(value) for value in recalls]
-                best = max(range(len(per_reference)), key=lambda r: (recalls[r], -r))
-                hit, model_count, peer_count = per_reference[best]
-            scores[metric] = RougeScore.from_counts(hit, model_count, peer_count, config.alpha)
-        return scores
+        texts = [system, *references]
+        ids = np.concatenate([text.ids for text in texts])
+        lengths = np.array([text.ids.shape[0] for text in texts], dtype=np.int64)
+        units = [[text.units for text in texts]] if self.config.rouge_l else None
+        return self._score_batch(ids, lengths, [len(texts)], units)[0]
 
     def score(self, system: str | Sequence[str], references: str | Sequence[str | Sequence[str]]) -> dict[str, RougeScore]:
         """Scores of one system summary against its references (a string is one reference)."""
-        if isinstance(references, str):
-            references = [references]
-        self._start_item()
-        return self.score_analyzed(self.analyze(system), [self.analyze(reference) for reference in references])
+        return next(self._score_items([system], [references]))
 
     def score_many(
         self, systems: Sequence[str | Sequence[str]], references: Sequence[str | Sequence[str | Sequence[str]]]
     ) -> Iterator[dict[str, RougeScore]]:
-        """Per-item scores, lazily, for aligned lists of systems and reference lists."""
+        """Per-item scores, lazily (a few items at a time), for aligned lists of systems and reference lists."""
         if len(systems) != len(references):
             raise ValueError(f"got {len(systems)} system summaries but {len(references)} reference lists")
-        for position, (system, item_references) in enumerate(zip(systems, references)):
-            try:
-                yield self.score(system, item_references)
-            except (TypeError, ValueError) as err:
-                raise type(err)(f"item {position}: {err}") from err
+        return self._score_items(systems, references, label_items=True)
+
+    def _score_items(
+        self, systems: Sequence[str | Sequence[str]], references: Sequence[str | Sequence[str | Sequence[str]]],
+        label_items: bool = False,
+    ) -> Iterator[dict[str, RougeScore]]:
+        """Scores of aligned systems and reference lists, :data:`_BATCH_ITEMS` items at a time; ``label_items``
+        names the item of an input error."""
+        config = self.config
+        # Without a distance limit, skip bigrams are enumerated up to the longest text of a batch: one item at a time.
+        batch_items = 1 if config.skip_distance is not None and config.skip_distance < 0 else _BATCH_ITEMS
+        for start in range(0, len(systems), batch_items):
+            self._start_item()
+            datas, cut, widths, units = [], [], [], []
+            for position in range(start, min(start + batch_items, len(systems))):
+                try:
+                    item_references = references[position]
+                    if isinstance(item_references, str):
+                        item_references = [item_references]
+                    if not item_references:
+                        raise ValueError("ROUGE needs at least one reference summary per item")
+                    texts = [systems[position], *item_references]
+                    for text in texts:
+                        data, flag = _summary_bytes(text, config.word_limit)
+                        datas.append(data)
+                        cut.append(flag)
+                    if config.rouge_l:
+                        units.append([self._units(text) for text in texts])
+                except (TypeError, ValueError) as err:
+                    if not label_items:
+                        raise
+                    raise type(err)(f"item {position}: {err}") from err
+                widths.append(len(texts))
+            ids, lengths = self._number_texts(datas, cut)
+            yield from self._score_batch(ids, lengths, widths, units)
+
 
     # -- a corpus ------------------------------------------------------------------------------------------------
 

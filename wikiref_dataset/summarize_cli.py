@@ -104,7 +104,8 @@ def _summarize(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     modeling_qbert.register()
     try:
-        summarize = pipeline(modeling_qbert.TASK, model=str(model_dir))
+        summarize = pipeline(modeling_qbert.TASK, model=str(model_dir),
+                             pipeline_class=modeling_qbert.QueryFocusedSummarizationPipeline)  # not a Hub copy's code
     except (OSError, ValueError) as err:
         raise SummarizeError(f"{model_dir}: cannot load the model ({err})") from None
     loaded = time.perf_counter()

@@ -54,6 +54,7 @@ def test_config_fields_have_defaults_and_help_mirrored_in_the_docstring():
     ({"update_frequency": 0}, "update_frequency"),
     ({"method": "iterative", "begin_step": 10, "end_step": 10}, "multiple of update_frequency"),
     ({"method": "iterative", "begin_step": 0, "end_step": 150, "update_frequency": 100}, "multiple"),
+    ({"method": "iterative", "begin_step": 20, "end_step": 10}, "positive multiple"),
 ])
 def test_config_validation_errors(overrides, message):
     with pytest.raises(ValueError, match=message):
@@ -65,7 +66,7 @@ def test_config_validation_errors(overrides, message):
 
 def test_one_step_masks_keep_the_top_fraction_of_each_encoder_tensor():
     model = tiny_model()
-    masks = identify_subnetwork(model, SubnetworkConfig(fraction=0.1))
+    masks = identify_subnetwork(model, SubnetworkConfig(fraction=0.1, include_vectors=True))
     parameters = dict(model.named_parameters())
     assert set(masks) == {name for name in parameters if name.startswith("bert.encoder.")}
     for name, mask in masks.items():
@@ -76,6 +77,24 @@ def test_one_step_masks_keep_the_top_fraction_of_each_encoder_tensor():
             assert weight[mask].min() > weight[~mask].max(), name
     matrices_only = identify_subnetwork(model, SubnetworkConfig(include_vectors=False))
     assert set(matrices_only) == {name for name in masks if parameters[name].dim() == 2}
+
+
+def test_default_masks_only_encoder_matrices():
+    """The paper selects within parameter matrices: by default biases and LayerNorm are not masked, so they are as
+    fully trainable as the embeddings and the head (`trainable_share` counts them as such)."""
+    from modeling_qbert.sparse import trainable_share
+
+    model = tiny_model()
+    assert SubnetworkConfig().include_vectors is False
+    masks = identify_subnetwork(model, SubnetworkConfig())
+    parameters = dict(model.named_parameters())
+    matrices = {name for name, p in parameters.items() if name.startswith("bert.encoder.") and p.dim() >= 2}
+    assert set(masks) == matrices
+    vectors = [name for name, p in parameters.items() if name.startswith("bert.encoder.") and p.dim() == 1]
+    assert vectors and not set(vectors) & set(masks)
+    share = trainable_share(model, masks)
+    assert share["masked_vectors"] == 0
+    assert share["fully_trainable"]["encoder"] == sum(parameters[name].numel() for name in vectors)
 
 
 def test_top_magnitude_mask_within_a_mask():
@@ -103,6 +122,56 @@ def test_cubic_schedule_values():
     assert config.trainable_fraction_at(300) == pytest.approx(1 - (0.9 - 0.9 * 0.5**3))
     assert [step for step in range(0, 700) if config.is_update_step(step)] == [100, 200, 300, 400, 500]
     assert SubnetworkConfig().trainable_fraction_at(12345) == 0.1 and not SubnetworkConfig().is_update_step(0)
+
+
+@pytest.mark.parametrize("total, expected", [
+    (4, (3, 1)),  # Δt = 1, end at 75% of the run
+    (10, (7, 1)),
+    (1000, (750, 10)),
+    (1234, (924, 12)),  # Δt = 12, end = 12 * floor(925.5 / 12)
+    (1, (1, 1)),  # too short to reach any target: at least one update after t0
+])
+def test_schedule_is_scaled_to_the_run(total, expected):
+    config = SubnetworkConfig(fraction=0.1, method="iterative").scaled_to(total)
+    assert (config.end_step, config.update_frequency) == expected
+    assert config.reaches_target(total) == (total > 1)
+    assert config.end_step <= 0.75 * total or total == 1
+    if total > 1:
+        assert config.final_fraction(total) == pytest.approx(0.1)
+        assert config.trainable_fraction_at(config.end_step) == pytest.approx(0.1)
+    updates = [step for step in range(total) if config.is_update_step(step)]
+    assert updates == list(range(0, config.end_step + 1, config.update_frequency)) if total > 1 else updates == [0]
+
+
+def test_schedule_scaling_keeps_what_is_given():
+    given = SubnetworkConfig(method="iterative", begin_step=5, end_step=25, update_frequency=5)
+    assert given.scaled_to(10) is given
+    assert SubnetworkConfig(method="iterative", end_step=700).scaled_to(10).update_frequency == 7
+    assert SubnetworkConfig(method="iterative", end_step=13).scaled_to(10).update_frequency == 1
+    assert SubnetworkConfig(method="iterative", update_frequency=3).scaled_to(20).end_step == 15
+    started = SubnetworkConfig(method="iterative", begin_step=10).scaled_to(20)
+    assert (started.begin_step, started.end_step, started.update_frequency) == (10, 15, 1)
+    one_step = SubnetworkConfig()
+    assert one_step.scaled_to(10) is one_step and one_step.reaches_target(1)
+    with pytest.raises(ValueError, match="scaled_to"):
+        SubnetworkConfig(method="iterative").is_update_step(0)
+
+
+def test_a_short_run_ends_before_the_target():
+    config = SubnetworkConfig(fraction=0.1, method="iterative", end_step=8, update_frequency=2)
+    assert not config.reaches_target(5) and config.reaches_target(9)
+    # updates at steps 0, 2, 4 in a 5-step run: the share after the one at step 4
+    assert config.final_fraction(5) == pytest.approx(config.trainable_fraction_at(4))
+    assert 0.1 < config.final_fraction(5) < 1.0
+    assert config.final_fraction(9) == pytest.approx(0.1)
+
+
+def test_a_fixed_mask_is_never_pruned_nor_identified():
+    config = SubnetworkConfig(fraction=0.1, method="iterative", end_step=4, update_frequency=2, fixed_mask=True)
+    assert not config.prunes and not any(config.is_update_step(step) for step in range(10))
+    assert config.reaches_target(1) and SubnetworkConfig.from_json(config.to_json()) == config
+    with pytest.raises(ValueError, match="fixed_mask"):
+        identify_subnetwork(tiny_model(), config)
 
 
 def test_iterative_masks_shrink_monotonically():
@@ -162,7 +231,7 @@ def test_sparse_delta_round_trip_is_exact(tmp_path):
         dict(base.named_parameters())[name].view(-1)[position] = 0.0
         dict(trained.named_parameters())[name].view(-1)[position] = -0.0
     info = save_sparse_delta(trained, base, masks, tmp_path)
-    assert info.path.endswith("subnetwork_delta.safetensors")
+    assert info.path.endswith("sparse_delta.safetensors")
     assert 0 < info.num_bytes < info.dense_num_bytes and "MiB" in str(info)
     masked_entries = sum(mask.numel() for mask in masks.values())
     assert info.sparse_values <= round(0.1 * masked_entries) + len(masks)

@@ -190,3 +190,47 @@ def test_format_table_marks_missing_years():
     year = evaluate_duc.DucYear(path=Path("x"), year=2005, rows=[])
     evaluation = evaluate_duc.Evaluation(settings="", years=[year], scores={"S": {2005: None}})
     assert evaluate_duc.format_table(evaluation).splitlines()[-1].split() == ["S", "-", "-", "-"]
+
+
+@pytest.mark.parametrize("argv, datasets", [
+    (["--dataset", "a", "--dataset", "b", "--baseline", "lead", "oracle", "--quiet"], ["a", "b"]),
+    (["--dataset", "a", "b", "--summaries", "x.jsonl", "--save-summaries", "s.jsonl", "--output", "o.json"],
+     ["a", "b"]),
+    (["--dataset", "a", "--model", "m", "--save_summaries", "s.jsonl", "--quiet", "false"], ["a"]),
+    (["--dataset", "a", "--baseline", "all"], ["a"]),
+])
+def test_wikiref_duc_evaluate_parses_like_the_hf_argument_parser(argv, datasets):
+    """One set of options, `EvaluateArguments`: the script parses it with HfArgumentParser, `wikiref duc evaluate`
+    declares the same fields on its argparse subcommand; both give the same dataclass."""
+    (from_script,) = evaluate_duc.build_parser().parse_args_into_dataclasses(args=argv)
+    parser = argparse.ArgumentParser(prog="wikiref")
+    add_duc_parser(parser.add_subparsers(dest="command", required=True))
+    from_cli = evaluate_duc.to_arguments(parser.parse_args(["duc", "evaluate", *argv]))
+    assert isinstance(from_script, evaluate_duc.EvaluateArguments)
+    assert from_cli == from_script
+    assert from_script.dataset == datasets
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--baseline", "lead"], "--dataset is required"),
+    (["--dataset", "{year}", "--baseline", "foo"], "--baseline: unknown 'foo': choose from lead, query-sim, oracle, all"),
+    (["--dataset", "{year}"], "give exactly one of --baseline, --summaries, --model"),
+    (["--dataset", "{year}", "--baseline", "lead", "--model", "m"], "(got --baseline, --model)"),
+])
+def test_bad_values_exit_2_with_one_line(years, capsys, argv, message):
+    argv = [value.format(year=years[2006]) for value in argv]
+    assert main(argv) == 2
+    parser = argparse.ArgumentParser(prog="wikiref")
+    add_duc_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["duc", "evaluate", *argv])
+    assert args.func(args) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"duc evaluate: error: {lines[0].split('error: ', 1)[1]}"] * 2 and message in lines[0]
+
+
+def test_unknown_option_is_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--dataset", "a", "--baselines", "lead"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "evaluate_duc.py: error:" in err and "'--baselines'" in err

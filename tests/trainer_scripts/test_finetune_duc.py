@@ -188,3 +188,80 @@ def test_results_record_the_true_trainable_share(tmp_path, tiny_qbert_dir, duc_y
     assert share["trainable_parameters"] == trainable
     assert share["total_parameters"] == sum(p.numel() for p in parameters.values())
     assert f"**{100 * share['trainable_share']:.2f}% of all parameters**" in (out / "README.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def iterative_qbert_dir(tmp_path_factory, demo_wikiref, tiny_bert_dir):
+    """A Q-BERT pre-trained on the demo WikiRef with iterative pruning whose schedule (scaled to the 4-step run: updates
+    at steps 0-3) reaches its target of 30% of each encoder matrix."""
+    from trainer_scripts import pretrain_wikiref
+
+    out = tmp_path_factory.mktemp("iterative") / "qbert"
+    assert pretrain_wikiref.main([
+        "--dataset", str(demo_wikiref), "--model_name_or_path", str(tiny_bert_dir), "--output_dir", str(out),
+        "--subnetwork_method", "iterative", "--subnetwork_fraction", "0.3", "--use_cpu", "--max_steps", "4",
+        "--per_device_train_batch_size", "4", "--max_length", "128", "--disable_tqdm", "true",
+        "--learning_rate", "1e-3", "--seed", "0"]) == 0
+    return out
+
+
+def test_iterative_subnetwork_from_pretraining_is_finetuned_as_saved(tmp_path, iterative_qbert_dir, duc_years):
+    """Table IX's iterative path end to end: the mask found while pre-training (at its target density) is the one
+    fine-tuning trains: the same mask, no new pruning, its frozen entries bit-identical to the pre-trained model."""
+    from modeling_qbert.sparse import mask_density
+
+    saved, saved_config = load_subnetwork_mask(iterative_qbert_dir / SUBNETWORK_MASK_NAME)
+    assert saved_config.method == "iterative" and mask_density(saved) == pytest.approx(0.3, abs=0.01)
+    pretrained_results = json.loads((iterative_qbert_dir / "results.json").read_text())
+    assert pretrained_results["subnetwork"]["schedule"]["reached_target"] is True
+
+    status, out = _run(tmp_path, iterative_qbert_dir, duc_years, "--subnetwork_method", "iterative",
+                       "--baselines", "none")
+    assert status == 0
+    used, used_config = load_subnetwork_mask(out / SUBNETWORK_MASK_NAME)
+    assert set(used) == set(saved) and all(torch.equal(used[name], saved[name]) for name in saved)
+    assert used_config.fixed_mask and used_config.method == "iterative"
+    before = load_file(iterative_qbert_dir / "model.safetensors")
+    after = load_file(out / "model.safetensors")
+    changed = 0
+    for name, mask in saved.items():
+        assert torch.equal(after[name][~mask].view(torch.int32), before[name][~mask].view(torch.int32)), name
+        changed += int((after[name][mask] != before[name][mask]).sum())
+    assert changed > 0.5 * sum(int(mask.sum()) for mask in saved.values())
+
+    results = json.loads((out / "results.json").read_text())
+    subnetwork = results["subnetwork"]
+    assert subnetwork["method"] == "iterative" and subnetwork["fraction"] == 0.3
+    assert subnetwork["final_density"] == pytest.approx(mask_density(saved))
+    assert subnetwork["schedule"] == pretrained_results["subnetwork"]["schedule"]
+    assert subnetwork["mask_file"] == SUBNETWORK_MASK_NAME and "pre-trained model" in subnetwork["source"]
+    assert results["finetuning"]["subnetwork"]["method"] == "iterative"
+    assert results["finetuning"]["subnetwork"]["trainable_fraction"] == pytest.approx(mask_density(saved))
+    assert results["pretraining"]["subnetwork"]["final_density"] == pytest.approx(mask_density(saved))
+
+    # Without --subnetwork_method the saved mask is used too; one_step asks for a new 10% mask instead.
+    status, default = _run(tmp_path / "default", iterative_qbert_dir, duc_years, "--baselines", "none")
+    assert status == 0
+    again, _ = load_subnetwork_mask(default / SUBNETWORK_MASK_NAME)
+    assert all(torch.equal(again[name], saved[name]) for name in saved)
+    status, fresh = _run(tmp_path / "fresh", iterative_qbert_dir, duc_years, "--subnetwork_method", "one_step",
+                         "--baselines", "none")
+    assert status == 0
+    new, new_config = load_subnetwork_mask(fresh / SUBNETWORK_MASK_NAME)
+    assert new_config.method == "one_step" and mask_density(new) == pytest.approx(0.1, abs=0.02)
+
+
+def test_iterative_without_a_saved_mask_and_bad_values_exit_2(tmp_path, tiny_qbert_dir, duc_years, caplog):
+    for extra, message in (
+        (["--subnetwork_method", "iterative"], f"has no {SUBNETWORK_MASK_NAME}: pre-train it with"),
+        (["--subnetwork_method", "baz"], "--subnetwork_method must be one of one_step, iterative, got 'baz'"),
+        (["--subnetwork_method", "iterative", "--subnetwork_fraction", "0"], "asks for full fine-tuning"),
+        (["--objective", "bar"], "--objective must be one of classification, regression, got 'bar'"),
+        (["--pooling", "foo"], "--pooling must be one of"),
+    ):
+        caplog.clear()
+        status, out = _run(tmp_path, tiny_qbert_dir, duc_years, *extra)
+        assert status == 2, extra
+        errors = [record.getMessage() for record in caplog.records if record.levelname == "ERROR"]
+        assert len(errors) == 1 and message in errors[0] and "\n" not in errors[0], (extra, errors)
+        assert not out.exists()

@@ -131,7 +131,7 @@ def test_training_procedure_and_usage():
     assert "Objective:\nregression: mean squared error against each sentence's ROUGE-2 recall" in training
     usage = section(card, "## How to use")
     assert 'AutoModel.from_pretrained("org/qbert-wikiref", trust_remote_code=True)' in usage
-    assert 'pipeline("query-focused-summarization", model="org/qbert-wikiref")' in usage
+    assert 'pipeline("query-focused-summarization", model="org/qbert-wikiref", trust_remote_code=True)' in usage
     assert "@article{zhu2022transforming" in card
     assert "Demo model" not in card
 
@@ -244,3 +244,18 @@ def test_trainable_share_is_counted_on_the_model_and_mask():
     text = _subnetwork_text({"subnetwork": {"fraction": 0.1, "method": "one_step", "share": share}})
     assert f"= {kept + rest:,} of {total:,} parameters, **{100 * (kept + rest) / total:.2f}% of all parameters**" in text
     assert 100 * (kept + rest) / total > 30  # far from the 10% mask density a reader would otherwise be told
+
+
+def test_iterative_pruning_reports_its_schedule_and_final_density():
+    results = copy.deepcopy(PRETRAIN_DEMO)
+    results["subnetwork"] = {"method": "iterative", "fraction": 0.1, "final_density": 0.1004, "masked_tensors": 36,
+                             "schedule": {"initial_fraction": 1.0, "begin_step": 0, "end_step": 6,
+                                          "update_frequency": 2, "steps": 8, "reached_target": True}}
+    card = render_model_card(results, model_repo="org/x")
+    assert ("- Subnetwork: Gradual magnitude pruning (Zhu & Gupta, 2017) during WikiRef pre-training: from 100% to "
+            "10% of each encoder matrix between steps 0 and 6, pruning every 2 steps; the final mask keeps "
+            "**10.04%** of their entries.") in card
+    results["subnetwork"]["schedule"].update(reached_target=False, steps=4)
+    results["subnetwork"]["final_density"] = 0.31
+    card = render_model_card(results, model_repo="org/x")
+    assert "keeps **31.00%** of their entries — the run ended (step 4) before the schedule reached its target" in card

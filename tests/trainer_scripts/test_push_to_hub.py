@@ -1,11 +1,17 @@
 """push_to_hub.py against a Hub-compatible server on 127.0.0.1 (tests/hub_server.py): push a tiny Q-BERT, a WikiRef
-folder and the DUC ROUGE metric, then load all three back in a fresh process that knows only the endpoint — the model
-through trust_remote_code (modeling_qbert made unimportable there), the dataset with load_dataset, the metric with
-evaluate.load — and compare with the local objects."""
+folder and the DUC ROUGE metric, then load all three back in a fresh process that knows only the endpoint and in which
+importing the project's packages fails (a meta-path finder, cwd outside the project) — the model through
+trust_remote_code with AutoModel/AutoProcessor and with pipeline("query-focused-summarization"), the dataset with
+load_dataset, the metric with evaluate.load — and compare with the local objects. The model repo holds exactly the
+allow-listed files; the sparse delta and mask go up only with --push_sparse_delta and a base on the Hub, and
+apply_sparse_delta refuses another base."""
 
+import contextlib
 import importlib.util
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +22,7 @@ import torch
 from transformers import BertTokenizer
 
 from trainer_scripts import push_to_hub
-from trainer_scripts.push_to_hub import PushError, check_dataset_folder, check_model_folder
+from trainer_scripts.push_to_hub import INSTALL_COMMAND, PushError, check_dataset_folder, check_model_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,12 +50,33 @@ RESULTS = {"script": "pretrain_wikiref", "run": {"kind": "demo", "date": "2026-1
                                           "rouge_l_f": 0.2}},
            "finetuning": None, "evaluation": None}
 
+PROJECT_PACKAGES = ("wikiref_dataset", "modeling_qbert", "trainer_scripts")
+
+# Prepended to every fresh-process script: the project's packages cannot be imported there (as for someone who does
+# not have this project), whatever sys.path and the installed distributions say.
+BLOCK_PROJECT = f"PROJECT = {PROJECT_PACKAGES!r}\n" + r'''
+import importlib.abc, sys
+
+class BlockProject(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in PROJECT:
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)", name=name)
+        return None
+
+sys.meta_path.insert(0, BlockProject())
+for name in PROJECT:
+    try:
+        __import__(name)
+    except ModuleNotFoundError:
+        continue
+    raise SystemExit(f"{name} is importable: the block does not work")
+'''
+
 # Runs in a fresh interpreter with HF_ENDPOINT set to the test Hub; prints one JSON line.
-LOAD_BACK = r'''
-import json, sys
-sys.modules["modeling_qbert"] = None  # the trust_remote_code path must not fall back on the installed package
+LOAD_BACK = BLOCK_PROJECT + r'''
+import json
 import torch
-from transformers import AutoModel, AutoProcessor
+from transformers import AutoModel, AutoProcessor, pipeline
 
 query, sentences = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 model = AutoModel.from_pretrained("org/qbert-wikiref", trust_remote_code=True).eval()
@@ -66,6 +93,16 @@ namespace = {}
 exec(snippets[1].split("```")[0], namespace)  # the card's AutoModel snippet, as written
 out["card_example"] = [namespace["query"], namespace["sentences"], namespace["scores"]]
 
+summarize = pipeline("query-focused-summarization", model="org/qbert-wikiref", trust_remote_code=True)
+second = json.loads(sys.argv[5])
+out["pipeline"] = {"module": type(summarize).__module__,
+                   "wikiref": summarize(query=query, documents=[sentences]),
+                   "duc": summarize(query=query, documents=[sentences, second], selection="duc", max_words=8)}
+namespace = {"sentences": sentences}
+exec(snippets[2].split("```")[0], namespace)  # the card's pipeline snippet, as written
+out["pipeline_summary"] = namespace["result"]["summary"]
+out["pipeline_selection"] = [namespace["result"]["selection"], namespace["cluster"]["selection"]]
+
 import datasets
 wikiref = datasets.load_dataset("org/wikiref")
 out["dataset"] = {split: wikiref[split].to_list() for split in wikiref}
@@ -77,22 +114,28 @@ out["pushed"] = {split: list(reloaded[split]["x"]) for split in reloaded}
 
 import evaluate
 metric = evaluate.load("org/duc_rouge")
+out["metric_module"] = type(metric).__module__
 out["metric"] = metric.compute(predictions=json.loads(sys.argv[3]), references=json.loads(sys.argv[4]),
                                resamples=100)
-
-del sys.modules["modeling_qbert"]  # now the card's pipeline snippet, which needs the installed package
-namespace = {"sentences": sentences}
-exec(snippets[2].split("```")[0], namespace)
-out["pipeline_summary"] = namespace["result"]["summary"]
-out["pipeline_selection"] = [namespace["result"]["selection"], namespace["cluster"]["selection"]]
+out["project_modules"] = sorted(name for name in sys.modules if name.split(".")[0] in PROJECT)
 print("RESULT " + json.dumps(out))
 '''
+SECOND_DOCUMENT = ["a dog runs on the mat .", "the queen was born in a city ."]
+
+# What the model repo must hold for tiny_qbert's folder: nothing else (.gitattributes comes with a new repo).
+MODEL_REPO_FILES = {
+    "config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "processor_config.json",
+    "configuration_qbert.py", "modeling_qbert.py", "processing_qbert.py",  # auto_map
+    "pipeline_qfs.py", "inference.py", "selection.py",  # custom_pipelines
+    "rouge.py", "_rouge_stemmer.py", "_rouge_wordnet_exceptions.py",  # the ROUGE engine selection.py uses
+    "results.json", "README.md", "figures/duc_rouge2.png", ".gitattributes",
+}
 
 
-def tiny_qbert(folder: Path):
+def tiny_qbert(folder: Path, seed: int = 0):
     from modeling_qbert import QBertConfig, QBertForSentenceScoring, QBertProcessor
 
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     tokenizer = BertTokenizer(vocab={t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
                                                                  *WORDS])})
     config = QBertConfig(vocab_size=len(WORDS) + 5, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
@@ -109,6 +152,48 @@ def tiny_qbert(folder: Path):
     (folder / "checkpoint-2" / "optimizer.pt").write_bytes(b"state")
     (folder / "training_args.bin").write_bytes(b"args")
     return model, processor
+
+
+def finetuned_leftovers(folder: Path, model) -> None:
+    """What finetune_duc.py leaves beside the model: the DUC summaries, the subnetwork mask, the sparse delta, an
+    old card with its figure; and a stray code file no auto_map names."""
+    from modeling_qbert.sparse import SubnetworkConfig, identify_subnetwork, save_sparse_delta, save_subnetwork_mask
+
+    (folder / "summaries.jsonl").write_text(json.dumps({"topic": "D0601", "summary": "DUC sentence ."}) + "\n")
+    masks = identify_subnetwork(model, SubnetworkConfig(fraction=0.5))
+    save_subnetwork_mask(masks, folder / "subnetwork_mask.safetensors")
+    save_sparse_delta(model, model, masks, folder)
+    (folder / "README.md").write_text("an old card")
+    (folder / "figures").mkdir()
+    (folder / "figures" / "duc_rouge2.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    (folder / "notes.py").write_text("print('not model code')\n")
+    (folder / "runs").mkdir()
+    (folder / "runs" / "events.out").write_bytes(b"tensorboard")
+
+
+@contextlib.contextmanager
+def hub_endpoint(hub, cache: Path):
+    """This process's huggingface_hub talks to the test Hub (and caches under ``cache``) inside the block."""
+    import huggingface_hub.constants as hub_constants
+
+    names = ("ENDPOINT", "HUGGINGFACE_CO_URL_TEMPLATE", "HF_HUB_DISABLE_XET", "HF_HUB_OFFLINE", "HF_HUB_CACHE")
+    saved = {name: getattr(hub_constants, name) for name in names}
+    values = (hub.url, hub.url + "/{repo_id}/resolve/{revision}/{filename}", True, False, str(cache))
+    for name, value in zip(names, values):
+        setattr(hub_constants, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(hub_constants, name, value)
+
+
+def fresh_env(hub, root: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("HF_", "TRANSFORMERS_", "HUGGINGFACE_"))}
+    env.update(HF_ENDPOINT=hub.url, HF_HUB_DISABLE_XET="1", HF_HOME=str(root / "home"),
+               HF_DATASETS_CACHE=str(root / "datasets-cache"), HF_TOKEN="test-token")
+    return env
 
 
 def tiny_wikiref(folder: Path) -> Path:
@@ -144,31 +229,22 @@ def local_scores(model, processor, query=QUERY, sentences=SENTENCES) -> list[flo
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     """Push the three parts with push_to_hub.main(), then load them back in a fresh process."""
-    import huggingface_hub.constants as hub_constants
-
     root = tmp_path_factory.mktemp("hub")
     model_dir = root / "qbert"
     model_dir.mkdir()
     model, processor = tiny_qbert(model_dir)
+    finetuned_leftovers(model_dir, model)
     dataset_dir = tiny_wikiref(root / "wikiref")
     with HubServer(root / "store") as hub:
-        saved = {name: getattr(hub_constants, name) for name in ("ENDPOINT", "HF_HUB_DISABLE_XET", "HF_HUB_OFFLINE")}
-        hub_constants.ENDPOINT, hub_constants.HF_HUB_DISABLE_XET, hub_constants.HF_HUB_OFFLINE = hub.url, True, False
-        try:
+        with hub_endpoint(hub, root / "cache"), contextlib.redirect_stderr(io.StringIO()) as stderr:
             status = push_to_hub.main(["--model_dir", str(model_dir), "--model_repo", "org/qbert-wikiref",
                                        "--dataset_dir", str(dataset_dir), "--dataset_repo", "org/wikiref",
                                        "--metric_repo", "org/duc_rouge", "--token", "test-token"])
-        finally:
-            for name, value in saved.items():
-                setattr(hub_constants, name, value)
-        assert status == 0, hub.requests
-        env = {key: value for key, value in os.environ.items()
-               if not key.startswith(("HF_", "TRANSFORMERS_", "HUGGINGFACE_"))}
-        env.update(HF_ENDPOINT=hub.url, HF_HUB_DISABLE_XET="1", HF_HOME=str(root / "home"),
-                   HF_DATASETS_CACHE=str(root / "datasets-cache"), HF_TOKEN="test-token")
+        assert status == 0, stderr.getvalue() + "\n".join(hub.requests[-30:])
         process = subprocess.run(
             [sys.executable, "-c", LOAD_BACK, json.dumps(QUERY), json.dumps(SENTENCES), json.dumps(PREDICTIONS),
-             json.dumps(REFERENCES)], env=env, cwd=root, capture_output=True, text=True, timeout=300)
+             json.dumps(REFERENCES), json.dumps(SECOND_DOCUMENT)], env=fresh_env(hub, root), cwd=root,
+            capture_output=True, text=True, timeout=300)
         assert process.returncode == 0, process.stderr[-4000:] + "\n" + "\n".join(hub.requests[-30:])
         assert not hub.errors, hub.errors
         loaded = json.loads(next(line for line in process.stdout.splitlines() if line.startswith("RESULT "))[7:])
@@ -177,11 +253,12 @@ def published(tmp_path_factory):
         lfs = {repo: hub.lfs_files(repo, kind) for repo, kind in (("org/qbert-wikiref", "model"),
                                                                  ("org/wikiref", "dataset"))}
     return {"loaded": loaded, "files": files, "lfs": lfs, "model": model, "processor": processor,
-            "dataset_dir": dataset_dir}
+            "model_dir": model_dir, "dataset_dir": dataset_dir, "stderr": stderr.getvalue()}
 
 
 def test_model_loads_from_the_hub_with_remote_code_and_scores_the_same(published):
     loaded = published["loaded"]
+    assert loaded["project_modules"] == []  # nothing of the project was imported: everything came from the Hub
     assert loaded["model_module"].startswith("transformers_modules.")
     assert loaded["processor_module"].startswith("transformers_modules.")
     expected = local_scores(published["model"], published["processor"])
@@ -195,22 +272,47 @@ def test_model_loads_from_the_hub_with_remote_code_and_scores_the_same(published
 
 def test_model_repo_contents(published):
     files = published["files"]["org/qbert-wikiref"]
-    for name in ("config.json", "configuration_qbert.py", "modeling_qbert.py", "processing_qbert.py",
-                 "model.safetensors", "tokenizer.json", "tokenizer_config.json", "processor_config.json",
-                 "results.json", "README.md"):
-        assert name in files, sorted(files)
-    assert not any(name.startswith("checkpoint-") or name == "training_args.bin" for name in files)
+    assert set(files) == MODEL_REPO_FILES  # no summaries.jsonl, delta, mask, old card, stray code, checkpoint, run log
     assert json.loads(files["results.json"]) == RESULTS
-    assert json.loads(files["config.json"])["auto_map"]["AutoModel"] == "modeling_qbert.QBertForSentenceScoring"
+    config = json.loads(files["config.json"])
+    assert config["auto_map"]["AutoModel"] == "modeling_qbert.QBertForSentenceScoring"
+    assert config["custom_pipelines"] == {"query-focused-summarization": {
+        "impl": "pipeline_qfs.QueryFocusedSummarizationPipeline", "pt": ["AutoModel"], "type": "text"}}
+    assert "from .rouge import" in files["selection.py"].decode() and b"wikiref_dataset" not in files["inference.py"]
+    assert files["rouge.py"] == (ROOT / "wikiref_dataset" / "rouge.py").read_bytes()
+    assert files["modeling_qbert.py"] == (published["model_dir"] / "modeling_qbert.py").read_bytes()
     assert "model.safetensors" in published["lfs"]["org/qbert-wikiref"]
     card = files["README.md"].decode()
     assert "Demo model" in card and "**25.00** | **12.50** | **20.00**" in card and "DUC: not evaluated." in card
+    assert "pip install wikiref" not in card and "import modeling_qbert" not in card
+    left_out = next(line for line in published["stderr"].splitlines() if line.startswith("push_to_hub: left out"))
+    assert left_out.split(": ", 2)[2].split(", ") == [
+        "checkpoint-2/optimizer.pt", "notes.py", "runs/events.out", "sparse_delta.safetensors",
+        "subnetwork_mask.safetensors", "summaries.jsonl", "training_args.bin"]  # the old card is replaced, not listed
+
+
+def test_pipeline_loads_from_the_hub_with_remote_code_and_summarizes_the_same(published):
+    from transformers import pipeline
+
+    from modeling_qbert import TASK
+
+    loaded = published["loaded"]["pipeline"]
+    assert loaded["module"].startswith("transformers_modules.") and loaded["module"].endswith(".pipeline_qfs")
+    local = pipeline(TASK, model=str(published["model_dir"]))
+    expected = {"wikiref": local(query=QUERY, documents=[SENTENCES]),
+                "duc": local(query=QUERY, documents=[SENTENCES, SECOND_DOCUMENT], selection="duc", max_words=8)}
+    for rule in ("wikiref", "duc"):
+        got, want = loaded[rule], expected[rule]
+        assert got["selection"] == rule and got["summary"] and got["summary"] == want["summary"]
+        assert [s["score"] for s in got["sentences"]] == pytest.approx([s["score"] for s in want["sentences"]],
+                                                                        abs=1e-6)
+        assert [s["text"] for s in got["selected"]] == [s["text"] for s in want["selected"]]
 
 
 def test_pipeline_snippet_of_the_card_runs(published):
     loaded = published["loaded"]
     assert loaded["pipeline_selection"] == ["wikiref", "duc"]
-    assert isinstance(loaded["pipeline_summary"], str)
+    assert isinstance(loaded["pipeline_summary"], str) and loaded["pipeline_summary"]
 
 
 def test_dataset_loads_from_the_hub_with_the_same_rows(published):
@@ -236,9 +338,158 @@ def test_metric_loads_from_the_hub_space_and_scores_the_same(published):
 
     local = evaluate.load(DUC_ROUGE_PATH).compute(predictions=PREDICTIONS, references=REFERENCES, resamples=100)
     assert published["loaded"]["metric"] == local
+    assert published["loaded"]["metric_module"].startswith("evaluate_modules.")
     files = published["files"]["org/duc_rouge"]
-    assert files["duc_rouge.py"] == (Path(DUC_ROUGE_PATH) / "duc_rouge.py").read_bytes()
-    assert "pip install wikiref" in files["README.md"].decode()
+    assert set(files) == {"duc_rouge.py", "rouge.py", "_rouge_stemmer.py", "_rouge_wordnet_exceptions.py", "README.md",
+                          "app.py", "requirements.txt", ".gitattributes"}
+    assert files["_rouge_stemmer.py"] == (ROOT / "wikiref_dataset" / "_rouge_stemmer.py").read_bytes()
+    module = files["duc_rouge.py"].decode()
+    assert "from .rouge import RougeScorer" in module and "wikiref_dataset.rouge import" not in module
+    readme = files["README.md"].decode()
+    assert INSTALL_COMMAND in readme and "pip install wikiref\n" not in readme
+    assert b"wikiref" not in files["requirements.txt"]
+
+
+def test_install_command_names_the_project_repository():
+    urls = (ROOT / "pyproject.toml").read_text().split("[project.urls]")[1].split("\n[")[0]
+    repository = re.search(r'^Repository = "(.+)"$', urls, flags=re.MULTILINE).group(1)
+    assert INSTALL_COMMAND == f'pip install "wikiref @ git+{repository}"'
+    card_template = (ROOT / "trainer_scripts" / "model_card.md").read_text()
+    assert f"git+{repository}" in card_template and "pip install wikiref`" not in card_template
+
+
+# ---- the sparse delta --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def delta_hub(tmp_path_factory):
+    """A base model and another one of the same shapes on the test Hub; a model fine-tuned from the base (its folder
+    holds the mask and the sparse delta, which records the base's local folder) pushed without and with
+    --push_sparse_delta, and with a base that is not on the Hub or not its base."""
+    from modeling_qbert import QBertForSentenceScoring, QBertProcessor
+    from modeling_qbert.sparse import (
+        SPARSE_DELTA_NAME,
+        SUBNETWORK_MASK_NAME,
+        SubnetworkConfig,
+        identify_subnetwork,
+        save_sparse_delta,
+        save_subnetwork_mask,
+    )
+
+    root = tmp_path_factory.mktemp("delta")
+    base_dir, other_dir, tuned_dir = root / "base", root / "other", root / "tuned"
+    for folder in (base_dir, other_dir, tuned_dir):
+        folder.mkdir()
+    tiny_qbert(base_dir)
+    tiny_qbert(other_dir, seed=1)
+    base = QBertForSentenceScoring.from_pretrained(base_dir)
+    tuned = QBertForSentenceScoring.from_pretrained(base_dir)
+    masks = identify_subnetwork(tuned, SubnetworkConfig(fraction=0.2))
+    with torch.no_grad():
+        for name, parameter in tuned.named_parameters():
+            parameter.add_(0.01 * (masks[name] if name in masks else 1))
+    tuned.save_pretrained(tuned_dir)
+    QBertProcessor.from_pretrained(base_dir).save_pretrained(tuned_dir)
+    (tuned_dir / "results.json").write_text(json.dumps(RESULTS), encoding="utf-8")
+    save_subnetwork_mask(masks, tuned_dir / SUBNETWORK_MASK_NAME)
+    save_sparse_delta(tuned, base, masks, tuned_dir)
+    local_delta = (tuned_dir / SPARSE_DELTA_NAME).read_bytes()
+
+    def push(folder: Path, repo: str, *extra: str) -> tuple[int, str]:
+        with contextlib.redirect_stderr(io.StringIO()) as stderr:
+            status = push_to_hub.main(["--model_dir", str(folder), "--model_repo", repo, "--token", "x", *extra])
+        return status, stderr.getvalue()
+
+    with HubServer(root / "store") as hub, hub_endpoint(hub, root / "cache"):
+        from huggingface_hub import HfApi
+
+        assert push(base_dir, "org/qbert-base")[0] == 0
+        assert push(other_dir, "org/qbert-other")[0] == 0
+        runs = {"plain": push(tuned_dir, "org/qbert-tuned"),
+                "local_base": push(tuned_dir, "org/qbert-tuned-x", "--push_sparse_delta"),
+                "wrong_base": push(tuned_dir, "org/qbert-tuned-y", "--push_sparse_delta", "--sparse_delta_base_repo",
+                                   "org/qbert-other"),
+                "delta": push(tuned_dir, "org/qbert-tuned-delta", "--push_sparse_delta", "--sparse_delta_base_repo",
+                              "org/qbert-base")}
+        yield {"runs": runs, "hub": hub, "root": root, "base_dir": base_dir, "other_dir": other_dir,
+               "tuned": tuned, "masks": masks, "local_delta": local_delta,
+               "base_head": HfApi().model_info("org/qbert-base").sha,
+               "files": {repo: hub.files(repo) for repo in ("org/qbert-tuned", "org/qbert-tuned-delta")},
+               "repos": {repo for (kind, repo) in hub.store.repos}}
+
+
+def _delta_file(delta_hub, tmp_path) -> Path:
+    path = tmp_path / "sparse_delta.safetensors"
+    path.write_bytes(delta_hub["files"]["org/qbert-tuned-delta"]["sparse_delta.safetensors"])
+    return path
+
+
+def test_sparse_delta_and_mask_are_left_out_unless_requested(delta_hub):
+    status, stderr = delta_hub["runs"]["plain"]
+    assert status == 0
+    assert set(delta_hub["files"]["org/qbert-tuned"]) == MODEL_REPO_FILES - {"figures/duc_rouge2.png"}
+    assert "sparse_delta.safetensors" in stderr and "subnetwork_mask.safetensors" in stderr
+
+
+def test_sparse_delta_needs_its_base_on_the_hub(delta_hub):
+    status, stderr = delta_hub["runs"]["local_base"]
+    assert status == 2 and "not a Hub repo at a revision" in stderr and str(delta_hub["base_dir"]) in stderr
+    status, stderr = delta_hub["runs"]["wrong_base"]
+    assert status == 2 and "org/qbert-other@" in stderr and "is not the delta's base" in stderr
+    assert not {"org/qbert-tuned-x", "org/qbert-tuned-y"} & delta_hub["repos"]  # nothing was sent
+
+
+def test_sparse_delta_goes_up_with_its_mask_and_base(delta_hub, tmp_path):
+    from modeling_qbert.sparse import load_sparse_delta
+
+    assert delta_hub["runs"]["delta"][0] == 0, delta_hub["runs"]["delta"][1]
+    files = delta_hub["files"]["org/qbert-tuned-delta"]
+    assert set(files) == MODEL_REPO_FILES - {"figures/duc_rouge2.png"} | {"sparse_delta.safetensors",
+                                                                          "subnetwork_mask.safetensors"}
+    _, record = load_sparse_delta(_delta_file(delta_hub, tmp_path))
+    assert (record.model_id, record.revision) == ("org/qbert-base", delta_hub["base_head"])
+    assert (delta_hub["root"] / "tuned" / "sparse_delta.safetensors").read_bytes() == delta_hub["local_delta"]
+
+
+def test_uploaded_delta_rebuilds_the_model_on_its_hub_base(delta_hub, tmp_path):
+    from transformers import AutoModel
+
+    from modeling_qbert.sparse import apply_sparse_delta, load_sparse_delta
+
+    path = _delta_file(delta_hub, tmp_path)
+    _, record = load_sparse_delta(path)
+    with hub_endpoint(delta_hub["hub"], delta_hub["root"] / "cache"):
+        base = AutoModel.from_pretrained(record.model_id, revision=record.revision)
+    assert base.name_or_path == "org/qbert-base"
+    rebuilt = apply_sparse_delta(base, path)
+    for name, parameter in delta_hub["tuned"].named_parameters():
+        assert torch.equal(dict(rebuilt.named_parameters())[name], parameter), name
+
+
+def test_apply_sparse_delta_refuses_another_base(delta_hub, tmp_path):
+    from modeling_qbert import QBertConfig, QBertForSentenceScoring
+    from modeling_qbert.sparse import BaseModelMismatchError, apply_sparse_delta
+
+    path = _delta_file(delta_hub, tmp_path)
+    other = QBertForSentenceScoring.from_pretrained(delta_hub["other_dir"])  # same shapes, other weights
+    before = {name: parameter.clone() for name, parameter in other.named_parameters()}
+    with pytest.raises(BaseModelMismatchError, match=r"made over org/qbert-base@\w+; this model has its shapes but "
+                                                     "other weights"):
+        apply_sparse_delta(other, path)
+    config = QBertConfig.from_pretrained(delta_hub["base_dir"])
+    config.intermediate_size = 24
+    wider = QBertForSentenceScoring(config)
+    with pytest.raises(BaseModelMismatchError, match=r"parameters differ \(3\): .*'bert\.encoder\.layer\.0\."
+                                                     r"intermediate\.dense\.weight' is torch\.float32 \(24, 16\), "
+                                                     r"the base's torch\.float32 \(32, 16\)"):
+        apply_sparse_delta(wider, path)
+    renamed = QBertForSentenceScoring.from_pretrained(delta_hub["base_dir"])
+    renamed.name_or_path = "org/someone-else"
+    with pytest.raises(BaseModelMismatchError, match="this model was loaded from org/someone-else"):
+        apply_sparse_delta(renamed, path)
+    assert all(torch.equal(before[name], parameter) for name, parameter in other.named_parameters())  # untouched
+    # the local base (loaded from its folder, so no Hub id to compare) is accepted
+    apply_sparse_delta(QBertForSentenceScoring.from_pretrained(delta_hub["base_dir"]), path)
 
 
 # ---- errors (no server needed) --------------------------------------------------------------------------------------
@@ -300,6 +551,9 @@ def test_dataset_folder_checks(tmp_path):
     (["--dataset_repo", "org/d"], "--dataset_dir and --dataset_repo go together"),
     ([], "nothing to push"),
     (["--metric_repo", "duc_rouge"], "a Hub repo id is 'namespace/name'"),
+    (["--metric_repo", "org/m", "--push_sparse_delta"], "--push_sparse_delta needs --model_dir"),
+    (["--model_dir", "m", "--model_repo", "org/m", "--sparse_delta_base_repo", "org/b"],
+     "go with --push_sparse_delta"),
 ])
 def test_argument_errors(argv, message, capsys):
     assert push_to_hub.main(argv) == 2

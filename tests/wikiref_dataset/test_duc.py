@@ -391,14 +391,16 @@ def test_cli_convert_missing_topics_is_a_clear_error(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
-def test_cli_subcommands_are_registered():
+def test_cli_subcommands_are_registered(capsys):
     parser = _parser()
     args = parser.parse_args(["duc", "evaluate", "--dataset", "d", "--baseline", "lead"])
     assert args.duc_command == "evaluate" and callable(args.func)
     with pytest.raises(SystemExit):
         parser.parse_args(["duc"])
-    with pytest.raises(SystemExit):
-        parser.parse_args(["duc", "evaluate", "--dataset", "d"])  # a system is required
+    args = parser.parse_args(["duc", "evaluate", "--dataset", "d"])  # a system is required: one line, exit 2
+    assert args.func(args) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == ("duc evaluate: error: give exactly one of --baseline, "
+                                                        "--summaries, --model")
 
 
 def test_sources_are_plain_paths():

@@ -101,6 +101,9 @@ def run_aquamuse_command(args: argparse.Namespace) -> int:
         summary = run_aquamuse(config, progress=not args.no_progress)
     except (ValueError, json.JSONDecodeError) as err:
         return _fail(str(err))
+    except RuntimeError as err:  # a corpus stage whose tasks did not all finish (a cluster task failed)
+        print(f"wikiref aquamuse: error: {err}; rerun the same command to redo the unfinished tasks", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"wikiref aquamuse: interrupted; {args.out} is unchanged, run the same command to resume",
               file=sys.stderr)

@@ -1,0 +1,41 @@
+"""remote_code.py: the pipeline's code files (ROUGE engine included, no project import left) and its registration in
+a saved folder, which `pipeline(TASK, model=folder, trust_remote_code=True)` then loads from the folder's code."""
+
+import json
+import shutil
+
+import pytest
+from transformers import pipeline
+
+from modeling_qbert import TASK, QueryFocusedSummarizationPipeline
+from modeling_qbert.remote_code import custom_pipelines, pipeline_code_files, save_pipeline_code
+from wikiref_dataset.metrics.standalone import standalone_source
+
+DOCUMENT = ["The king was born in the city.", "A river runs in the city.", "The cat sat on the mat."]
+
+
+def test_pipeline_code_files_are_standalone():
+    files = pipeline_code_files()
+    assert set(files) == {"pipeline_qfs.py", "inference.py", "processing_qbert.py", "configuration_qbert.py",
+                          "selection.py", "rouge.py", "_rouge_stemmer.py", "_rouge_wordnet_exceptions.py"}
+    assert "from .rouge import RougeConfig, RougeScorer" in files["selection.py"]
+    for name, text in files.items():
+        assert standalone_source(text, name) == text  # nothing left to rewrite, no project import outside `try`
+
+
+def test_saved_folder_loads_the_pipeline_from_its_own_code(tiny_qbert_dir, tmp_path):
+    shutil.copytree(tiny_qbert_dir, tmp_path, dirs_exist_ok=True)
+    written = save_pipeline_code(tmp_path)
+    assert written == ["_rouge_stemmer.py", "_rouge_wordnet_exceptions.py", "inference.py", "pipeline_qfs.py",
+                       "rouge.py", "selection.py", "config.json"]  # the model's own code files stay
+    assert json.loads((tmp_path / "config.json").read_text())["custom_pipelines"] == custom_pipelines()
+    remote = pipeline(TASK, model=str(tmp_path), trust_remote_code=True)
+    assert type(remote).__module__.startswith("transformers_modules.")
+    with pytest.raises(ValueError, match="trust_remote_code=True"):  # transformers' rule for custom pipelines
+        pipeline(TASK, model=str(tmp_path))
+    # where the package is installed, its class skips the folder's code (as evaluate_duc and summarize_cli do)
+    local = pipeline(TASK, model=str(tmp_path), pipeline_class=QueryFocusedSummarizationPipeline)
+    assert type(local).__module__ == "modeling_qbert.pipeline_qfs"
+    assert type(local.model).__module__ == "modeling_qbert.modeling_qbert"
+    query = ["The king", "Early life"]
+    assert remote(query=query, documents=[DOCUMENT])["summary"] == local(query=query, documents=[DOCUMENT])["summary"]
