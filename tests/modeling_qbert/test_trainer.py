@@ -442,22 +442,47 @@ torch.save({{name: p.detach() for name, p in model.named_parameters()}}, os.path
 """
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (the rendezvous port of a launch; a fixed one collides with other runs)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def launcher_output(error: subprocess.TimeoutExpired | subprocess.CompletedProcess) -> str:
+    def text(value) -> str:
+        return value.decode(errors="replace") if isinstance(value, bytes) else (value or "")
+
+    return f"--- stdout ---\n{text(error.stdout)[-2000:]}\n--- stderr ---\n{text(error.stderr)[-3000:]}"
+
+
+def require_two_process_platform() -> None:
+    """The only reason to skip a 2-process test: this torch cannot run gloo process groups at all."""
+    import torch.distributed as dist
+
+    if not dist.is_available() or not dist.is_gloo_available():
+        pytest.skip("this torch build has no gloo backend: two CPU processes cannot form a process group")
+
+
 def test_two_cpu_processes_under_accelerate_launch(tmp_path):
+    require_two_process_platform()
     script = tmp_path / "train_two_processes.py"
     script.write_text(textwrap.dedent(LAUNCHED_SCRIPT.format(tests=str(Path(__file__).parent), out=str(tmp_path))))
     env = {**os.environ, "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
                "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-               "--main_process_port", "29517", str(script)]
+               "--main_process_port", str(free_port()), str(script)]
     try:
-        result = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        pytest.skip("accelerate launch with 2 CPU processes did not finish in 120 s on this machine")
+        result = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired as error:  # a broken data-parallel setup must not read as a skip
+        pytest.fail(f"accelerate launch with 2 CPU processes did not finish in 300 s:\n{launcher_output(error)}")
     started = sorted(path.name for path in tmp_path.glob("started-*"))
     if started != ["started-0", "started-1"]:
-        pytest.skip(f"accelerate launch could not start 2 processes (rc={result.returncode}): "
-                    f"{result.stderr[-1500:]}")
+        pytest.fail(f"accelerate launch did not start 2 processes (rc={result.returncode}, started {started}):\n"
+                    f"{launcher_output(result)}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert {(tmp_path / name).read_text() for name in started} == {"2"}
 
@@ -473,3 +498,33 @@ def test_two_cpu_processes_under_accelerate_launch(tmp_path):
         else None
     assert state is None or state["global_step"] == 3
     assert math.isfinite(float(trained["classifier.weight"].sum()))
+
+
+OVERRIDDEN_PRIVATE_METHODS = {  # Trainer method -> the parameters SubnetworkTrainer's override takes, in order
+    "_clip_grad_norm": ["self", "model"],
+    "_get_grad_norm": ["self", "model", "grad_norm"],
+    "_save": ["self", "output_dir", "state_dict"],
+    "_load_from_checkpoint": ["self", "resume_from_checkpoint", "model"],
+    "create_optimizer": ["self", "model"],
+}
+
+
+def test_overridden_trainer_methods_keep_their_signatures():
+    """SubnetworkTrainer overrides private Trainer methods (pyproject bounds transformers to the major version these
+    tests cover): a transformers release that renames or re-shapes one must fail here, by name, not silently skip the
+    subnetwork's clipping, saving or resuming."""
+    import inspect
+
+    import transformers
+    from transformers import Trainer
+
+    from modeling_qbert.trainer import SubnetworkTrainer
+
+    for name, expected in OVERRIDDEN_PRIVATE_METHODS.items():
+        assert hasattr(Trainer, name), (f"transformers {transformers.__version__} has no Trainer.{name}, which "
+                                        "SubnetworkTrainer overrides: its subnetwork logic would no longer run")
+        found = list(inspect.signature(getattr(Trainer, name)).parameters)
+        assert found == expected, (f"transformers {transformers.__version__} changed Trainer.{name}{found} (expected "
+                                   f"{expected}); SubnetworkTrainer's override must follow")
+        assert list(inspect.signature(getattr(SubnetworkTrainer, name)).parameters) == expected, name
+    assert int(transformers.__version__.split(".")[0]) == 5, "pyproject.toml pins transformers to 5.x"

@@ -26,6 +26,7 @@ from wikiref_dataset.rouge import (
     RougeConfig,
     RougeResult,
     RougeScorer,
+    _summary_bytes,
     bootstrap_average,
     clipped_hits,
     count_words,
@@ -248,6 +249,38 @@ def test_tokenize_cases_stems_by_line(tokenize_cases: list[dict], stem_scorer: R
     _check_cases(tokenize_cases, "stems_by_line",
                  lambda case: [stem_scorer.tokens(line) for line in read_lines(case["text"])])
     _check_cases(tokenize_cases, "stems_by_line", lambda case: stem_scorer.analyze(case["text"]).units)
+
+
+def _stems_of(scorer: RougeScorer, ids: np.ndarray) -> list[str]:
+    """The stems (tokens, without -m) behind a scorer's token ids."""
+    stems = {number: stem for stem, number in scorer._vocabulary.items()}
+    return [stems[number] for number in ids.tolist()]
+
+
+def test_tokenize_cases_token_ids(tokenize_cases: list[dict], rouge_path: str) -> None:
+    """The ids the scorer counts stand for perl's stems, and for its tokens after -l, one text at a time and all
+    texts tokenized together."""
+    stem_scorer = RougeScorer(RougeConfig(word_limit=None))
+    _check_cases(tokenize_cases, "stems", lambda case: _stems_of(stem_scorer, stem_scorer.analyze(case["text"]).ids))
+
+    def tokens_at_limit(case: dict) -> list[str]:
+        scorer = RougeScorer(RougeConfig(stem=False, word_limit=case["limit"]))
+        return _stems_of(scorer, scorer.analyze(case["text"]).ids)
+
+    _check_cases(tokenize_cases, "tokens_at_limit", tokens_at_limit)
+    scorer = RougeScorer(RougeConfig(word_limit=None))
+    ids, lengths = scorer._number_texts([_summary_bytes(case["text"], None)[0] for case in tokenize_cases],
+                                        [False] * len(tokenize_cases))
+    together = np.split(ids, np.cumsum(lengths)[:-1])
+    _check_cases(tokenize_cases, "stems", lambda case: _stems_of(scorer, together[tokenize_cases.index(case)]))
+
+
+def test_golden_runs_on_both_paths(golden_run: GoldenRun, rouge_path: str) -> None:
+    """Plain Python and numpy each reproduce the golden run (which mixes them: short items go the plain way)."""
+    result = RougeScorer(golden_run.config).evaluate([item["system"] for item in golden_run.items],
+                                                     [item["references"] for item in golden_run.items])
+    assert result.per_item == golden_run.result.per_item
+    assert result.averages == golden_run.result.averages
 
 
 def test_tokenize_cases_words_for_length_limit(tokenize_cases: list[dict]) -> None:

@@ -1,4 +1,4 @@
-"""The scorer's integer-coded gram counts against the readable Counter definitions (ngram_counts, skip bigrams)."""
+"""The scorer's gram counts (plain and numpy paths) against the readable Counter definitions (ngram_counts, skip bigrams)."""
 
 import random
 from collections import Counter
@@ -16,7 +16,7 @@ def _texts(seed):
 
 @pytest.mark.parametrize("seed", range(40))
 @pytest.mark.parametrize(("max_n", "skip_distance", "skip_unigrams"), [(4, 4, True), (3, 0, False), (2, -1, True)])
-def test_encoded_hits_equal_counter_definitions(seed, max_n, skip_distance, skip_unigrams):
+def test_encoded_hits_equal_counter_definitions(seed, max_n, skip_distance, skip_unigrams, rouge_path):
     config = RougeConfig(max_n=max_n, skip_distance=skip_distance, skip_unigrams=skip_unigrams, stem=False,
                          word_limit=None)
     scorer = RougeScorer(config)
