@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 TORCH_VERSION ?= 2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint venv clean
+.PHONY: demo test test-cluster bench lint venv clean
 
 venv: $(STAMP)
 
@@ -23,6 +23,13 @@ demo: $(STAMP)
 # pytest exits 5 when it collects no test: that is not a failure of the suite's code, report it and pass.
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
+
+# The three builds through --executor slurm on a one-node Slurm cluster started here (root; Debian's slurm-wlm and munge),
+# compared with the local executor. The tests run in the cluster's network namespace, where sbatch reaches it. The
+# cluster stays up for the next run: `scripts/slurm_local.sh stop` stops it. Not part of `make test` (cluster_tests/).
+test-cluster: $(STAMP)
+	scripts/slurm_local.sh start
+	HF_HUB_OFFLINE=1 scripts/slurm_local.sh exec $(abspath $(PY)) -m pytest -q cluster_tests
 
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) benchmarks/run_all.py

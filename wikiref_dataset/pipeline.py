@@ -23,7 +23,11 @@ import gzip
 import hashlib
 import json
 import logging
+import re
+import shlex
 import shutil
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -62,7 +66,7 @@ from .wiki.statements import Statement
 
 __all__ = ["BuildConfig", "BuildSummary", "CurationExamples", "WriteDataset", "build_stages", "run_build",
            "run_demo_build", "make_executor", "read_jsonl", "stage_stats", "stage_done", "file_identities",
-           "restart_changed_stages", "connect_ray"]
+           "restart_changed_stages", "connect_ray", "submit_slurm_chain", "default_slurm_partition"]
 
 logger = logging.getLogger(__name__)
 
@@ -296,10 +300,12 @@ class WriteDataset(PipelineStep):
         yield
 
 
-def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep] | None, int]]:
-    """The five stages as (name, datatrove steps, tasks); stage 2's steps are ``None`` (see :func:`stage_steps`)."""
+def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep], int]]:
+    """The five stages as (name, datatrove steps, tasks). Every step lists its input files when it runs, not when it
+    is built, so all five can be built (and submitted to a cluster) before stage 1 has run."""
     from datatrove.pipeline.writers import JsonlWriter
 
+    from .web.documents import documents_pipeline
     from .wiki.steps import WikiDumpStatements
 
     work = config.work
@@ -310,7 +316,8 @@ def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep] | No
         ("statements", [WikiDumpStatements(config.dumps), BucketByCitedUrl(config.shards),
                         JsonlWriter(str(work / "statements"), output_filename="${url_bucket}/${rank}.jsonl.gz",
                                     compression="gzip")], statement_tasks(config)),
-        ("documents", None, config.shards),  # built by :func:`stage_steps` once stage 1's files exist
+        ("documents", documents_pipeline([str(work / "statements")], work / "documents",
+                                         warc_index=work / "warc_index.sqlite", bucketed=True), config.shards),
         ("statistics", [
             CurationExamples(str(work / "statements"), str(work / "documents"), str(rejects / "missing")),
             MeasureExamples(curation),
@@ -357,17 +364,9 @@ def statement_tasks(config: BuildConfig) -> int:
 
 
 def stage_steps(config: BuildConfig, stage: str) -> tuple[list[PipelineStep], int]:
-    """The steps and tasks of one stage. Stage 2's statement reader lists its input files when built, so it is
-    built after stage 1 has run."""
-    from .web.documents import documents_pipeline
-
+    """The steps and tasks of one stage."""
     for name, steps, tasks in build_stages(config):
         if name == stage:
-            if steps is None:
-                work = config.work
-                _check_something_was_read(work)
-                steps = documents_pipeline([str(work / "statements")], work / "documents",
-                                           warc_index=work / "warc_index.sqlite", bucketed=True)
             return steps, tasks
     raise ValueError(f"unknown stage {stage!r}; stages: {STAGES}")
 
@@ -399,14 +398,22 @@ def make_executor(config: BuildConfig, stage: str, steps: list[PipelineStep], ta
     """The datatrove executor of one stage (``config.executor``: local, slurm or ray), logging under
     ``config.work/logs/stage`` (also used by the PSG2SUM and AQuaMuSe builds, whose configs carry the same fields).
     A Ray executor joins the cluster named by the option ``address`` (see :func:`connect_ray`); its ``run()`` waits for
-    the stage's tasks."""
+    the stage's tasks. A Slurm executor's ``run()`` submits one array job (``tasks`` tasks, at most ``workers`` at
+    once) after those of ``depends``, and returns: see :func:`submit_slurm_chain`."""
     logging_dir = str(config.work / "logs" / stage)
     if config.executor == "slurm":
         from datatrove.executor import SlurmPipelineExecutor
 
-        options = {"time": "24:00:00", "partition": "cpu", **config.executor_options}
+        options = dict(config.executor_options)
+        options["job_name"] = f"{options.get('job_name', 'wikiref')}-{stage}"  # a prefix: one job name per stage
+        options.setdefault("time", "24:00:00")
+        if "partition" not in options:
+            options["partition"] = default_slurm_partition()
+        if not {"env_command", "condaenv", "venv_path"} & options.keys():
+            # the job script calls datatrove's console scripts by name: those of this Python, activated or not
+            options["env_command"] = f"export PATH={shlex.quote(str(Path(sys.executable).parent))}:$PATH"
         return SlurmPipelineExecutor(steps, tasks=tasks, workers=config.workers, logging_dir=logging_dir,
-                                     job_name=f"wikiref-{stage}", depends=depends, **options)
+                                     depends=depends, **options)
     if config.executor == "ray":
         from datatrove.executor import RayPipelineExecutor
 
@@ -418,6 +425,88 @@ def make_executor(config: BuildConfig, stage: str, steps: list[PipelineStep], ta
 
     return LocalPipelineExecutor(steps, tasks=tasks, workers=min(config.workers, tasks), logging_dir=logging_dir,
                                  depends=depends)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Slurm: a whole build in one submission
+# ----------------------------------------------------------------------------------------------------------------
+
+SLURM_JOBS = "slurm_jobs.json"  # in the work folder: {stage: job id} of the last submission
+
+
+def default_slurm_partition() -> str:
+    """The partition ``sbatch`` picks when none is named (``sinfo`` marks it with ``*``)."""
+    try:
+        listing = subprocess.run(["sinfo", "-h", "-o", "%P"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise ValueError(f"cannot reach the Slurm cluster (sinfo: {getattr(err, 'stderr', None) or err})") from err
+    for name in listing.split():
+        if name.endswith("*"):
+            return name[:-1]
+    raise ValueError("the Slurm cluster has no default partition: name one, e.g. --executor-options "
+                     "'{\"partition\": \"cpu\"}'")
+
+
+def _slurm_queue() -> list[tuple[str, str, str]]:
+    """(job id, Slurm's reason, its dependencies) of every queued or running job (array tasks share the id)."""
+    try:
+        listing = subprocess.run(["squeue", "-h", "-o", "%F|%r|%E"], capture_output=True, text=True,
+                                 check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise ValueError(f"cannot reach the Slurm cluster (squeue: {getattr(err, 'stderr', None) or err})") from err
+    return [tuple(line.split("|", 2)) for line in listing.splitlines() if line.count("|") >= 2]  # type: ignore[misc]
+
+
+def submit_slurm_chain(config: Any, stages: Sequence[tuple[str, list[PipelineStep], int]], build: str,
+                       afterwards: str = "it prints the summary", progress: bool = True) -> dict[str, str]:
+    """Submit a build's stages to Slurm in one go; returns {stage: job id} of the jobs queued for it.
+
+    Each stage is one array job (:func:`make_executor`) whose tasks start once the previous stage's job has succeeded
+    (``--dependency=afterok``), so the chain runs to its end unattended; a stage whose tasks all finished is not
+    submitted. datatrove also submits a small ``merge_stats`` job after each stage. The ids are recorded in
+    ``config.work/slurm_jobs.json``. While jobs of the previous submission (or jobs waiting on them) are queued or
+    running, nothing is submitted: the same tasks would run twice. Jobs waiting on a failed one (Slurm's reason
+    ``DependencyNeverSatisfied``) can never start: they are cancelled and the unfinished tasks submitted again.
+    ``config`` carries ``work``, ``executor_options`` and ``workers``, as for :func:`make_executor`.
+    """
+    work = Path(config.work)
+    record = work / SLURM_JOBS
+    previous = set(json.loads(record.read_text(encoding="utf-8")).values()) if record.is_file() else set()
+    ours = {job: reason for job, reason, depends in (_slurm_queue() if previous else [])
+            if job in previous or previous & set(re.findall(r"\d+", depends))}
+    if any(reason != "DependencyNeverSatisfied" for reason in ours.values()):
+        if progress:
+            print(f"the {build}'s Slurm jobs are still queued or running (squeue -j {','.join(sorted(ours, key=int))}): "
+                  f"nothing submitted; run the same command again once they finished", flush=True)
+        return json.loads(record.read_text(encoding="utf-8"))
+    if ours:  # what is left of a chain that broke: a task failed (its logs say why)
+        subprocess.run(["scancel", *sorted(ours, key=int)], check=True)
+    chain, depends = [], None
+    for stage, steps, tasks in stages:
+        depends = make_executor(config, stage, steps, tasks, depends)
+        chain.append((stage, tasks, depends))
+    try:
+        depends.run()  # submits the stages it depends on first, each with afterok on the one before
+    except subprocess.CalledProcessError as err:
+        raise RuntimeError(f"sbatch failed ({err}); see its message above") from err
+    jobs = {stage: str(executor.job_id) for stage, _, executor in chain if executor.job_id not in (None, -1)}
+    record.write_text(json.dumps(jobs, indent=1), encoding="utf-8")
+    if progress and not jobs:
+        print(f"the {build}'s stages have all finished: nothing to submit", flush=True)
+    elif progress:
+        lines = [f"submitted the {build} to Slurm, one array job per stage, each started once the one before it "
+                 "succeeded (afterok):"]
+        after = ""
+        for stage, tasks, _ in chain:
+            if stage in jobs:
+                lines.append(f"  {stage:<11} job {jobs[stage]:>8}  {tasks} task(s){after}")
+                after = f", after job {jobs[stage]}"
+        lines += [f"  logs: {work / 'logs'}/<stage>/slurm_logs/ (Slurm's, one file per task) and .../logs/ "
+                  "(datatrove's)",
+                  f"  run the same command again once they finished (squeue -j {','.join(jobs.values())}): "
+                  f"{afterwards}"]
+        print("\n".join(lines), flush=True)
+    return jobs
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -490,7 +579,8 @@ class BuildSummary:
         lines = [f"WikiRef build -> {target}", ""]
         lines += [f"  {name.ljust(width)}  {value:>9,}" for name, value in self.counts.items()]
         lines.append("")
-        lines.append("  time: " + ", ".join(f"{stage} {seconds:.1f}s" for stage, seconds in self.seconds.items()))
+        if self.seconds:  # a Slurm build's summary is read after its jobs ran: no timings
+            lines.append("  time: " + ", ".join(f"{stage} {seconds:.1f}s" for stage, seconds in self.seconds.items()))
         if self.work:
             lines.append(f"  intermediate files: {self.work} (a rerun with the same inputs reuses them; delete when done)")
         return "\n".join(lines)
@@ -506,12 +596,11 @@ def _index_warcs(config: BuildConfig) -> None:
 def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None:
     """Run every stage (finished tasks are skipped on rerun) and return the closing summary.
 
-    With ``executor="ray"`` each stage's tasks run on the Ray cluster and this call waits for them, stage after stage
-    (stage 2's reader is built once stage 1 has finished), like the local executor: one call runs the whole build.
-    With ``executor="slurm"`` the stages are submitted as a chain of dependent jobs. Stage 2's reader lists stage 1's
-    files when it is built, so a Slurm build is submitted in two calls: the first submits stage 1 and returns
-    ``None``; the same command run again once it has finished submits stages 2-5 (and returns ``None``); a third
-    call, after they finished, returns the summary.
+    With ``executor="ray"`` each stage's tasks run on the Ray cluster and this call waits for them, stage after stage,
+    like the local executor: one call runs the whole build. With ``executor="slurm"`` one call submits the whole
+    build, each stage's job waiting on the previous one's (:func:`submit_slurm_chain`), prints the job ids and returns
+    ``None``; the same command run again once the jobs finished returns the summary (read from the work folder's
+    ``build.json``), and run while they are still queued or running submits nothing.
 
     Raises:
         OutputFolderError: ``output_dir`` holds something other than a previous WikiRef build (see ``overwrite``).
@@ -523,28 +612,27 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
         print(f"inputs changed since the last run in {config.work}: redoing {', '.join(restarted)}", flush=True)
     _index_warcs(config)
     _republish_if_missing(config.work, config.output_dir)
-    if config.executor == "slurm" and not (config.work / "build.json").is_file():
-        stages = (["statements"] if not stage_done(config.work, "statements", statement_tasks(config))
-                  else list(STAGES[1:]))
-        depends = None
-        for stage in stages:
-            steps, tasks = stage_steps(config, stage)
-            depends = make_executor(config, stage, steps, tasks, depends)
-        depends.run()  # a cluster executor submits its dependencies first
-        if progress:
-            print(f"submitted {', '.join(stages)} to {config.executor}; run the command again when they finish")
-        return None
+    if config.executor == "slurm":
+        if not (config.work / "build.json").is_file():
+            submit_slurm_chain(config, build_stages(config), "WikiRef build", progress=progress)
+            return None
+        return _read_summary(config, {})
     seconds: dict[str, float] = {}
     for position, stage in enumerate(STAGES, start=1):
         steps, tasks = stage_steps(config, stage)
         if progress:
             print(f"[{position}/{len(STAGES)}] {stage}: {tasks} task(s), {config.workers} worker(s)", flush=True)
         started = time.perf_counter()
-        if config.executor != "slurm":  # local and Ray run the stage's tasks and wait for them
-            make_executor(config, stage, steps, tasks).run()
-            if config.executor == "ray" and not stage_done(config.work, stage, tasks):  # Ray logs failed tasks only
-                raise RuntimeError(f"stage {stage!r}: some Ray tasks failed; see {config.work / 'logs' / stage}")
+        make_executor(config, stage, steps, tasks).run()  # local and Ray run the stage's tasks and wait for them
+        if config.executor == "ray" and not stage_done(config.work, stage, tasks):  # Ray logs failed tasks only
+            raise RuntimeError(f"stage {stage!r}: some Ray tasks failed; see {config.work / 'logs' / stage}")
+        if stage == "statements":
+            _check_something_was_read(config.work)
         seconds[stage] = time.perf_counter() - started
+    return _read_summary(config, seconds)
+
+
+def _read_summary(config: BuildConfig, seconds: dict[str, float]) -> BuildSummary:
     build = json.loads((config.work / "build.json").read_text(encoding="utf-8"))
     return BuildSummary(config.output_dir, build["counts"], build["splits"], seconds, build.get("empty_reason"),
                         str(config.work))

@@ -144,40 +144,56 @@ def test_real_dump_statements_and_real_warc_join(tmp_path):
     assert not (tmp_path / "real").exists()
 
 
-def test_cluster_executor_submits_stage_one_then_the_rest(tmp_path, monkeypatch):
-    """Slurm/Ray get the same steps; without a cluster, the submission is recorded instead of run."""
+def test_slurm_build_is_one_submission_of_the_five_stages_chained(tmp_path, monkeypatch, capsys):
+    """One call submits all five stages, each job after the previous one; a rerun while they are queued submits
+    nothing; a chain broken by a failed task is cancelled and resubmitted; once the jobs finished, a rerun returns
+    the summary. Without a cluster: the submission and Slurm's queue are faked."""
+    from types import SimpleNamespace
+
     import wikiref_dataset.pipeline as pipeline
 
-    submitted = []
+    submitted, cancelled, queue = [], [], []
 
     class FakeExecutor:
         def __init__(self, stage, steps, tasks, depends):
-            self.stage, self.steps, self.tasks, self.depends = stage, steps, tasks, depends
+            self.stage, self.steps, self.tasks, self.depends, self.job_id = stage, steps, tasks, depends, None
 
-        def run(self):
+        def run(self):  # like datatrove's: the dependencies are submitted first, each after the one before
             chain, executor = [], self
             while executor is not None:
-                chain.append(executor.stage)
+                chain.append(executor)
                 executor = executor.depends
-            submitted.append(list(reversed(chain)))
+            for executor in reversed(chain):
+                executor.job_id = str(100 + sum(map(len, submitted)) + chain[::-1].index(executor))
+            submitted.append([executor.stage for executor in reversed(chain)])
 
     monkeypatch.setattr(pipeline, "make_executor", lambda config, stage, steps, tasks, depends=None:
                         FakeExecutor(stage, steps, tasks, depends))
+    monkeypatch.setattr(pipeline, "_slurm_queue", lambda: list(queue))
+    monkeypatch.setattr(pipeline, "subprocess", SimpleNamespace(
+        run=lambda command, check: cancelled.append(command), CalledProcessError=subprocess.CalledProcessError))
     dumps, warcs = sample_inputs()
     config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "out"), executor="slurm", shards=2)
-    assert run_build(config, progress=False) is None
-    assert submitted == [["statements"]]
-    from wikiref_dataset.pipeline import statement_tasks
+    assert run_build(config) is None
+    stages = ["statements", "documents", "statistics", "curation", "dataset"]
+    assert submitted == [stages]
+    jobs = {stage: str(100 + position) for position, stage in enumerate(stages)}
+    assert json.loads((config.work / "slurm_jobs.json").read_text()) == jobs
+    message = capsys.readouterr().out
+    assert "documents   job      101  2 task(s), after job 100" in message
+    assert f"{config.work / 'logs'}/<stage>/slurm_logs/" in message and "squeue -j 100,101,102,103,104" in message
 
-    completions = config.work / "logs" / "statements" / "completions"
-    completions.mkdir(parents=True)
-    for rank in range(statement_tasks(config)):
-        (completions / f"{rank:05d}").touch()
-    (config.work / "statements").mkdir()
-    with gzip.open(config.work / "statements" / "00000.jsonl.gz", "wt") as handle:
-        handle.write("")
-    assert run_build(config, progress=False) is None
-    assert submitted[-1] == ["documents", "statistics", "curation", "dataset"]
+    queue[:] = [("100", "None", "(null)"), ("101", "Dependency", "afterok:100_*(unfulfilled)")]
+    assert run_build(config) is None and len(submitted) == 1
+    assert "still queued or running (squeue -j 100,101)" in capsys.readouterr().out
+
+    queue[:] = [("103", "DependencyNeverSatisfied", "afterok:102_*(failed)"), ("999", "None", "(null)")]
+    assert run_build(config) is None
+    assert cancelled == [["scancel", "103"]] and submitted[-1] == stages
+
+    (config.work / "build.json").write_text(json.dumps({"counts": {"raw statements": 3}, "splits": {"train": 1}}))
+    summary = run_build(config)
+    assert summary is not None and summary.counts == {"raw statements": 3} and len(submitted) == 2
 
 
 def test_bad_records_are_counted_and_rejected_not_fatal(demo_build, tmp_path):

@@ -147,8 +147,10 @@ def _stage_counts(work: Path) -> Counter[str]:
 
 
 def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: Any = None) -> AQuaMuSeSummary | None:
-    """Run the build and return its summary (``None`` after submitting the corpus stage to Slurm: run again once it
-    has finished; the local and Ray executors wait for it). ``encoder`` replaces the sentence encoder (tests use small
+    """Run the build and return its summary. The questions stage runs here; the corpus stage runs on the executor (the
+    local and Ray executors wait for it; with Slurm this call submits it, prints the job id and returns ``None``: the
+    same command run again once the job finished assembles the examples here and returns the summary, and run
+    while it is still queued or running submits nothing). ``encoder`` replaces the sentence encoder (tests use small
     ones); it travels to the corpus tasks pickled (:class:`~.embedding.SentenceEncoder` as its settings).
 
     Raises:
@@ -157,7 +159,7 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     from datatrove.pipeline.writers import JsonlWriter
     from tqdm.auto import tqdm
 
-    from ..pipeline import make_executor, read_jsonl
+    from ..pipeline import make_executor, read_jsonl, stage_done, submit_slurm_chain
     from ..text import default_pipeline
     from .dataset import VARIANTS, split_examples, write_aquamuse_folder
     from .embedding import SentenceEncoder
@@ -210,15 +212,15 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     if progress:
         print(f"[2/3] corpus: {len(config.corpus)} file(s), {tasks} task(s), {config.workers} worker(s)", flush=True)
     started = time.perf_counter()
-    executor = make_executor(_ExecutorSettings(config), "corpus", steps, tasks)  # type: ignore[arg-type]
-    executor.run()
-    seconds["corpus"] = time.perf_counter() - started
-    completions = work / "logs" / "corpus" / "completions"
-    if not all((completions / f"{rank:05d}").is_file() for rank in range(tasks)):
-        if config.executor == "slurm":
-            if progress:
-                print(f"submitted the corpus stage to {config.executor}; run the command again when it finishes")
+    if config.executor == "slurm":
+        if not stage_done(work, "corpus", tasks):
+            submit_slurm_chain(_ExecutorSettings(config), [("corpus", steps, tasks)], "AQuaMuSe corpus stage",
+                               afterwards="it assembles the examples here and prints the summary", progress=progress)
             return None
+    else:  # the Slurm jobs' time is not this call's: no corpus timing then
+        make_executor(_ExecutorSettings(config), "corpus", steps, tasks).run()  # type: ignore[arg-type]
+        seconds["corpus"] = time.perf_counter() - started
+    if not stage_done(work, "corpus", tasks):
         raise RuntimeError(f"corpus stage: some tasks failed; see {work / 'logs' / 'corpus'}")
 
     if progress:

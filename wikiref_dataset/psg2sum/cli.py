@@ -92,8 +92,7 @@ def run_psg2sum_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"wikiref psg2sum: interrupted; {args.out} is unchanged, run the same command to resume", file=sys.stderr)
         return 130
-    if summary is None:
-        print(f"submitted the PSG2SUM stages to {config.executor}; run the command again when they finish")
+    if summary is None:  # submitted to Slurm: run_psg2sum_build printed the job ids
         return 0
     print(format_summary(summary, config))
     damaged = damaged_dumps(summary.counts)

@@ -26,7 +26,15 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 from ..folders import check_output_folder, empty_build_reason, publish_folder, staging_folder, work_folder
-from ..pipeline import file_identities, make_executor, read_jsonl, restart_changed_stages, stage_done, stage_stats
+from ..pipeline import (
+    file_identities,
+    make_executor,
+    read_jsonl,
+    restart_changed_stages,
+    stage_done,
+    stage_stats,
+    submit_slurm_chain,
+)
 from ..wiki.dump import DAMAGED_DUMP_STAT, damaged_dumps
 from .mining import STAT_KEYS, MiningConfig
 from .steps import Psg2SumPairs, pair_from_document
@@ -211,8 +219,9 @@ def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
     """Run both stages (finished mining tasks are skipped on rerun) and return the summary.
 
     With ``executor="ray"`` the tasks run on the Ray cluster and this call waits for them, as with the local executor.
-    With ``executor="slurm"`` both stages are submitted as dependent jobs and ``None`` is returned; run the same
-    command again once they finished to get the summary.
+    With ``executor="slurm"`` both stages are submitted at once, the dataset job waiting on the mining job
+    (:func:`~wikiref_dataset.pipeline.submit_slurm_chain`), and ``None`` is returned; run the same command again once
+    they finished to get the summary.
 
     Raises:
         OutputFolderError: ``output_dir`` holds something other than a previous PSG2SUM build (see ``overwrite``).
@@ -225,10 +234,7 @@ def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
     if config.executor == "slurm":
         if stage_done(config.work, "dataset", 1) and (config.work / "build.json").is_file():
             return read_summary(config)
-        depends = None
-        for stage, steps, tasks in psg2sum_stages(config):
-            depends = make_executor(config, stage, steps, tasks, depends)
-        depends.run()  # a cluster executor submits its dependencies first
+        submit_slurm_chain(config, psg2sum_stages(config), "PSG2SUM build")  # prints the job ids: this call's result
         return None
     _dataset_stage_stale(config)
     started = time.perf_counter()
