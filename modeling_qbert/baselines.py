@@ -1,4 +1,4 @@
-"""The DUC baselines of paper 001 Table VI: LEAD, QUERY-SIM and ORACLE, on converted DUC rows.
+"""The DUC baselines of Table VI of Zhu et al. (2022): LEAD, QUERY-SIM and ORACLE, on converted DUC rows.
 
 Each baseline takes one cluster (a row of the dataset ``wikiref duc convert`` writes: ``query``, ``documents`` with
 ``docno``/``date``/``sentences``, ``references``) and returns indices into
@@ -123,7 +123,7 @@ BASELINES: dict[str, Callable[..., list[int]]] = {"lead": lead, "query-sim": que
 """Baselines by command-line name."""
 
 BASELINE_NAMES: dict[str, str] = {"lead": "LEAD", "query-sim": "QUERY-SIM", "oracle": "ORACLE"}
-"""The names Table VI of paper 001 prints."""
+"""The names Table VI of Zhu et al. (2022) prints."""
 
 
 def baseline_summary(name: str, row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS) -> str:

@@ -1,4 +1,4 @@
-"""Q-BERT model configuration: a BERT configuration plus the sentence-scoring options of paper 001 §III.
+"""Q-BERT model configuration: a BERT configuration plus the sentence-scoring options of §III of Zhu et al. (2022).
 
 This file is copied next to the weights by ``save_pretrained`` (``auto_map``) and loaded with
 ``trust_remote_code=True``: it imports nothing from this project.

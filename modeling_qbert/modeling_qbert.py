@@ -1,4 +1,4 @@
-"""Q-BERT (paper 001 §III-B-E): a BERT encoder, a sentence pooling layer and a linear sentence-scoring head.
+"""Q-BERT (§III-B-E of Zhu et al., 2022): a BERT encoder, a sentence pooling layer and a linear sentence-scoring head.
 
 The input packs the query and one document (see `processing_qbert.QBertProcessor`); `sentence_ids` says which
 document sentence each token belongs to, so one forward pass scores every sentence of a window. Pooling is vectorised

@@ -37,7 +37,7 @@ from .configuration_qbert import POOLINGS
 logger = logging.get_logger(__name__)
 
 LEVEL_TOKEN = "[L{}]"
-"""The marker inserted before the #-th query level (paper 001 §III-A)."""
+"""The marker inserted before the #-th query level (§III-A of Zhu et al., 2022)."""
 
 MODEL_INPUT_NAMES = ("input_ids", "token_type_ids", "attention_mask", "query_mask", "sentence_ids")
 MAPPING_NAMES = ("example_index", "sentence_index")

@@ -1,4 +1,4 @@
-"""Sentence selection: turn per-sentence scores into an extractive summary (paper 001 §IV-C and §V-B).
+"""Sentence selection: turn per-sentence scores into an extractive summary (§IV-C and §V-B of Zhu et al., 2022).
 
 Usable without a model: the DUC baselines (``baselines.py``) feed their own scores through the same rules.
 

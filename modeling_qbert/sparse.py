@@ -1,4 +1,4 @@
-"""Sparse subnetwork identification (paper 001 §III-F, Table IX), the mask file and the sparse-delta export.
+"""Sparse subnetwork identification (Zhu et al., 2022, §III-F, Table IX), the mask file and the sparse-delta export.
 
 A subnetwork is one boolean mask per *target* parameter (by default every encoder weight *matrix*, `bert.encoder.*`
 with two or more dimensions, as the paper selects within parameter matrices): `True` marks an entry that fine-tuning

@@ -1,4 +1,4 @@
-"""`SubnetworkTrainer`: a `transformers.Trainer` that fine-tunes only a sparse subnetwork (paper 001 §III-F).
+"""`SubnetworkTrainer`: a `transformers.Trainer` that fine-tunes only a sparse subnetwork (§III-F of Zhu et al., 2022).
 
 Trainer calls `optimizer.step()` directly (there is no `optimizer_step` to override), so the mask is applied around
 the optimizer, set up in `create_optimizer`:

@@ -2,8 +2,8 @@
 its processor (from a BERT-family encoder or a saved Q-BERT folder), and the run's ``results.json``.
 
 ``pretrain_wikiref.py`` and ``finetune_duc.py`` are `HfArgumentParser` scripts: their own dataclasses plus
-`transformers.TrainingArguments`, whose defaults are replaced by paper 001's settings (§IV-A: Adam with lr 3e-5,
-β = 0.9/0.999, weight decay 0.01, linear decay of the learning rate). A single ``.json`` argument is read as a
+`transformers.TrainingArguments`, whose defaults are replaced by Zhu et al.'s (2022) settings (§IV-A: Adam with
+lr 3e-5, β = 0.9/0.999, weight decay 0.01, linear decay of the learning rate). A single ``.json`` argument is read as a
 config file, as in the transformers example scripts. A bad command line (an unknown option, a value
 `TrainingArguments` refuses) ends in one line on stderr and exit status 2, as do bad values of the scripts' own options
 (``--pooling foo``: `check_model_arguments`, raising `ScriptError`).
@@ -33,7 +33,7 @@ PAPER_OPTIMIZER: dict[str, Any] = {
     "weight_decay": 0.01,
     "lr_scheduler_type": "linear",
 }
-"""Paper 001 §IV-A optimiser settings, the default of every training script."""
+"""The optimiser settings of Zhu et al. (2022), §IV-A, the default of every training script."""
 
 RUN_DEFAULTS: dict[str, Any] = {
     **PAPER_OPTIMIZER,

@@ -9,17 +9,17 @@ Usage (also available as ``wikiref duc evaluate``, with the same options: :class
     python trainer_scripts/evaluate_duc.py --dataset duc2006 --summaries NISTeval/ROUGE/peers
 
 Inputs: one or more folders written by ``wikiref duc convert`` (one per year), and the systems to score — the
-baselines of paper 001 (``modeling_qbert.baselines``), system summaries (JSON lines
+baselines of Zhu et al. (2022) (``modeling_qbert.baselines``), system summaries (JSON lines
 ``{"topic_id": …, "summary": str or [sentences], "system"?: name}``, or a folder in DUC peer-file layout
 ``D0601.M.250.A.<system id>``, one row per system id), or a saved Q-BERT model folder (run through the
 ``"query-focused-summarization"`` pipeline with the DUC selection rule).
 
 Scores: ROUGE-1, ROUGE-2 and ROUGE-SU4 recall with ``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``,
 computed by the project's `evaluate` module (``evaluate.load(DUC_ROUGE_PATH)``). The table prints them ×100 with
-two decimals, as Table VI of paper 001 does, with the 95 % bootstrap interval in brackets; the JSON output keeps the
-metric's own 0-1 values (recall, precision, F and their intervals). Clusters without reference summaries cannot be
-scored and are left out (with a warning). A system with no summary for any topic of a year gets ``-`` for that year
-(as Table VI prints for systems not run on a year); one that covers only some topics is an error.
+two decimals, as Zhu et al.'s (2022) Table VI does, with the 95 % bootstrap interval in brackets; the JSON output keeps
+the metric's own 0-1 values (recall, precision, F and their intervals). Clusters without reference summaries cannot be
+scored and are left out (with a warning). A system with no summary for any topic of a year gets ``-`` for that year (as
+Table VI prints for systems not run on a year); one that covers only some topics is an error.
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def model_summaries(
     summarize: Callable[..., Any], rows: Iterable[Mapping[str, Any]], progress: bool = False
 ) -> dict[str, str]:
     """``{topic_id: summary}`` from the Q-BERT pipeline: every sentence scored with the query and its own document
-    (paper 001 §V-B), ranked across the cluster and chosen by the DUC rule (``selection="duc"``, 250 words)."""
+    (Zhu et al., 2022, §V-B), ranked across the cluster and chosen by the DUC rule (``selection="duc"``, 250 words)."""
     from tqdm.auto import tqdm
 
     summaries = {}

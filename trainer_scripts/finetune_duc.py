@@ -1,4 +1,4 @@
-"""Fine-tune a WikiRef-pre-trained Q-BERT on two DUC years and test on the third (paper 001 §III-F, §IV-C).
+"""Fine-tune a WikiRef-pre-trained Q-BERT on two DUC years and test on the third (Zhu et al., 2022, §III-F, §IV-C).
 
     python trainer_scripts/finetune_duc.py --model_name_or_path runs/qbert-wikiref \\
         --duc_dirs duc/2005 duc/2006 duc/2007 --test_year 2007 --output_dir runs/qbert-duc2007

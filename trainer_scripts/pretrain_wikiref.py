@@ -1,4 +1,4 @@
-"""Pre-train Q-BERT on WikiRef (paper 001 §III, §IV-A) and evaluate it with the WikiRef selection rule.
+"""Pre-train Q-BERT on WikiRef (§III and §IV-A of Zhu et al., 2022) and evaluate it with the WikiRef selection rule.
 
     python trainer_scripts/pretrain_wikiref.py --dataset out/wikiref --output_dir runs/qbert-wikiref
     accelerate launch trainer_scripts/pretrain_wikiref.py --dataset org/wikiref --output_dir runs/qbert-wikiref \\

@@ -57,7 +57,8 @@ _STATISTICS = {  # Table I/II row -> how to read it off an example
     "Query Tokens": lambda e: e.query_tokens,
 }
 
-_DESCRIPTION = """WikiRef: query-focused summarization examples built from Wikipedia citations (paper 001 §II).
+_DESCRIPTION = """WikiRef: query-focused summarization examples built from Wikipedia citations (§II of Zhu et al., 2022,
+"Transforming Wikipedia into Augmented Data for Query-Focused Summarization").
 The summary is a cited Wikipedia statement, the query is [article title, section, subsection, ...] and the document
 is the cited web page (its title, then its sentences)."""
 

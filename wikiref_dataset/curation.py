@@ -1,4 +1,4 @@
-"""WikiRef curation (paper 001 §II-A): the example record, the three filters, the oracle labels and the split.
+"""WikiRef curation (§II-A of Zhu et al., 2022; see ``docs/wikiref_build.md``): the example record, the three filters, the oracle labels and the split.
 
 An example joins a statement (the summary; query = [page title, section, subsection, ...]) with the page it cites
 (``document`` = the page title followed by its sentences). :func:`measure_example` analyses it once with the

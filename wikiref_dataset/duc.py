@@ -494,7 +494,7 @@ def locate_duc(
 
 @dataclass
 class DucStats:
-    """What a conversion read and what it skipped (Table V of paper 001 gives the reference counts)."""
+    """What a conversion read and what it skipped (Table V of Zhu et al., 2022, gives the reference counts)."""
 
     year: int
     clusters: int = 0

@@ -5,7 +5,7 @@ oracle (``oracle.py``), curation, baselines and the training scripts.
 
 Why it is written by hand: ``rouge_score`` and ``evaluate``'s rouge have no ROUGE-SU4, use another stemmer (about
 0.3 ROUGE-1 points low on DUC data) and another multi-reference rule; the only exact implementation is the Perl
-script itself. This module reimplements its documented behaviour (``shared/rouge_golden/README.md``, points 1-10)
+script itself. This module reimplements its documented behaviour (``docs/rouge.md``, rules 1-10)
 and is checked against the outputs the Perl script printed for 621 items, to the fifth decimal:
 
 * reading: a text is split into lines at ``"\\n"`` only, zero-length lines are skipped, ``\\r`` stays in a line;

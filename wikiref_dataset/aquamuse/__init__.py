@@ -1,4 +1,4 @@
-"""AQuaMuSe (paper 004): query-based multi-document summarization examples mined from Natural Questions long answers
+"""AQuaMuSe (Kulkarni et al., 2020, see ``docs/aquamuse.md``): query-based multi-document summarization examples mined from Natural Questions long answers
 and a web corpus by sentence-embedding matches, in an abstractive and an extractive variant; and a reader for the
 released AQuaMuSe files.
 

@@ -1,4 +1,4 @@
-"""The AQuaMuSe dataset folders: query-disjoint splits, Parquet shards, statistics (paper 004 Table 1-2), the
+"""The AQuaMuSe dataset folders: query-disjoint splits, Parquet shards, statistics (Table 1-2 of Kulkarni et al., 2020), the
 coverage/density plot (Figure 2) and a card.
 
 Each variant (``abstractive``, ``extractive``) is its own folder shaped as the WikiRef and PSG2SUM ones: written by
@@ -59,11 +59,12 @@ FULL_SCALE = (5_519, 440, 524)
 
 _DESCRIPTION = {
     "abstractive": """AQuaMuSe (abstractive): query-based multi-document summarization examples mined from Natural
-Questions and a web corpus (paper 004). The query is a Natural Questions question answered only by a long answer,
+Questions and a web corpus (Kulkarni et al., 2020, "AQuaMuSe: Automatically Generating Datasets for
+Query-Based Multi-Document Summarization"). The query is a Natural Questions question answered only by a long answer,
 the target is that long answer, the documents are the top-K web pages whose sentences are near paraphrases of the
 answer's sentences (θL < cosine < θU).""",
     "extractive": """AQuaMuSe (extractive): the abstractive examples with each matched document sentence replaced,
-in place, by the answer sentence it matched (paper 004 §2), so the target can be extracted from the documents.""",
+in place, by the answer sentence it matched (§2 of Kulkarni et al., 2020), so the target can be extracted from the documents.""",
 }
 
 _CITATION = """@article{kulkarni2020aquamuse,

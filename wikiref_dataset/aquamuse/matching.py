@@ -1,4 +1,4 @@
-"""AQuaMuSe's sentence matching and example assembly (paper 004 §2, "Sentence Matching" to "Top-K").
+"""AQuaMuSe's sentence matching and example assembly (§2 of Kulkarni et al., 2020, "Sentence Matching" to "Top-K").
 
 For a long answer a = [l_1 .. l_n] and corpus documents d_i = [d_i1 ..], a sentence match is a pair (l_k, d_ij) whose
 cosine s_kij lies strictly between θL and θU (0.8 / 0.99: near paraphrases, not copies of Wikipedia). A document's

@@ -1,4 +1,6 @@
-"""AQuaMuSe's summaries: Natural Questions questions whose only answer is a long one (paper 004 §2).
+"""AQuaMuSe's summaries: Natural Questions questions whose only answer is a long one (§2 of Kulkarni et al., 2020).
+
+See ``docs/aquamuse.md``.
 
 Reads Natural Questions in both released formats, one JSON object per line (``.jsonl`` or ``.jsonl.gz``):
 

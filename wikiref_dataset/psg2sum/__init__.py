@@ -1,4 +1,5 @@
-"""PSG2SUM (paper 003): passage–summary pairs mined from Wikipedia revision histories.
+"""PSG2SUM (Zhou, Wei and Zhou, 2020, "Learning to Summarize Passages: Mining Passage-Summary Pairs from
+Wikipedia Revision Histories"; see ``docs/psg2sum.md``): passage–summary pairs mined from Wikipedia revision histories.
 
 ``history`` streams the revisions of ``pages-meta-history`` dumps; ``mining`` diffs adjacent revisions and scores
 (added passage, added lead sentence) pairs; ``steps`` is the datatrove reader step; ``dataset`` deduplicates, splits

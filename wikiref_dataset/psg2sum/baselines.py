@@ -1,4 +1,4 @@
-"""PSG2SUM baselines (paper 003 Table 4): LEAD1 and TextRank, scored with the project's ROUGE.
+"""PSG2SUM baselines (Table 4 of Zhou, Wei and Zhou, 2020): LEAD1 and TextRank, scored with the project's ROUGE.
 
 * **LEAD1** — the passage's first sentence.
 * **TextRank** (Mihalcea & Tarau 2004) — a graph over the passage's sentences with edge weight

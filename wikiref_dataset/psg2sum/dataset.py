@@ -44,7 +44,7 @@ FULL_SCALE_PAIRS = 100_118
 """Pairs of the paper's dataset (003 §2.2), whose dev and test hold 4,000 each."""
 FULL_SCALE_SPLIT = 4_000
 
-_DESCRIPTION = """PSG2SUM: passage-to-summary pairs mined from Wikipedia revision histories (paper 003 §2). In one
+_DESCRIPTION = """PSG2SUM: passage-to-summary pairs mined from Wikipedia revision histories (§2 of Zhou, Wei and Zhou, 2020). In one
 revision, a passage was added to the article body and a sentence to its lead; the sentence (`summary`) is paired with
 the added passage that holds the largest share of its non-stop words (`score`, kept when >= λ)."""
 

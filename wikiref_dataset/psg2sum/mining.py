@@ -1,4 +1,4 @@
-"""PSG2SUM mining (paper 003 §2.1): passage–summary pairs from the edits of Wikipedia pages.
+"""PSG2SUM mining (§2.1 of Zhou, Wei and Zhou, 2020): passage–summary pairs from the edits of Wikipedia pages.
 
 For each pair of adjacent (readable) revisions of a page:
 
@@ -90,7 +90,7 @@ class MiningConfig:
     """How pairs are mined.
 
     Args:
-        min_score (`float`, defaults to 0.6): λ, the lowest overlap score kept (paper 003 Table 3).
+        min_score (`float`, defaults to 0.6): λ, the lowest overlap score kept (Table 3 of Zhou et al.).
         score_grid (`tuple[float, ...]`, defaults to ``(0.3, 0.4, 0.5, 0.6, 0.7)``): λ values whose candidate
             counts are reported (Table 3's rows and lower ones), whatever ``min_score`` is.
         lead_splitter (`str`, defaults to ``"moses"``): ``"moses"`` (the paper's Moses splitter, ``sentence-
@@ -165,7 +165,7 @@ class RevisionText:
 
 
 def overlap_score(summary_words: set[str], passage_words: set[str]) -> float:
-    """Paper 003 eq. 1: share of the summary's distinct non-stop words found in the passage (0 for no words)."""
+    """Zhou et al., eq. 1: share of the summary's distinct non-stop words found in the passage (0 for none)."""
     if not summary_words:
         return 0.0
     return len(summary_words & passage_words) / len(summary_words)

@@ -4,7 +4,7 @@ Extraction is trafilatura's, tuned for precision: a WikiRef document should hold
 its navigation, teasers or reader comments. Defaults (:class:`ExtractionConfig`): ``favor_precision=True``;
 comments off (reader comments are not the cited source); tables off (cells flatten into "sentences" without
 verbs or punctuation that only add noise to the ROUGE-based oracle; the paper's newspaper extractor also kept
-paragraphs only); links and images off. On trafilatura's own evaluation pages (``../shared/realdata/html_news``)
+paragraphs only); links and images off. On trafilatura's own evaluation pages (its benchmark's ``html_news`` set)
 these settings keep about 92% of the must-have snippets and 5% of the boilerplate ones.
 
 Bytes are decoded the way browsers do: a byte-order mark first, then the charset of the HTTP Content-Type, else

@@ -1,4 +1,4 @@
-"""WikiRef statements (paper 001 §II-A): cited text spans of Wikipedia articles, with their section path and citation.
+"""WikiRef statements (§II-A of Zhu et al., 2022; see ``docs/wikiref_build.md``): cited text spans of Wikipedia articles, with their section path and citation.
 
 A *statement* is the plain text of a paragraph between the previous citation (or the paragraph start) and a
 ``<ref>``; when several refs stand together only the first counts; a statement may hold several sentences. Its
@@ -75,7 +75,7 @@ DEFAULT_SKIP_SECTIONS: tuple[str, ...] = (
 """Non-prose sections skipped by default (compared lowercased, whitespace collapsed)."""
 
 DEFAULT_KEEP_TYPES: tuple[str, ...] = ("cite web", "cite news", "cite press release")
-"""Citation types kept by default: web pages, news articles and press releases (paper 001 §II-A)."""
+"""Citation types kept by default: web pages, news articles and press releases (§II-A of Zhu et al., 2022)."""
 
 # Templates that stand for a citation in the text.
 _REUSE_TEMPLATES = frozenset({"r"})  # {{r|name}} reuses <ref name="name">
