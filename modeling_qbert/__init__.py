@@ -10,7 +10,7 @@ Importing the package registers Q-BERT with transformers (:func:`register`), so 
   ``trainer_scripts/push_to_hub.py`` publishes) loads with ``trust_remote_code=True``.
 
 This imports transformers and torch (seconds). The ``wikiref`` command therefore does not import this package
-until a subcommand needs a model (``wikiref_dataset/summarize_cli.py`` imports it inside the command).
+until a subcommand needs a model (``trainer_scripts/summarize_cli.py`` imports it inside the command).
 """
 
 from __future__ import annotations

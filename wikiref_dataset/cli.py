@@ -1,14 +1,15 @@
-"""The ``wikiref`` command: one entry point whose subcommands grow with the project.
+"""The data side's subcommands of the ``wikiref`` command, and ``python -m wikiref_dataset.cli`` to run them alone.
+
+The ``wikiref`` command itself is ``trainer_scripts/cli.py``, at the top of the import graph: it composes these
+subcommands (:func:`add_data_commands`) with the model side's (``demo``, ``summarize``, ``duc evaluate``). This
+package imports neither ``modeling_qbert`` nor ``trainer_scripts`` (data flows one way).
 
 Subcommands:
-    demo        the whole chain on the embedded sample: build WikiRef, pre-train and fine-tune Q-BERT, summarize,
-                evaluate with the DUC metric, render the model card (``trainer_scripts/demo.py``);
     build       the whole WikiRef build: statements, documents, curation, splits, Parquet + card (``build_cli.py``);
     rouge       score summaries with ROUGE-1.5.5 semantics from a JSON-lines file or a ROUGE file list;
     statements  WikiRef stage 1: statements with their first citation from Wikipedia dumps (``wiki/cli.py``);
     documents   WikiRef stage 2: the cited pages from WARC archives or HTTP (``web/cli.py``);
-    duc         DUC 2005-2007: ``convert`` the NIST folders, ``evaluate`` baselines/summaries/models (``duc_cli.py``);
-    summarize   an extractive query-focused summary of text files with a Q-BERT model (``summarize_cli.py``);
+    duc         DUC 2005-2007: ``convert`` the NIST folders (``duc_cli.py``);
     psg2sum     passage-summary pairs mined from revision histories (``psg2sum/cli.py``);
     aquamuse    query-based multi-document examples mined from Natural Questions + a web corpus (``aquamuse/cli.py``).
 """
@@ -116,17 +117,6 @@ def format_table(rows: Sequence[tuple[str, RougeResult]], value: str = "recall")
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def run_demo(args: argparse.Namespace) -> int:
-    """The whole chain on the embedded sample (``trainer_scripts/demo.py``: imported here, not at start-up)."""
-    from trainer_scripts.demo import run_demo as run_chain
-
-    try:
-        run_chain(args.out)
-    except RuntimeError as error:
-        raise CliError(str(error)) from None
-    return 0
-
-
 def run_rouge(args: argparse.Namespace) -> int:
     if args.rouge_args is not None:
         config = RougeConfig.from_args(args.rouge_args)
@@ -164,14 +154,8 @@ def run_rouge(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="wikiref", description="Query-focused summarization toolkit.")
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    demo = commands.add_parser("demo", help="the whole chain on the embedded sample: build, train, evaluate, card")
-    demo.add_argument("--out", default="outputs", help="folder for everything the demo writes (default outputs)")
-    demo.set_defaults(func=run_demo)
-
+def add_rouge_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``rouge`` on the ``wikiref`` subcommands."""
     rouge = commands.add_parser("rouge", help="ROUGE-1.5.5-exact scoring (official DUC settings by default)")
     rouge.add_argument("input", help="JSON lines {prediction, references} or, with --filelist, a ROUGE -z SPL list")
     rouge.add_argument("--filelist", action="store_true", help="input is 'system_file ref_file...' per line")
@@ -182,28 +166,39 @@ def build_parser() -> argparse.ArgumentParser:
     rouge.add_argument("--system-id", default="X", help="system name in the report (default X)")
     rouge.add_argument("--quiet", action="store_true", help="no progress bar")
     rouge.set_defaults(func=run_rouge)
+    return rouge
 
-    # Subcommands of the other parts register themselves; imported here so `wikiref rouge` stays light.
+
+def add_data_commands(commands: argparse._SubParsersAction) -> dict[str, argparse._SubParsersAction]:
+    """Register the data side's subcommands on ``commands``; returns the nested subcommand sets other packages extend
+    (``{"duc": …}``: the top-level command adds ``duc evaluate`` there)."""
+    # Each part's parser module imports only the standard library: `wikiref --help` stays light.
     from .aquamuse.cli import add_aquamuse_parser
     from .build_cli import add_build_parser
     from .duc_cli import add_duc_parser
     from .psg2sum.cli import add_psg2sum_parser
-    from .summarize_cli import add_summarize_parser
     from .web.cli import add_documents_parser
     from .wiki.cli import add_statements_parser
 
+    add_rouge_parser(commands)
     add_statements_parser(commands)
     add_documents_parser(commands)
-    add_duc_parser(commands)
+    duc = add_duc_parser(commands)
     add_build_parser(commands)
-    add_summarize_parser(commands)
     add_psg2sum_parser(commands)
     add_aquamuse_parser(commands)
+    return {"duc": duc}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The data subcommands alone (``python -m wikiref_dataset.cli``); ``wikiref`` adds the model side's."""
+    parser = argparse.ArgumentParser(prog="wikiref", description="Query-focused summarization toolkit: the data side.")
+    add_data_commands(parser.add_subparsers(dest="command", required=True))
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` with ``parser`` and run the chosen subcommand; user errors print one line and return 2."""
     args = parser.parse_args(argv)
     try:
         return args.func(args)
@@ -213,6 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:  # bad options (e.g. an unsupported ROUGE flag)
         print(f"wikiref {args.command}: error: {err}", file=sys.stderr)
         return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return dispatch(build_parser(), argv)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
-"""``wikiref duc``: convert the DUC 2005-2007 folders NIST distributes, and evaluate systems on them.
+"""``wikiref duc convert``: convert the DUC 2005-2007 folders NIST distributes into `datasets` folders.
 
 ``wikiref duc convert NIST_DIR --year 2006 --out duc2006`` writes one year as a `datasets` folder
-(``wikiref_dataset.duc``); ``wikiref duc evaluate --dataset duc2006 --baseline all`` prints Table VI's rows
-(``trainer_scripts/evaluate_duc.py``, which takes the same options). Wire it into a parser with
-:func:`add_duc_parser`; each subcommand's ``func`` returns the exit status (0, or 2 on bad input, with a one-line
+(``wikiref_dataset.duc``). :func:`add_duc_parser` registers ``duc`` with its ``convert`` subcommand and returns the set
+of ``duc`` subcommands, where the model side adds ``evaluate`` (``trainer_scripts/cli.py``: this package imports
+neither the model nor the training scripts). ``func`` returns the exit status (0, or 2 on bad input, with a one-line
 error naming the file).
 """
 
@@ -16,10 +16,10 @@ import sys
 # The reader (datasets, spaCy) is imported inside the commands: the `wikiref` command builds this parser on every call.
 DUC_YEARS = (2005, 2006, 2007)
 
-__all__ = ["add_duc_parser", "run_convert", "run_evaluate"]
+__all__ = ["add_duc_parser", "log_warnings", "run_convert"]
 
 
-def _log_warnings() -> None:
+def log_warnings() -> None:
     """Show the reader's warnings (skipped documents, missing references) unless logging is already configured."""
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
@@ -29,7 +29,7 @@ def run_convert(args: argparse.Namespace) -> int:
     """``wikiref duc convert``: one year → ``--out`` (Parquet + dataset card); prints the counts."""
     from .duc import DucError, convert_duc
 
-    _log_warnings()
+    log_warnings()
     try:
         stats = convert_duc(args.nist_dir, args.year, args.out, topics=args.topics, docs=args.docs,
                             models=args.models, progress=not args.quiet, overwrite=args.overwrite)
@@ -45,21 +45,12 @@ def run_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_evaluate(args: argparse.Namespace) -> int:
-    """``wikiref duc evaluate``: see ``trainer_scripts/evaluate_duc.py``."""
-    from trainer_scripts.evaluate_duc import run
-
-    _log_warnings()
-    return run(args)
-
-
-def add_duc_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``duc`` (with ``convert`` and ``evaluate``) on a subparsers object; returns the ``duc`` parser."""
-    from trainer_scripts.evaluate_duc import add_arguments
-
+def add_duc_parser(commands: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """Register ``duc`` with its ``convert`` subcommand on a subparsers object; returns the ``duc`` subcommands, which
+    the top-level ``wikiref`` command extends with ``evaluate``."""
     duc = commands.add_parser("duc", help="DUC 2005-2007: convert NIST's folders, evaluate systems (Table VI)",
-                              description=__doc__.split("\n", 1)[0])
-    actions = duc.add_subparsers(dest="duc_command", required=True, metavar="{convert,evaluate}")
+                              description="DUC 2005-2007: convert the folders NIST distributes, evaluate systems.")
+    actions = duc.add_subparsers(dest="duc_command", required=True)
 
     convert = actions.add_parser("convert", help="convert one DUC year to a datasets folder",
                                  description="Read one DUC year from the folders NIST distributes (topics SGML, "
@@ -76,10 +67,4 @@ def add_duc_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPar
                          help="write into a folder holding something other than a converted DUC year (files this "
                               "project did not write are kept)")
     convert.set_defaults(func=run_convert)
-
-    evaluate = actions.add_parser("evaluate", help="score baselines or system summaries with the official settings",
-                                  description="Score systems on converted DUC years with ROUGE-1/2/SU4 recall "
-                                              "(official DUC settings) and print a table shaped like Table VI.")
-    add_arguments(evaluate)
-    evaluate.set_defaults(func=run_evaluate)
-    return duc
+    return actions

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
+from trainer_scripts.cli import main
 from trainer_scripts.demo import load_duc_sample, write_sample_years
-from wikiref_dataset.cli import main
 from wikiref_dataset.duc import load_duc
 
 

@@ -1,7 +1,6 @@
 """The DUC evaluation script end to end: fixture folders → converted years → baselines, summary files, DUC peer
 folders and a Q-BERT model → Table VI's shape and a JSON file, scored by the `evaluate` module."""
 
-import argparse
 import json
 import subprocess
 import sys
@@ -12,9 +11,9 @@ import pytest
 
 from modeling_qbert.baselines import baseline_summary
 from trainer_scripts import evaluate_duc
+from trainer_scripts.cli import build_parser as build_wikiref_parser
 from trainer_scripts.evaluate_duc import main
 from wikiref_dataset.duc import load_duc, read_reference
-from wikiref_dataset.duc_cli import add_duc_parser
 from wikiref_dataset.metrics import DUC_ROUGE_PATH
 from wikiref_dataset.rouge import rouge
 
@@ -171,8 +170,7 @@ def test_model_folder(years, tmp_path, capsys, monkeypatch):
 
 
 def test_wikiref_duc_evaluate_is_the_same_command(years, capsys):
-    parser = argparse.ArgumentParser(prog="wikiref")
-    add_duc_parser(parser.add_subparsers(dest="command", required=True))
+    parser = build_wikiref_parser()
     args = parser.parse_args(["duc", "evaluate", "--dataset", years[2006], "--baseline", "lead", "oracle", "--quiet"])
     assert args.func(args) == 0
     through_cli = capsys.readouterr().out
@@ -203,8 +201,7 @@ def test_wikiref_duc_evaluate_parses_like_the_hf_argument_parser(argv, datasets)
     """One set of options, `EvaluateArguments`: the script parses it with HfArgumentParser, `wikiref duc evaluate`
     declares the same fields on its argparse subcommand; both give the same dataclass."""
     (from_script,) = evaluate_duc.build_parser().parse_args_into_dataclasses(args=argv)
-    parser = argparse.ArgumentParser(prog="wikiref")
-    add_duc_parser(parser.add_subparsers(dest="command", required=True))
+    parser = build_wikiref_parser()
     from_cli = evaluate_duc.to_arguments(parser.parse_args(["duc", "evaluate", *argv]))
     assert isinstance(from_script, evaluate_duc.EvaluateArguments)
     assert from_cli == from_script
@@ -220,8 +217,7 @@ def test_wikiref_duc_evaluate_parses_like_the_hf_argument_parser(argv, datasets)
 def test_bad_values_exit_2_with_one_line(years, capsys, argv, message):
     argv = [value.format(year=years[2006]) for value in argv]
     assert main(argv) == 2
-    parser = argparse.ArgumentParser(prog="wikiref")
-    add_duc_parser(parser.add_subparsers(dest="command", required=True))
+    parser = build_wikiref_parser()
     args = parser.parse_args(["duc", "evaluate", *argv])
     assert args.func(args) == 2
     lines = capsys.readouterr().err.splitlines()

@@ -1,8 +1,12 @@
-"""The ``wikiref`` command: ``rouge`` on JSON lines and ROUGE file lists (the demo: tests/trainer_scripts/test_demo.py)."""
+"""The data side of the ``wikiref`` command (``wikiref_dataset/cli.py``): ``rouge`` on JSON lines and ROUGE file
+lists, and the layering: the data subcommands run without the model side (the whole command:
+tests/trainer_scripts/test_wikiref_cli.py)."""
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +90,68 @@ def test_help_imports_no_heavy_library():
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip().splitlines()[-1] == "[]"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL_SIDE = ("modeling_qbert", "trainer_scripts", "torch", "transformers")
+# The one exception: the AQuaMuSe miner's sentence encoder runs on torch (imported when `wikiref aquamuse` builds).
+ALLOWED_IMPORTS = {("aquamuse/embedding.py", "torch")}
+
+DATA_COMMANDS = """
+import json, sys
+from pathlib import Path
+
+model_side, blocked, out = json.loads(sys.argv[1]), sys.argv[2] == "blocked", Path(sys.argv[3])
+if blocked:  # as if not installed: `import` raises ImportError, importlib.util.find_spec says absent
+    sys.modules.update(dict.fromkeys(model_side))
+
+from wikiref_dataset.cli import main
+from wikiref_dataset.pipeline import sample_inputs
+
+dumps, warcs = sample_inputs()
+out.mkdir(parents=True, exist_ok=True)
+(out / "items.jsonl").write_text(json.dumps({"prediction": "a cat sat", "references": ["the cat sat"]}) + "\\n")
+fixtures = Path("tests/fixtures")
+commands = {
+    "rouge": ["rouge", str(out / "items.jsonl"), "--quiet"],
+    "statements": ["statements", str(fixtures / "wiki" / "tiny-dump.xml"), "--out", str(out / "statements"), "--quiet"],
+    "build": ["build", "--dump", *dumps, "--warc", *warcs, "--out", str(out / "build"), "--shards", "2", "--quiet"],
+    "duc convert": ["duc", "convert", str(fixtures / "duc" / "duc2006"), "--year", "2006", "--out", str(out / "duc"),
+                    "--quiet"],
+    "psg2sum": ["psg2sum", str(fixtures / "psg2sum" / "history.xml"), "--out", str(out / "psg2sum"), "--no-progress"],
+}
+status = {name: main(argv) for name, argv in commands.items()}
+loaded = sorted(name for name in model_side if sys.modules.get(name) is not None)
+print(json.dumps({"status": status, "loaded": loaded, "thinc": "thinc" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("mode", ["installed", "blocked"])
+def test_data_commands_import_nothing_of_the_model_side(tmp_path, mode):
+    """Data flows one way: `wikiref_dataset` and its subcommands (rouge, statements, build on the embedded sample,
+    duc convert, psg2sum) import neither `modeling_qbert` nor `trainer_scripts` nor torch/transformers, in a fresh
+    process; and they run where those are not installed at all ("blocked")."""
+    completed = subprocess.run([sys.executable, "-c", DATA_COMMANDS, json.dumps(MODEL_SIDE), mode, str(tmp_path)],
+                               capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    report = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert report["status"] == dict.fromkeys(["rouge", "statements", "build", "duc convert", "psg2sum"], 0)
+    # spaCy's backend (thinc) imports torch itself when it is installed; nothing else may
+    allowed = {"torch"} if report["thinc"] and mode == "installed" else set()
+    assert set(report["loaded"]) <= allowed, report["loaded"]
+
+
+def test_package_has_no_import_of_the_model_side():
+    """Every import statement in wikiref_dataset, inside functions too."""
+    found = set()
+    for path in sorted((ROOT / "wikiref_dataset").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            found |= {(path.relative_to(ROOT / "wikiref_dataset").as_posix(), name.split(".")[0]) for name in names
+                      if name.split(".")[0] in MODEL_SIDE}
+    assert found <= ALLOWED_IMPORTS, sorted(found - ALLOWED_IMPORTS)

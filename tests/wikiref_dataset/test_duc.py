@@ -393,14 +393,13 @@ def test_cli_convert_missing_topics_is_a_clear_error(tmp_path, capsys):
 
 def test_cli_subcommands_are_registered(capsys):
     parser = _parser()
-    args = parser.parse_args(["duc", "evaluate", "--dataset", "d", "--baseline", "lead"])
-    assert args.duc_command == "evaluate" and callable(args.func)
+    args = parser.parse_args(["duc", "convert", "nist", "--year", "2006", "--out", "o"])
+    assert args.duc_command == "convert" and callable(args.func)
     with pytest.raises(SystemExit):
         parser.parse_args(["duc"])
-    args = parser.parse_args(["duc", "evaluate", "--dataset", "d"])  # a system is required: one line, exit 2
-    assert args.func(args) == 2
-    assert capsys.readouterr().err.splitlines()[-1] == ("duc evaluate: error: give exactly one of --baseline, "
-                                                        "--summaries, --model")
+    with pytest.raises(SystemExit):  # `duc evaluate` is the model side's (trainer_scripts/cli.py adds it)
+        parser.parse_args(["duc", "evaluate", "--dataset", "d", "--baseline", "lead"])
+    assert "invalid choice: 'evaluate'" in capsys.readouterr().err
 
 
 def test_sources_are_plain_paths():

@@ -10,7 +10,7 @@ import torch
 from transformers import BertTokenizer
 
 from modeling_qbert import QBertConfig, QBertForSentenceScoring, QBertProcessor
-from wikiref_dataset.summarize_cli import add_summarize_parser
+from trainer_scripts.summarize_cli import add_summarize_parser
 
 WORDS = "the a of was in on king queen born city river runs war early life house cat sat mat . ,".split()
 
@@ -95,6 +95,6 @@ def test_errors_are_one_line_and_exit_2(model_dir, documents, tmp_path, capsys):
 
 
 def test_importing_the_cli_module_does_not_import_transformers():
-    code = "import sys, wikiref_dataset.summarize_cli; print('transformers' in sys.modules, 'torch' in sys.modules)"
+    code = "import sys, trainer_scripts.summarize_cli; print('transformers' in sys.modules, 'torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["False", "False"], result.stderr
