@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["FolderState", "KINDS", "MANIFEST", "OutputFolderError", "build_id", "check_output_folder", "content_addressed",
-           "card_data_files", "content_key", "empty_build_reason", "inspect_folder", "is_published", "load_dataset_folder", "publish_folder", "staging_folder",
+           "card_data_files", "content_key", "empty_build_reason", "finish_build", "inspect_folder", "is_published", "load_dataset_folder", "publish_folder", "staging_folder",
            "work_folder"]
 
 logger = logging.getLogger(__name__)
@@ -76,21 +76,23 @@ def build_id(folder: str | os.PathLike) -> str:
     root = Path(folder)
     digest = hashlib.sha256()
     for name in _files(root):
-        if name in (MANIFEST, _STAGING_MARK):
-            continue
-        digest.update(name.encode() + b"\0")
-        with open(root / name, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+        if name not in (MANIFEST, _STAGING_MARK):
+            _hash_file(root / name, digest.update, name.encode() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def _hash_file(path: Path, update: Any, prefix: bytes = b"") -> None:
+    """Feed ``prefix`` and the file's bytes, 1 MiB at a time, to ``update`` (a hashlib object's ``update``)."""
+    update(prefix)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            update(block)
 
 
 def content_addressed(path: Path, stem: str) -> Path:
     """Rename the file at ``path`` to ``<stem>-<first 16 hex of its sha256><suffix>`` in the same folder."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    _hash_file(path, digest.update)
     target = path.with_name(f"{stem}-{digest.hexdigest()[:16]}{''.join(path.suffixes[-1:])}")
     os.replace(path, target)
     return target
@@ -243,6 +245,23 @@ def _prune_empty(folder: Path) -> None:
             sub.rmdir()
 
 
+def finish_build(staging: Path, output_dir: str | os.PathLike, kind: str, work: Path, record: Mapping[str, Any],
+                 empty_reason: str | None, overwrite: bool = False) -> dict[str, Any]:
+    """The end every build shares. A build that kept examples (``empty_reason`` ``None``) gets ``build.json``
+    (``record``) and is published as ``output_dir``; one that kept none is discarded. ``work/build.json`` always
+    gets the record, with the published ``build_id`` or the ``empty_reason`` (the closing summary and a rerun read
+    it). Returns that record."""
+    record = dict(record)
+    if empty_reason is None:
+        (staging / "build.json").write_text(json.dumps(record, indent=1, default=str), encoding="utf-8")
+        record["build_id"] = publish_folder(staging, output_dir, kind, overwrite)
+    else:
+        shutil.rmtree(staging)
+        record["empty_reason"] = empty_reason
+    (work / "build.json").write_text(json.dumps(record, indent=1, default=str), encoding="utf-8")
+    return record
+
+
 def empty_build_reason(start: tuple[str, int], drops: Mapping[str, int]) -> str:
     """The one-line reason a build kept nothing: what it started from and its filters, tightest first."""
     label, total = start
@@ -321,12 +340,4 @@ def load_dataset_folder(path: str | os.PathLike, split: str | None = None, **kwa
     reread = datasets.load_dataset("parquet", data_files={name: [str(f) for f in files[name]] for name in by_split},
                                    split=split, **kwargs)
     return reread
-
-
-def split_files_record(folder: Path, files: Mapping[str, str]) -> dict[str, Any]:
-    """``{split: {"file": relative path, "rows": n}}`` for a manifest's record."""
-    import pyarrow.parquet as pq
-
-    return {split: {"file": name, "rows": pq.ParquetFile(folder / name).metadata.num_rows}
-            for split, name in files.items()}
 

@@ -50,11 +50,10 @@ from .curation import (
     measure_examples,
 )  # fmt: skip
 from .folders import (
-    build_id,
     check_output_folder,
     empty_build_reason,
+    finish_build,
     is_published,
-    publish_folder,
     staging_folder,
     work_folder,
 )
@@ -284,17 +283,10 @@ class WriteDataset(PipelineStep):
         staging = staging_folder(self.config.output_dir)
         sizes = write_dataset_folder(splits, staging, build)
         build["splits"] = sizes
-        if sum(sizes.values()):
-            (staging / "build.json").write_text(json.dumps(build, indent=1), encoding="utf-8")
-            build["build_id"] = build_id(staging)
-        else:
-            build["empty_reason"] = empty_build_reason(("raw statements", counts.get("raw statements", 0)),
-                                                       {k: v for k, v in counts.items() if k.startswith("dropped")})
-        (work / "build.json").write_text(json.dumps(build, indent=1), encoding="utf-8")
-        if sum(sizes.values()):
-            publish_folder(staging, self.config.output_dir, "wikiref", self.config.overwrite)
-        else:
-            shutil.rmtree(staging)
+        empty = None if sum(sizes.values()) else empty_build_reason(
+            ("raw statements", counts.get("raw statements", 0)),
+            {k: v for k, v in counts.items() if k.startswith("dropped")})
+        finish_build(staging, self.config.output_dir, "wikiref", work, build, empty, self.config.overwrite)
         self.stat_update("examples", value=sum(sizes.values()))
         return
         yield

@@ -18,7 +18,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..folders import check_output_folder, empty_build_reason, publish_folder, staging_folder, work_folder
+from ..folders import (
+    check_output_folder,
+    empty_build_reason,
+    finish_build,
+    publish_folder,
+    staging_folder,
+    work_folder,
+)
 from .matching import MatchingConfig
 from .questions import QuestionConfig
 
@@ -264,18 +271,12 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     sizes = {variant: {split: len(examples) for split, examples in splits[variant].items()} for variant in VARIANTS}
     record = {**build, "splits": sizes, "seconds": seconds, "statistics": statistics}
     empty_reason = None
-    if counts["examples (each variant)"]:
-        (staging / "build.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
-        publish_folder(staging, config.output_dir, "aquamuse", config.overwrite)
-    else:
-        import shutil
-
-        shutil.rmtree(staging)
+    if not counts["examples (each variant)"]:
         drops = {name: value for name, value in counts.items() if name.startswith(("NQ dropped", "corpus skipped"))}
         drops["questions without a sentence match"] = len(questions) - counts["questions with a match"]
         drops["dropped: summary recall below minimum"] = counts["dropped: summary recall below minimum"]
         empty_reason = empty_build_reason(("NQ lines read", counts["NQ lines read"]), drops)
-    (work / "build.json").write_text(json.dumps({**record, "empty_reason": empty_reason}, indent=1), encoding="utf-8")
+    finish_build(staging, config.output_dir, "aquamuse", work, record, empty_reason, config.overwrite)
     return AQuaMuSeSummary(config.output_dir, counts, sizes, statistics["abstractive"], seconds,
                            question_log["errors"], empty_reason)
 

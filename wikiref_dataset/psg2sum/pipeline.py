@@ -15,7 +15,6 @@ inputs (the skipped tasks' shards would be stale).
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -25,7 +24,7 @@ from typing import Any
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from ..folders import check_output_folder, empty_build_reason, publish_folder, staging_folder, work_folder
+from ..folders import check_output_folder, empty_build_reason, finish_build, staging_folder, work_folder
 from ..pipeline import (
     file_identities,
     make_executor,
@@ -157,17 +156,12 @@ class WritePsg2SumDataset(PipelineStep):
         staging = staging_folder(config.output_dir)
         sizes = write_psg2sum_folder(splits, staging, build)
         build["splits"] = sizes
-        if pairs:
-            (staging / "build.json").write_text(json.dumps(build, indent=1, default=str), encoding="utf-8")
-        else:
+        empty = None
+        if not pairs:
             candidates, duplicates = counts.get("candidate_pairs", 0), counts.get("duplicates", 0)
             drops = {f"score below λ={config.mining.min_score:g}": candidates - duplicates, "duplicates": duplicates}
-            build["empty_reason"] = empty_build_reason(("candidate pairs", counts.get("candidate_pairs", 0)), drops)
-        (config.work / "build.json").write_text(json.dumps(build, indent=1, default=str), encoding="utf-8")
-        if pairs:
-            publish_folder(staging, config.output_dir, "psg2sum", config.overwrite)
-        else:
-            shutil.rmtree(staging)
+            empty = empty_build_reason(("candidate pairs", candidates), drops)
+        finish_build(staging, config.output_dir, "psg2sum", config.work, build, empty, config.overwrite)
         self.stat_update("pairs", value=len(pairs))
         return
         yield
