@@ -63,7 +63,9 @@ class SentenceScoringOutput(ModelOutput):
 
 def _segment_index(sentence_ids: torch.Tensor, num_sentences: int) -> torch.Tensor:
     """`sentence_ids` with every non-sentence token (-1) sent to an extra bucket `num_sentences`, dropped later."""
-    if sentence_ids.numel() and int(sentence_ids.max()) >= num_sentences:
+    # The check reads a value back from the device; under torch.compile it would break the graph (an index out of
+    # range still fails there, in the scatter).
+    if not torch.compiler.is_compiling() and sentence_ids.numel() and int(sentence_ids.max()) >= num_sentences:
         raise ValueError(
             f"sentence_ids holds sentence {int(sentence_ids.max())} but only {num_sentences} sentences are scored "
             "(the second dimension of `labels`)"
