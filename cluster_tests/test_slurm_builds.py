@@ -71,11 +71,11 @@ def test_wikiref_build_is_one_submission_and_equals_local(tmp_path):
     one while they run submits nothing, a third one after they finished prints the closing table."""
     dumps, warcs = sample_inputs()
     local = tmp_path / "local"
-    expected = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(local), shards=2, workers=2),
+    expected = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(local), tasks=2, workers=2),
                          progress=False)
     out = tmp_path / "slurm"
-    command = [sys.executable, "-m", "wikiref_dataset.cli", "build", "--dump", *dumps, "--warc", *warcs, "--out",
-               str(out), "--shards", "2", "--workers", "2", "--executor", "slurm", "--executor-options",
+    command = [sys.executable, "-m", "wikiref_dataset.cli", "build", *dumps, "--warc", *warcs, "--out",
+               str(out), "--tasks", "2", "--workers", "2", "--executor", "slurm", "--executor-options",
                json.dumps(SLURM_OPTIONS)]
     first = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stderr[-3000:]
@@ -108,7 +108,7 @@ def test_psg2sum_build_on_slurm_equals_local(tmp_path):
 
     def build(executor: str, options: dict):
         return run_psg2sum_build(Psg2SumBuildConfig(
-            [str(FIXTURES / "psg2sum" / "history.xml")], str(tmp_path / executor), tasks=2, workers=2,
+            [str(FIXTURES / "psg2sum" / "history.xml")], output_dir=str(tmp_path / executor), tasks=2, workers=2,
             executor=executor, executor_options=options, mining=MiningConfig(min_score=0.5), dev_size=1,
             test_size=1))
 

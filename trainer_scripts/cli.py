@@ -14,6 +14,10 @@ Model side (this package):
     duc evaluate  score baselines, summaries or a Q-BERT model on converted DUC years (``evaluate_duc.py``);
     summarize     an extractive query-focused summary of text files with a Q-BERT model (``summarize_cli.py``).
 
+Every subcommand follows one convention (``wikiref_dataset.command``): one-paragraph ``--help`` with an example,
+``--out`` for what it writes, ``--quiet``/``-v``/``--debug``, one-line errors ``wikiref <command>: error: ...`` with
+exit status 2 (bad command line or input), 1 (a failed run) or 130 (interrupted).
+
 Building the parser imports only the standard library and each part's parser module: ``wikiref --help`` stays fast;
 every subcommand imports what it needs when it runs. ``python -m wikiref_dataset.cli`` runs the data side alone.
 """
@@ -24,7 +28,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from wikiref_dataset.cli import CliError, add_data_commands, dispatch
+from wikiref_dataset.cli import add_data_commands
+from wikiref_dataset.command import ArgumentParser, CliError, add_subcommand, dispatch
 
 from .evaluate_duc import add_arguments as add_evaluate_arguments
 from .summarize_cli import add_summarize_parser
@@ -34,8 +39,12 @@ __all__ = ["add_duc_evaluate_parser", "add_demo_parser", "build_parser", "main"]
 
 def run_demo(args: argparse.Namespace) -> int:
     """``wikiref demo``: the whole chain on the embedded sample (``demo.py``)."""
+    from pathlib import Path
+
     from .demo import run_demo as run_chain
 
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise CliError(f"{args.out}: exists and is not a folder; choose another output folder")
     try:
         run_chain(args.out)
     except RuntimeError as error:
@@ -44,38 +53,50 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def run_duc_evaluate(args: argparse.Namespace) -> int:
-    """``wikiref duc evaluate``: see ``evaluate_duc.py``."""
-    from wikiref_dataset.duc_cli import log_warnings
+    """``wikiref duc evaluate``: see ``evaluate_duc.py`` (its errors are the command's: one line, exit 2)."""
+    from .evaluate_duc import evaluate, to_arguments
 
-    from .evaluate_duc import run
-
-    log_warnings()
-    return run(args)
+    return evaluate(to_arguments(args))
 
 
 def add_demo_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``demo`` on the ``wikiref`` subcommands."""
-    demo = commands.add_parser("demo", help="the whole chain on the embedded sample: build, train, evaluate, card")
-    demo.add_argument("--out", default="outputs", help="folder for everything the demo writes (default outputs)")
-    demo.set_defaults(func=run_demo)
+    demo = add_subcommand(
+        commands, "demo", help="the whole chain on the embedded sample: build, train, evaluate, card",
+        description="Run the whole chain on the embedded sample, about a minute on 2 CPU cores: build WikiRef from the "
+                    "shipped dump and WARC, pre-train Q-BERT for a few steps, fine-tune a 10% subnetwork on three "
+                    "small DUC-style clusters, summarize one, score the model and the baselines with the official "
+                    "DUC metric and render the model card. The numbers measure the plumbing, not the method.",
+        example="wikiref demo --out outputs", func=run_demo, resumable=True)
+    demo.add_argument("--out", default="outputs", metavar="DIR",
+                      help="folder for everything the demo writes (default outputs)")
     return demo
 
 
 def add_duc_evaluate_parser(duc_commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``evaluate`` on the ``duc`` subcommands (those :func:`wikiref_dataset.duc_cli.add_duc_parser` returns),
     with the options of ``evaluate_duc.py``."""
-    evaluate = duc_commands.add_parser("evaluate", help="score baselines or system summaries with the official settings",
-                                       description="Score systems on converted DUC years with ROUGE-1/2/SU4 recall "
-                                                   "(official DUC settings) and print a table shaped like Table VI.")
+    evaluate = add_subcommand(
+        duc_commands, "evaluate", help="score baselines or system summaries with the official settings",
+        description="Score systems on converted DUC years (folders written by `wikiref duc convert`) with ROUGE-1, "
+                    "ROUGE-2 and ROUGE-SU4 recall under the official DUC settings, through the project's `evaluate` "
+                    "module, and print a table shaped like Table VI of Zhu et al. (2022) with 95% intervals. The "
+                    "systems: the LEAD, QUERY-SIM and ORACLE baselines, your summaries (JSON lines {topic_id, "
+                    "summary} or a DUC peer folder), or a Q-BERT model folder. --out writes every score (0-1) as "
+                    "JSON.",
+        example=["wikiref duc evaluate --dataset duc/2005 --dataset duc/2006 --dataset duc/2007 --baseline all "
+                 "--out table6.json",
+                 "wikiref duc evaluate --dataset duc/2006 --summaries my_system.jsonl"],
+        func=run_duc_evaluate, quiet=False)
     add_evaluate_arguments(evaluate)
-    evaluate.set_defaults(func=run_duc_evaluate)
     return evaluate
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``wikiref`` parser: the data side's subcommands plus the model side's."""
-    parser = argparse.ArgumentParser(prog="wikiref", description="Query-focused summarization toolkit.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = ArgumentParser(prog="wikiref", description="Query-focused summarization toolkit: build the datasets, "
+                                                        "train and run Q-BERT, evaluate on DUC.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_demo_parser(commands)
     nested = add_data_commands(commands)
     add_duc_evaluate_parser(nested["duc"])

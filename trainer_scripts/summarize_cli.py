@@ -20,20 +20,25 @@ import time
 from pathlib import Path
 from typing import Any
 
+from wikiref_dataset.command import CliError, add_subcommand
+
 SELECTIONS = ("auto", "wikiref", "duc")
 
 
-class SummarizeError(Exception):
+class SummarizeError(CliError):
     """A user-facing error: printed as one line, exit status 2."""
 
 
 def add_summarize_parser(commands: Any) -> argparse.ArgumentParser:
     """Add the ``summarize`` subcommand to ``commands`` (the object ``add_subparsers`` returns)."""
-    parser = commands.add_parser(
-        "summarize",
-        help="extractive query-focused summary of text files with a Q-BERT model",
-        description=__doc__.split("\n\n")[0],
-    )
+    parser = add_subcommand(
+        commands, "summarize", help="extractive query-focused summary of text files with a Q-BERT model",
+        description="Summarize text files for a query with a saved Q-BERT model: every sentence is scored with the "
+                    "query and its document, and the summary chosen with the WikiRef rule (one file: tuned threshold, "
+                    "trigram blocking) or the DUC rule (several files: 250 words, bigram redundancy). The summary "
+                    "goes to standard output (--json: every scored sentence too); progress to standard error.",
+        example='wikiref summarize --model runs/qbert --query "Barack Obama" --query "Early life" page1.txt page2.txt',
+        func=run_summarize)
     parser.add_argument("files", nargs="+", metavar="FILE", help="documents: UTF-8 text files ('-' reads stdin)")
     parser.add_argument("--model", required=True, metavar="DIR",
                         help="folder written by save_pretrained (model, tokenizer and processor)")
@@ -53,7 +58,6 @@ def add_summarize_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=int, default=8, help="windows per forward pass (8)")
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--json", action="store_true", help="print the summary and every scored sentence as JSON")
-    parser.set_defaults(func=run_summarize)
     return parser
 
 
@@ -78,11 +82,8 @@ def read_documents(files: list[str], sentences_per_line: bool) -> list[str | lis
 
 
 def run_summarize(args: argparse.Namespace) -> int:
-    try:
-        return _summarize(args)
-    except SummarizeError as err:
-        print(f"wikiref summarize: error: {err}", file=sys.stderr)
-        return 2
+    """Run the subcommand; bad input raises :class:`SummarizeError` (one line, exit 2, from the command's dispatch)."""
+    return _summarize(args)
 
 
 def _summarize(args: argparse.Namespace) -> int:
@@ -94,7 +95,8 @@ def _summarize(args: argparse.Namespace) -> int:
         raise SummarizeError("--max-words and --batch-size must be positive")
 
     start = time.perf_counter()
-    print(f"loading Q-BERT from {model_dir} …", file=sys.stderr, flush=True)
+    if not args.quiet:
+        print(f"loading Q-BERT from {model_dir} …", file=sys.stderr, flush=True)
     import torch
     from transformers import pipeline
 
@@ -109,8 +111,9 @@ def _summarize(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as err:
         raise SummarizeError(f"{model_dir}: cannot load the model ({err})") from None
     loaded = time.perf_counter()
-    print(f"scoring {len(documents)} document(s) for the query {' > '.join(args.query)!r} …", file=sys.stderr,
-          flush=True)
+    if not args.quiet:
+        print(f"scoring {len(documents)} document(s) for the query {' > '.join(args.query)!r} …", file=sys.stderr,
+              flush=True)
     options = {"selection": args.selection, "max_words": args.max_words, "redundancy": args.redundancy,
                "batch_size": args.batch_size}
     if args.threshold is not None:

@@ -5,6 +5,11 @@ and no timestamps (same examples -> same bytes), ``figures/*.png`` (Table I-II h
 whose ``configs:`` block lets ``load_dataset("path/to/folder")`` (and ``load_dataset("org/wikiref")`` after
 ``push_to_hub``/``upload_folder``) load train/validation/test. :class:`WikiRef` reads the same Parquet shards
 as a ``GeneratorBasedBuilder``.
+
+Writing streams: :class:`SplitFilesWriter` (used by every dataset folder of the project) appends each split's rows
+to its Parquet file one row group at a time, and :class:`WikiRefFolderWriter` takes examples one at a time, in id
+order within each split, keeping only the counts the card's tables need (:class:`SplitStatistics`), so the build's
+last stage holds one row group per split, not the dataset.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import statistics
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -20,8 +25,10 @@ from typing import Any
 import datasets
 
 from .curation import Example
+from .streaming import ValueCounts
 
-__all__ = ["FEATURES", "SPLITS", "WikiRef", "split_statistics", "write_dataset_folder"]
+__all__ = ["FEATURES", "SPLITS", "SplitFilesWriter", "SplitStatistics", "WikiRef", "WikiRefFolderWriter",
+           "split_statistics", "write_dataset_folder", "write_split_files"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +51,12 @@ FEATURES = datasets.Features({
     "wiki_revision_id": datasets.Value("int64"),
     "wiki_title": datasets.Value("string"),
     "section_path": datasets.List(datasets.Value("string")),
+    "document_source": datasets.Value("string"),
+    "capture_date": datasets.Value("string"),
+    "warc_filename": datasets.Value("string"),
+    "warc_offset": datasets.Value("int64"),
+    "warc_length": datasets.Value("int64"),
+    "final_url": datasets.Value("string"),
 })  # fmt: skip
 
 ROW_GROUP_SIZE = 1_000
@@ -76,44 +89,101 @@ def feature_row(example: Example) -> dict[str, Any]:
     return {name: values[name] for name in FEATURES}
 
 
-def _write_parquet(rows: list[dict[str, Any]], path: Path, features: datasets.Features = FEATURES) -> None:
-    """Write ``rows`` with ``features``' schema, fixed row groups, no timestamps (same rows -> same bytes)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = features.arrow_schema
-    table = pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()
-    temporary = path.with_name(path.name + ".tmp")
-    pq.write_table(table, temporary, row_group_size=ROW_GROUP_SIZE, compression="zstd", write_statistics=True)
-    temporary.replace(path)
-
-
-def written_splits(splits: Mapping[str, Sequence[Any]]) -> list[str]:
+def written_splits(splits: Mapping[str, Sequence[Any] | int]) -> list[str]:
     """The splits that get a Parquet file and a ``configs:`` entry: the non-empty ones, since ``datasets`` cannot
     load an empty split ("corresponds to no data"), or ``train`` alone (typed, empty) when there is no row at all;
     such a folder documents the build but ``load_dataset`` refuses it."""
     return [split for split in SPLITS if splits.get(split)] or [SPLITS[0]]
 
 
+class SplitFilesWriter:
+    """Writes ``output_dir/data/{split}-00000-of-00001-<sha256>.parquet`` for each of the :func:`written_splits`,
+    row group by row group as the rows arrive (at most :data:`ROW_GROUP_SIZE` rows held per split), with
+    ``features``' schema, zstd, fixed row groups and no timestamps: the same rows give the same bytes, however they
+    were fed. Names are content-addressed (see :mod:`wikiref_dataset.folders`: the ``datasets`` cache key must change
+    with the content); any other Parquet file of the splits is removed when the writer opens.
+
+    Args:
+        output_dir (`str` or `Path`): the dataset folder. features (`datasets.Features`): the columns.
+        ordered_by (`str`, *optional*): a column whose values must not decrease within each split (the datasets'
+            ``id``): a row out of order raises ``ValueError`` naming it.
+    """
+
+    def __init__(self, output_dir: str | Path, features: datasets.Features = FEATURES,
+                 ordered_by: str | None = None) -> None:
+        self.output = Path(output_dir)
+        self.data = self.output / "data"
+        self.data.mkdir(parents=True, exist_ok=True)
+        for split in SPLITS:
+            for stale in self.data.glob(f"{split}-*.parquet"):
+                stale.unlink()
+        self.schema = features.arrow_schema
+        self.ordered_by = ordered_by
+        self.sizes = {split: 0 for split in SPLITS}
+        self._pending: dict[str, list[dict[str, Any]]] = {split: [] for split in SPLITS}
+        self._writers: dict[str, Any] = {}
+        self._last: dict[str, Any] = {}
+
+    def add(self, split: str, row: dict[str, Any]) -> None:
+        """Append ``row`` to ``split``."""
+        if split not in self._pending:
+            raise ValueError(f"unknown split {split!r}; splits: {SPLITS}")
+        if self.ordered_by is not None:
+            value, last = row[self.ordered_by], self._last.get(split)
+            if last is not None and value < last:
+                raise ValueError(f"{split}: row {self.ordered_by}={value!r} comes after {last!r}; rows must come in "
+                                 f"{self.ordered_by} order within a split")
+            self._last[split] = value
+        pending = self._pending[split]
+        pending.append(row)
+        self.sizes[split] += 1
+        if len(pending) >= ROW_GROUP_SIZE:
+            self._flush(split)
+
+    def _path(self, split: str) -> Path:
+        return self.data / f"{split}-00000-of-00001.parquet"
+
+    def _temporary(self, split: str) -> Path:
+        return self.data / f"{split}-00000-of-00001.parquet.tmp"
+
+    def _flush(self, split: str) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rows = self._pending[split]
+        writer = self._writers.get(split)
+        if writer is None:
+            writer = self._writers[split] = pq.ParquetWriter(self._temporary(split), self.schema,
+                                                             compression="zstd", write_statistics=True)
+        writer.write_table(pa.Table.from_pylist(rows, schema=self.schema) if rows else self.schema.empty_table(),
+                           row_group_size=ROW_GROUP_SIZE)
+        self._pending[split] = []
+
+    def close(self) -> dict[str, str]:
+        """Finish the files; returns ``{split: relative path}`` for the card (a typed, empty ``train`` file when no
+        row came at all)."""
+        from .folders import content_addressed
+
+        files: dict[str, str] = {}
+        for split in written_splits(self.sizes):
+            if self._pending[split] or split not in self._writers:
+                self._flush(split)
+            self._writers.pop(split).close()
+            path = self._path(split)
+            self._temporary(split).replace(path)
+            files[split] = content_addressed(path, path.name[: -len(".parquet")]).relative_to(self.output).as_posix()
+        return files
+
+
 def write_split_files(rows_by_split: Mapping[str, Sequence[dict[str, Any]]], output_dir: str | Path,
                       features: datasets.Features = FEATURES) -> dict[str, str]:
-    """Write ``output_dir/data/{split}-00000-of-00001-<sha256>.parquet`` for each of the :func:`written_splits`
-    (content-addressed names, see :mod:`wikiref_dataset.folders`: the ``datasets`` cache key must change with the
-    content) and remove any other Parquet file of those splits; returns ``{split: relative path}`` for the card."""
-    from .folders import content_addressed
-
-    output = Path(output_dir)
-    data = output / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    files: dict[str, str] = {}
-    for split in SPLITS:
-        for stale in data.glob(f"{split}-*.parquet"):
-            stale.unlink()
-    for split in written_splits(rows_by_split):
-        path = data / f"{split}-00000-of-00001.parquet"
-        _write_parquet(list(rows_by_split.get(split, [])), path, features)
-        files[split] = content_addressed(path, path.name[: -len(".parquet")]).relative_to(output).as_posix()
-    return files
+    """:class:`SplitFilesWriter` fed from lists (rows written in the given order); returns ``{split: relative
+    path}``."""
+    writer = SplitFilesWriter(output_dir, features)
+    for split, rows in rows_by_split.items():
+        for row in rows:
+            writer.add(split, row)
+    return writer.close()
 
 
 def card_front_matter(pretty_name: str, files: Mapping[str, str], licence: str = "cc-by-sa-4.0") -> list[str]:
@@ -127,20 +197,47 @@ def card_front_matter(pretty_name: str, files: Mapping[str, str], licence: str =
     return front + ["---", ""]
 
 
-def split_statistics(examples: Sequence[Example]) -> dict[str, Any]:
-    """Table I (means) and Table II (percentiles) of a list of examples."""
-    from .curation import percentile
+class SplitStatistics:
+    """Table I (means) and Table II (percentiles) of examples added one at a time: a count per distinct value of
+    each quantity (:class:`~wikiref_dataset.streaming.ValueCounts`) and the set of Wikipedia articles, so the
+    numbers are exact and the memory does not grow with the examples' text."""
 
-    result: dict[str, Any] = {"Total Examples": len(examples),
-                              "Wiki Articles": len({e.wiki_page_id for e in examples})}
-    for name, read in _STATISTICS.items():
-        values = sorted(read(e) for e in examples)
-        result[name] = {"mean": round(statistics.fmean(values), 2) if values else 0.0,
-                        "percentiles": {str(q): percentile(values, q) if values else 0.0 for q in PERCENTILES}}
-    return result
+    def __init__(self) -> None:
+        self.examples = 0
+        self.articles: set[int] = set()
+        self.values = {name: ValueCounts() for name in _STATISTICS}
+
+    def add(self, example: Example) -> None:
+        self.examples += 1
+        self.articles.add(example.wiki_page_id)
+        for name, read in _STATISTICS.items():
+            self.values[name].add(read(example))
+
+    def merge(self, other: SplitStatistics) -> None:
+        self.examples += other.examples
+        self.articles |= other.articles
+        for name, values in other.values.items():
+            self.values[name].merge(values)
+
+    def result(self) -> dict[str, Any]:
+        from .curation import percentile
+
+        result: dict[str, Any] = {"Total Examples": self.examples, "Wiki Articles": len(self.articles)}
+        for name, values in self.values.items():
+            result[name] = {"mean": round(statistics.fmean(values), 2) if values else 0.0,
+                            "percentiles": {str(q): percentile(values, q) if values else 0.0 for q in PERCENTILES}}
+        return result
 
 
-def _histograms(examples: Sequence[Example], folder: Path) -> list[str]:
+def split_statistics(examples: Iterable[Example]) -> dict[str, Any]:
+    """Table I (means) and Table II (percentiles) of examples."""
+    accumulated = SplitStatistics()
+    for example in examples:
+        accumulated.add(example)
+    return accumulated.result()
+
+
+def _histograms(values: Mapping[str, ValueCounts], folder: Path) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -148,10 +245,12 @@ def _histograms(examples: Sequence[Example], folder: Path) -> list[str]:
 
     folder.mkdir(parents=True, exist_ok=True)
     names = []
-    for name, read in _STATISTICS.items():
+    for name in _STATISTICS:
         figure, axis = plt.subplots(figsize=(5, 3.2))
-        values = [read(e) for e in examples]
-        axis.hist(values, bins=min(40, max(5, len(set(values)))), color="#4878a8")
+        counts = values[name].counts
+        distinct = sorted(counts)  # each distinct value once, weighted by its count: the same bars as every value
+        axis.hist(distinct, bins=min(40, max(5, len(distinct))), weights=[counts[v] for v in distinct],
+                  color="#4878a8")
         axis.set_xlabel(name.lower())
         axis.set_ylabel("examples")
         axis.set_title(f"WikiRef: {name.lower()}")
@@ -163,15 +262,41 @@ def _histograms(examples: Sequence[Example], folder: Path) -> list[str]:
     return names
 
 
-def _card(splits: dict[str, list[Example]], build: dict[str, Any], figures: list[str], files: dict[str, str]) -> str:
-    all_examples = [e for split in SPLITS for e in splits[split]]
-    stats = {split: split_statistics(splits[split]) for split in SPLITS}
-    whole = split_statistics(all_examples)
+_PROVENANCE = (
+    "Every example says where its document came from: `document_source` (`warc`: the builder's WARC files, `cc`: "
+    "Common Crawl, `http`: downloaded from the live web), `capture_date` (when the archived capture was made, or when "
+    "the page was downloaded; ISO 8601 UTC), `warc_filename` + `warc_offset` + `warc_length` (the WARC record of an "
+    "archived page: for Common Crawl, an HTTP Range request for those bytes of "
+    "`https://data.commoncrawl.org/<warc_filename>` returns it; empty for a download) and `final_url` (the URL that "
+    "answered, after redirects). Archived pages are the capture nearest the citation's access-date, else its date, "
+    "else the newest. Splits are grouped by `final_url`: a page reached through two cited URLs is in one split.")
+
+
+def _sources_lines(sources: dict[str, Any] | None) -> list[str]:
+    """The card's lines for the document sources besides the WARC files (``build.json``'s ``sources``)."""
+    if not sources:
+        return []
+    lines = []
+    crawl = sources.get("common_crawl")
+    if crawl:
+        where = ("columnar URL index" if crawl.get("cc_index")
+                 else f"CDX server `{crawl.get('cdx_api') or 'https://index.commoncrawl.org'}`")
+        lines.append(f"- Common Crawl: crawls {', '.join(crawl.get('crawls') or []) or 'n/a'} via the {where}")
+    if sources.get("http"):
+        lines.append("- Live web: pages missing from the archives were downloaded")
+    if sources.get("documents"):
+        lines.append("- Documents reused from a previous documents folder")
+    return lines
+
+
+def _card(stats: dict[str, dict[str, Any]], whole: dict[str, Any], build: dict[str, Any], figures: list[str],
+          files: dict[str, str]) -> str:
     front = card_front_matter("WikiRef", files)
     lines = ["# WikiRef", "", _DESCRIPTION, "", "## How it was built", "",
              f"- Dump(s): {', '.join(build.get('dumps', [])) or 'n/a'}; latest revision in the build: "
              f"{build.get('latest_revision', 'n/a')}",
              f"- WARC files: {len(build.get('warcs', []))}",
+             *_sources_lines(build.get("sources")),
              "- Curation config: `" + json.dumps(build.get("config", {}), sort_keys=True) + "`", "",
              "| step | count |", "|---|---:|"]
     lines += [f"| {name} | {value:,} |" for name, value in build.get("counts", {}).items()]
@@ -187,6 +312,7 @@ def _card(splits: dict[str, list[Example]], build: dict[str, Any], figures: list
         lines.append(f"| {row} | " + " | ".join(f"{whole[row]['percentiles'][str(q)]:g}" for q in PERCENTILES)
                      + " |")
     lines += ["", "## Histograms", ""] + [f"![{name}](figures/{name})" for name in figures]
+    lines += ["", "## Provenance of the documents", "", _PROVENANCE]
     lines += ["", "## Licence", "",
               "Summaries and queries are Wikipedia text (CC BY-SA 4.0; attribution: the Wikipedia article and "
               "revision named by `wiki_title` / `wiki_revision_id`). Documents are excerpts of the cited web pages "
@@ -195,18 +321,42 @@ def _card(splits: dict[str, list[Example]], build: dict[str, Any], figures: list
     return "\n".join(front + lines)
 
 
+class WikiRefFolderWriter:
+    """The WikiRef folder written as examples stream in: :meth:`add` each example (in id order within its
+    split), then :meth:`close` writes the histograms, ``statistics.json`` and the card and returns the split sizes.
+    Holds one Parquet row group per split and :class:`SplitStatistics`' counts."""
+
+    def __init__(self, output_dir: str | Path) -> None:
+        self.output = Path(output_dir)
+        self.files = SplitFilesWriter(self.output, FEATURES, ordered_by="id")
+        self.statistics = {split: SplitStatistics() for split in SPLITS}
+
+    def add(self, split: str, example: Example) -> None:
+        self.files.add(split, feature_row(example))
+        self.statistics[split].add(example)
+
+    def close(self, build: dict[str, Any] | None = None) -> dict[str, int]:
+        files = self.files.close()
+        whole = SplitStatistics()
+        for split in SPLITS:
+            whole.merge(self.statistics[split])
+        figures = _histograms(whole.values, self.output / "figures")
+        stats = {split: self.statistics[split].result() for split in SPLITS}
+        (self.output / "statistics.json").write_text(json.dumps(stats, indent=1), encoding="utf-8")
+        (self.output / "README.md").write_text(_card(stats, whole.result(), build or {}, figures, files),
+                                               encoding="utf-8")
+        return {split: self.statistics[split].examples for split in SPLITS}
+
+
 def write_dataset_folder(splits: dict[str, list[Example]], output_dir: str | Path,
                          build: dict[str, Any] | None = None) -> dict[str, int]:
-    """Write the Parquet shards, the histograms, ``statistics.json`` and the card; returns the split sizes."""
-    output = Path(output_dir)
-    complete = {split: splits.get(split, []) for split in SPLITS}
-    files = write_split_files({split: [feature_row(e) for e in sorted(examples, key=lambda e: e.id)]
-                       for split, examples in complete.items()}, output)
-    figures = _histograms([e for s in SPLITS for e in complete[s]], output / "figures")
-    (output / "statistics.json").write_text(json.dumps(
-        {split: split_statistics(complete[split]) for split in SPLITS}, indent=1), encoding="utf-8")
-    (output / "README.md").write_text(_card(complete, build or {}, figures, files), encoding="utf-8")
-    return {split: len(complete[split]) for split in SPLITS}
+    """Write the Parquet shards, the histograms, ``statistics.json`` and the card from lists of examples
+    (:class:`WikiRefFolderWriter`); returns the split sizes."""
+    writer = WikiRefFolderWriter(output_dir)
+    for split in SPLITS:
+        for example in sorted(splits.get(split, []), key=lambda e: e.id):
+            writer.add(split, example)
+    return writer.close(build)
 
 
 class WikiRef(datasets.GeneratorBasedBuilder):

@@ -4,6 +4,11 @@ The ``wikiref`` command itself is ``trainer_scripts/cli.py``, at the top of the 
 subcommands (:func:`add_data_commands`) with the model side's (``demo``, ``summarize``, ``duc evaluate``). This
 package imports neither ``modeling_qbert`` nor ``trainer_scripts`` (data flows one way).
 
+Every subcommand follows one convention (:mod:`wikiref_dataset.command`): inputs positional, ``--out`` for what it
+writes, ``--tasks``/``--workers``/``--executor`` for how a build runs (:mod:`wikiref_dataset.executors`), ``--quiet``,
+``-v``, ``--debug``; errors are one line ``wikiref <command>: error: ...`` with exit status 2 (bad command line or
+input), 1 (a failed run) or 130 (interrupted).
+
 Subcommands:
     build       the whole WikiRef build: statements, documents, curation, splits, Parquet + card (``build_cli.py``);
     rouge       score summaries with ROUGE-1.5.5 semantics from a JSON-lines file or a ROUGE file list;
@@ -24,12 +29,11 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from .command import ArgumentParser, CliError, add_subcommand, dispatch, warn
 from .jsonl import JsonLinesError, iter_json_objects
-from .rouge import RougeConfig, RougeResult, RougeScorer, display_name, load_stopwords
+from .rouge import RougeConfig, RougeResult, RougeScorer, display_name, load_stopwords, rouge_tokenize
 
-
-class CliError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
+__all__ = ["CliError", "add_data_commands", "build_parser", "dispatch", "main"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -125,9 +129,13 @@ def run_rouge(args: argparse.Namespace) -> int:
     else:
         config = RougeConfig(stopwords=load_stopwords(args.stopwords) if args.stopwords else None)
     path = Path(args.input)
+    if path.is_dir():
+        raise CliError(f"{path}: is a folder; give a JSON-lines file of {{prediction, references}} items, or a ROUGE "
+                       "file list with --filelist")
     if not path.is_file():
         raise CliError(f"{path}: no such file")
     systems, references, ids = read_filelist(path) if args.filelist else read_jsonl_items(path)
+    warn_unscorable(args, systems, references, ids)
     scorer = RougeScorer(config)
     per_item = []
     for position, (system, refs) in enumerate(tqdm(list(zip(systems, references)), desc="scoring", unit="item",
@@ -154,9 +162,46 @@ def run_rouge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _no_tokens(text: str) -> bool:
+    return not any(rouge_tokenize(line) for line in text.splitlines())
+
+
+def _some(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def warn_unscorable(args: argparse.Namespace, systems: list[str], references: list[list[str]],
+                    ids: list[str]) -> None:
+    """Warn (and go on: ROUGE-1.5.5 scores them 0) about empty predictions and texts with no ASCII letter or digit,
+    which ROUGE's tokenizer, keeping only [a-z0-9], reads as empty."""
+    empty = [item for item, system in zip(ids, systems) if not system.strip()]
+    if empty:
+        warn(args, f"{len(empty)} empty prediction(s) score 0 (items {_some(empty)})")
+    foreign = [item for item, system in zip(ids, systems) if system.strip() and _no_tokens(system)]
+    if foreign:
+        warn(args, f"{len(foreign)} prediction(s) have no ASCII letter or digit and score 0: ROUGE-1.5.5 keeps only "
+                   f"[a-z0-9] tokens, as this engine does (items {_some(foreign)})")
+    tokenless = [item for item, refs in zip(ids, references) if all(_no_tokens(ref) for ref in refs)]
+    if tokenless:
+        warn(args, f"{len(tokenless)} item(s) whose references have no ASCII letter or digit score 0 (items "
+                   f"{_some(tokenless)})")
+
+
 def add_rouge_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``rouge`` on the ``wikiref`` subcommands."""
-    rouge = commands.add_parser("rouge", help="ROUGE-1.5.5-exact scoring (official DUC settings by default)")
+    rouge = add_subcommand(
+        commands, "rouge", help="ROUGE-1.5.5-exact scoring (official DUC settings by default)",
+        description="Score system summaries against references with ROUGE-1.5.5's semantics, without Perl: the "
+                    "official DUC settings (-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250) unless "
+                    "--rouge-args says otherwise, and ROUGE's own report (or JSON). Items are JSON lines "
+                    "{\"prediction\": str, \"references\": [str, ...], \"id\"?: str} (a summary's lines are its "
+                    "sentences), or ROUGE's -z SPL file list. Like ROUGE-1.5.5, the tokenizer keeps only ASCII "
+                    "letters and digits: an empty prediction, or one written only in other scripts, scores 0 (with "
+                    "a warning).",
+        example=["wikiref rouge items.jsonl",
+                 "wikiref rouge filelist.txt --filelist --rouge-args \"-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0\" "
+                 "--per-item"],
+        func=run_rouge)
     rouge.add_argument("input", help="JSON lines {prediction, references} or, with --filelist, a ROUGE -z SPL list")
     rouge.add_argument("--filelist", action="store_true", help="input is 'system_file ref_file...' per line")
     rouge.add_argument("--rouge-args", help='ROUGE-1.5.5 options, e.g. "-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0"')
@@ -164,8 +209,6 @@ def add_rouge_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentP
     rouge.add_argument("--per-item", action="store_true", help="also print every item's scores")
     rouge.add_argument("--json", action="store_true", help="print JSON instead of ROUGE's text report")
     rouge.add_argument("--system-id", default="X", help="system name in the report (default X)")
-    rouge.add_argument("--quiet", action="store_true", help="no progress bar")
-    rouge.set_defaults(func=run_rouge)
     return rouge
 
 
@@ -192,22 +235,9 @@ def add_data_commands(commands: argparse._SubParsersAction) -> dict[str, argpars
 
 def build_parser() -> argparse.ArgumentParser:
     """The data subcommands alone (``python -m wikiref_dataset.cli``); ``wikiref`` adds the model side's."""
-    parser = argparse.ArgumentParser(prog="wikiref", description="Query-focused summarization toolkit: the data side.")
-    add_data_commands(parser.add_subparsers(dest="command", required=True))
+    parser = ArgumentParser(prog="wikiref", description="Query-focused summarization toolkit: the data side.")
+    add_data_commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     return parser
-
-
-def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` with ``parser`` and run the chosen subcommand; user errors print one line and return 2."""
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except CliError as err:
-        print(f"wikiref {args.command}: error: {err}", file=sys.stderr)
-        return 2
-    except ValueError as err:  # bad options (e.g. an unsupported ROUGE flag)
-        print(f"wikiref {args.command}: error: {err}", file=sys.stderr)
-        return 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:

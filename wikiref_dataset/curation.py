@@ -8,15 +8,17 @@ read numbers:
 1. :class:`UnigramRecallFilter`: recall of the summary's non-stop-word lemmas in the document's, >= 0.5;
 2. :class:`LengthFilter`: 5th-95th percentile bounds of document/summary tokens/sentences, computed over the
    survivors of rule 1. The percentiles are a global statistic: every task writes its exact values
-   (:class:`LengthStatistics`, one JSON per task) and :func:`merge_length_bounds` merges them (exact, 4 ints per
-   example: ~32 MB of Python ints per million examples, ~64 MB at the paper's 2M raw examples);
+   (:class:`LengthStatistics`, one JSON per task) and :func:`merge_length_bounds` merges them (exact; the merge holds
+   a count per distinct length, not the values, so its memory does not grow with the examples);
 3. :class:`OracleFilter`: greedy oracle over <= 5 sentences maximising ROUGE-2 recall, keep score > 0.2.
 
 :class:`OracleLabeler` then gives every document sentence ``oracle_label`` (greedy ROUGE-2 F1 oracle, no sentence
 limit) and ``oracle_score`` (the sentence's own ROUGE-2 F1). ROUGE and the oracle are :mod:`.oracle`'s.
 
-:func:`assign_splits` splits at random by cited URL (``url_key``), seeded, so that no document is in two splits
-and the assignment does not depend on how the build was sharded.
+:func:`assign_splits` splits at random by the document's final URL (:func:`split_group`: the cited URL after
+redirects), seeded, so that no document is in two splits
+and the assignment does not depend on how the build was sharded. It needs only each URL group's size
+(:func:`plan_splits`), so the build's last stage counts them in a first pass and streams the examples afterwards.
 
 The filters are datatrove steps: each drop is counted by reason in the step's stats and, with an
 ``exclusion_writer``, written to a rejects file.
@@ -28,7 +30,7 @@ import hashlib
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -43,7 +45,8 @@ from .text import TextConfig, TextPipeline
 __all__ = [
     "BOUNDED_QUANTITIES", "CurationConfig", "Example", "LengthBounds", "LengthFilter", "LengthStatistics",
     "OracleFilter", "OracleLabeler", "UnigramRecallFilter", "assign_group_splits", "assign_splits", "label_example",
-    "measure_example", "measure_examples", "merge_length_bounds", "percentile", "split_sizes", "unigram_recall",
+    "measure_example", "measure_examples", "merge_length_bounds", "percentile", "plan_group_splits", "plan_splits",
+    "split_group", "split_sizes", "unigram_recall",
 ]  # fmt: skip
 
 BOUNDED_QUANTITIES = ("document_tokens", "document_sentences", "summary_tokens", "summary_sentences")
@@ -122,6 +125,12 @@ class Example:
         oracle_rouge2_recall (`float`): rule 3's oracle score.
         url, archive_url, citation_type: the citation. wiki_page_id, wiki_revision_id, wiki_title, section_path:
             where the statement comes from.
+        document_source (`str`): which source served the document: `warc` (local WARC files), `cc` (Common Crawl),
+            `http` (live web). capture_date (`str`): when the capture was made, or when the page was downloaded
+            (ISO 8601 UTC). warc_filename (`str`, *optional*), warc_offset (`int`, *optional*), warc_length (`int`,
+            *optional*): the WARC record of an archived page (None for a download). final_url (`str`): the URL that
+            answered, after redirects.
+        url_key, final_url_key (`str`): lookup keys of the cited and the final URL (not dataset features).
         document_tokens, document_sentences, summary_tokens, summary_sentences, query_tokens (`int`),
             unigram_recall (`float`): measurements (:func:`measure_example`); not dataset features.
     """
@@ -144,6 +153,13 @@ class Example:
     oracle_rouge2_recall: float = 0.0
     url_key: str = ""
     wiki_timestamp: str = ""
+    document_source: str = ""
+    capture_date: str = ""
+    warc_filename: str | None = None
+    warc_offset: int | None = None
+    warc_length: int | None = None
+    final_url: str = ""
+    final_url_key: str = ""
     document_tokens: int = 0
     document_sentences: int = 0
     summary_tokens: int = 0
@@ -260,16 +276,17 @@ def percentile(sorted_values: Sequence[int], q: float) -> float:
 
 def merge_length_bounds(stat_files: Iterable[str | Path], config: CurationConfig) -> LengthBounds:
     """Exact percentiles over the values every task wrote (:class:`LengthStatistics`), merged in file order."""
-    values: dict[str, list[int]] = {name: [] for name in config.bounded}
+    from .streaming import ValueCounts
+
+    values = {name: ValueCounts() for name in config.bounded}  # {length: count}: memory bounded by distinct lengths
     examples = 0
     for path in sorted(str(p) for p in stat_files):
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         examples += int(data["examples"])
         for name in values:
-            values[name].extend(int(v) for v in data["values"][name])
+            values[name].update(int(v) for v in data["values"][name])
     bounds = {}
     for name, series in values.items():
-        series.sort()
         if series:
             bounds[name] = (percentile(series, config.low_percentile), percentile(series, config.high_percentile))
     return LengthBounds(bounds, examples)
@@ -422,33 +439,56 @@ def split_sizes(n_examples: int, n_groups: int, config: CurationConfig) -> tuple
     return scaled(config.dev_size), scaled(config.test_size)
 
 
+def split_group(example: Example) -> str:
+    """The group an example is split by: the document's final URL after redirects (``final_url_key``), else its
+    cited URL (``url_key``, else the URL). Examples citing one URL share one document, hence one final URL, so this
+    keeps every cited URL in one split, and also puts two cited URLs that redirect to the same page (one document
+    reached by two aliases) in the same split."""
+    return example.final_url_key or example.url_key or example.url
+
+
+def plan_splits(group_sizes: Mapping[str, int], config: CurationConfig) -> dict[str, str]:
+    """:func:`assign_splits` from the examples' group sizes alone (``{split_group: examples}``, counted in a first
+    streaming pass): ``{group: split}``."""
+    dev_size, test_size = split_sizes(sum(group_sizes.values()), len(group_sizes), config)
+    return plan_group_splits(group_sizes, dev_size, test_size, config.seed)
+
+
 def assign_splits(examples: Sequence[Example], config: CurationConfig) -> dict[str, list[Example]]:
-    """Random split by cited URL: URL groups in the order of ``sha256(seed:url_key)`` fill test, then validation,
-    then the rest is train; a group never straddles two splits. Examples inside a split are sorted by id."""
-    n_groups = len({example.url_key or example.url for example in examples})
+    """Random split by document URL (:func:`split_group`): groups in the order of ``sha256(seed:group)`` fill test,
+    then validation, then the rest is train; a group never straddles two splits. Examples inside a split are sorted
+    by id."""
+    n_groups = len({split_group(example) for example in examples})
     dev_size, test_size = split_sizes(len(examples), n_groups, config)
-    return assign_group_splits(examples, lambda e: e.url_key or e.url, lambda e: e.id, dev_size, test_size,
-                               config.seed)
+    return assign_group_splits(examples, split_group, lambda e: e.id, dev_size, test_size, config.seed)
+
+
+def plan_group_splits(group_sizes: Mapping[str, int], dev_size: int, test_size: int, seed: int) -> dict[str, str]:
+    """The deterministic group-disjoint split behind :func:`assign_group_splits`, from the groups' sizes only
+    (``{group: records}``; keys, not records, so a build can count them in a first pass and stream the records
+    afterwards): groups in the order of ``sha256(seed:group)`` fill test, then validation, then train gets the
+    rest. Returns ``{group: split}``."""
+    order = sorted(group_sizes, key=lambda key: hashlib.sha256(f"{seed}:{key}".encode()).hexdigest())
+    filled = {"train": 0, "validation": 0, "test": 0}
+    plan: dict[str, str] = {}
+    for key in order:
+        if filled["test"] < test_size:
+            name = "test"
+        elif filled["validation"] < dev_size:
+            name = "validation"
+        else:
+            name = "train"
+        plan[key] = name
+        filled[name] += group_sizes[key]
+    return plan
 
 
 def assign_group_splits(items: Sequence[Any], group_of: Callable[[Any], str], id_of: Callable[[Any], str],
                         dev_size: int, test_size: int, seed: int) -> dict[str, list[Any]]:
-    """The deterministic group-disjoint split behind :func:`assign_splits`, for any records (PSG2SUM groups by
-    page): groups in the order of ``sha256(seed:group)`` fill test, then validation, then train gets the rest;
-    a group never straddles two splits; records inside a split are sorted by ``id_of``."""
-    groups: dict[str, list[Any]] = {}
-    for item in sorted(items, key=id_of):
-        groups.setdefault(group_of(item), []).append(item)
-    order = sorted(groups, key=lambda key: hashlib.sha256(f"{seed}:{key}".encode()).hexdigest())
+    """:func:`plan_group_splits` applied to a list of records (PSG2SUM groups by page): a group never straddles two
+    splits; records inside a split are sorted by ``id_of``."""
+    plan = plan_group_splits(Counter(group_of(item) for item in items), dev_size, test_size, seed)
     splits: dict[str, list[Any]] = {"train": [], "validation": [], "test": []}
-    for key in order:
-        if len(splits["test"]) < test_size:
-            name = "test"
-        elif len(splits["validation"]) < dev_size:
-            name = "validation"
-        else:
-            name = "train"
-        splits[name].extend(groups[key])
-    for name in splits:
-        splits[name].sort(key=id_of)
+    for item in sorted(items, key=id_of):
+        splits[plan[group_of(item)]].append(item)
     return splits

@@ -3,7 +3,7 @@ split + Parquet.
 
 Folder layout under the work folder (``--work``, default ``<out>.work`` beside the output folder):
 ``statements/<bucket>/<task>.jsonl.gz`` (stage 1: tasks take whole dump files, or byte ranges of a multistream file
-with its index; each writes one file per bucket of the cited URL, ``shards`` buckets), ``documents/`` and ``failed/``
+with its index; each writes one file per bucket of the cited URL, ``tasks`` buckets), ``documents/`` and ``failed/``
 (stage 2: task k reads bucket k's statements and fetches those URLs), ``examples/`` + ``length_stats/`` (stage 3:
 task k joins bucket k's statements and documents, then measure, rule 1,
 exact per-task length values), ``curated/`` (stage 4: rules 2-3 and labels), ``rejects/`` (every dropped or bad
@@ -12,26 +12,23 @@ counts). Stage 5 (one task) sorts by id, splits, writes the folder (``data/*.par
 folder and publishes it as ``out`` in one rename (:mod:`wikiref_dataset.folders`): ``out`` holds the previous
 complete build or this one, never a partial one; a build that keeps no example publishes nothing.
 
-Determinism: every stage's sharding depends on ``shards`` (fixed by the config), never on ``workers``; stage 3
+Determinism: every stage's sharding depends on ``tasks`` (fixed by the config), never on ``workers``; stage 3
 buckets examples by the cited URL's hash; stage 5 sorts by id. Resumability: datatrove skips tasks with a
 completion marker and a rerun task overwrites its own files, so a killed build rerun gives the same bytes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import json
 import logging
-import re
-import shlex
 import shutil
-import subprocess
-import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,22 +43,29 @@ from .curation import (
     OracleFilter,
     OracleLabeler,
     UnigramRecallFilter,
-    assign_splits,
     measure_examples,
+    plan_splits,
+    split_group,
 )  # fmt: skip
+from .executors import (  # noqa: F401  (re-exported: their home was this module)
+    ExecutorConfig,
+    connect_ray,
+    default_slurm_partition,
+    make_executor,
+    submit_slurm_chain,
+)
 from .folders import (
     check_output_folder,
     empty_build_reason,
     finish_build,
     is_published,
     staging_folder,
-    work_folder,
 )
 from .jsonl import iter_json_objects
 from .text import TextPipeline
-from .web.documents import BucketByCitedUrl
+from .web.documents import BucketByCitedUrl, DocumentSources
 from .web.urls import url_key
-from .wiki.statements import Statement
+from .wiki.statements import Statement, StatementConfig
 
 __all__ = ["BuildConfig", "BuildSummary", "CurationExamples", "WriteDataset", "build_stages", "run_build",
            "run_demo_build", "make_executor", "read_jsonl", "stage_stats", "stage_done", "file_identities",
@@ -74,52 +78,54 @@ STAGES = ("statements", "documents", "statistics", "curation", "dataset")
 
 
 @dataclass
-class BuildConfig:
-    """What to build and how.
+class BuildConfig(ExecutorConfig):
+    """What to build and how (the output and executor fields are :class:`~wikiref_dataset.executors.ExecutorConfig`'s).
 
     Args:
         dumps (`list[str]`): ``pages-articles`` dump files. warcs (`list[str]`): WARC files with the cited pages.
-        output_dir (`str`): the dataset folder (``data/``, ``README.md``, ``figures/``, ``build.json``).
-        workers (`int`): tasks run at once. shards (`int`): tasks of stages 2-4 (fixes the output, not workers).
-        executor (`str`): ``local`` (default), ``slurm`` or ``ray``. executor_options (`dict`): extra arguments
-            of the cluster executor (e.g. ``{"partition": "cpu", "time": "12:00:00"}`` for Slurm).
         curation (:class:`CurationConfig`): filters, labels, split.
-        work_dir (`str`, *optional*): intermediate, resumable state (default ``<output_dir>.work``).
-        overwrite (`bool`): write into an output folder that holds something other than a previous WikiRef build
-            (files the project did not write are kept).
+        statements (:class:`~wikiref_dataset.wiki.statements.StatementConfig`): stage 1's extraction settings
+            (citation types kept, bare URLs, skipped sections, list items).
+        sources (:class:`~wikiref_dataset.web.documents.DocumentSources`): stage 2's sources besides ``warcs``
+            (Common Crawl, the live web, a documents folder to reuse), tried in order after the WARC files.
+        tasks (`int`): tasks of every stage but the last: stage 1 writes, and stages 2-4 each read, one bucket of the
+            cited URLs per task (stage 1 also takes at least one task per dump file). Fixes the output, not the speed
+            (that is ``workers``); default 4.
+        output_dir, work_dir, overwrite, workers, executor, executor_options: see
+            :class:`~wikiref_dataset.executors.ExecutorConfig`.
     """
 
     dumps: list[str]
-    warcs: list[str]
-    output_dir: str
-    workers: int = 1
-    shards: int = 4
-    executor: str = "local"
-    executor_options: dict[str, Any] = field(default_factory=dict)
+    warcs: list[str] = field(default_factory=list)
+    _: KW_ONLY
     curation: CurationConfig = field(default_factory=CurationConfig)
-    work_dir: str | None = None
-    overwrite: bool = False
+    statements: StatementConfig = field(default_factory=StatementConfig)
+    sources: DocumentSources = field(default_factory=DocumentSources)
+    tasks: int = field(default=4, kw_only=True, metadata={
+        "flag": "--tasks", "metavar": "N",
+        "help": "tasks of every stage but the last: each writes (stage 1) or reads (stages 2-4) one bucket of the "
+                "cited URLs; fixes the output, not the speed (that is --workers); default 4"})
 
     def __post_init__(self) -> None:
-        if self.workers < 1 or self.shards < 1:
-            raise ValueError(f"workers and shards must be >= 1 (got {self.workers}, {self.shards})")
-        if self.executor not in ("local", "slurm", "ray"):
-            raise ValueError(f"executor must be local, slurm or ray, got {self.executor!r}")
+        super().__post_init__()
         if not self.dumps:
             raise ValueError("no dump file given")
 
     @property
-    def work(self) -> Path:
-        return work_folder(self.output_dir, self.work_dir)
+    def shards(self) -> int:
+        """Deprecated name of :attr:`tasks`."""
+        return self.tasks
 
 
-def read_jsonl(path: Path, bad: list[str] | None = None) -> list[dict]:
-    """The JSON objects of a (gzipped) JSON-lines file; unreadable lines are skipped and described in ``bad``."""
+def read_jsonl(path: Path, bad: list[str] | None = None) -> Iterator[dict]:
+    """The JSON objects of a (gzipped) JSON-lines file, one at a time; unreadable lines are skipped and described in
+    ``bad``."""
     def note(location: str, reason: str) -> None:
         if bad is not None:
             bad.append(f"{location}: {reason}")
 
-    return [record for _, record in iter_json_objects(path, on_error=note)]
+    for _, record in iter_json_objects(path, on_error=note):
+        yield record
 
 
 class CurationExamples(PipelineStep):
@@ -130,14 +136,19 @@ class CurationExamples(PipelineStep):
     counts what it read. Statements whose page is missing or failed are dropped, counted ``missing/<status>`` and
     written to ``rejects_dir``; unreadable records are counted ``bad_records``. Yields :class:`Example` documents
     sorted by id.
+
+    The join is a merge join: the statements, and the documents as one record per statement they serve, are each
+    sorted by statement id with :func:`~wikiref_dataset.streaming.external_sort` (runs spilled under ``spill_dir``
+    past the sort buffer, counted ``sort_runs_spilled``), so the task's memory does not grow with its bucket.
     """
 
     name = "🔗 join statements + documents"
     type = "📖 - READER"
 
-    def __init__(self, statements_dir: str, documents_dir: str, rejects_dir: str) -> None:
+    def __init__(self, statements_dir: str, documents_dir: str, rejects_dir: str, spill_dir: str | None = None) -> None:
         super().__init__()
         self.statements_dir, self.documents_dir, self.rejects_dir = statements_dir, documents_dir, rejects_dir
+        self.spill_dir = spill_dir
 
     def _files(self, paths: list[Path]) -> list[Path]:
         present = [path for path in paths if path.is_file()]
@@ -146,59 +157,90 @@ class CurationExamples(PipelineStep):
         return present
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        from .streaming import external_sort
+
+        folder = Path(self.rejects_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        sorting: Counter[str] = Counter()
+        with gzip.open(folder / f"{rank:05d}.jsonl.gz", "wt", encoding="utf-8") as rejects:
+            def reject(record: dict) -> None:
+                rejects.write(json.dumps(record, sort_keys=True) + "\n")
+
+            def bad_line(location: str, reason: str) -> None:
+                self.stat_update("bad_records")
+                reject({"id": None, "reason": "bad_record", "detail": f"{location}: {reason}"})
+
+            documents = external_sort(self._documents(rank, bad_line), key=lambda item: item["statement"],
+                                      folder=self.spill_dir, stats=sorting)
+            statements = external_sort(self._statements(rank, bad_line), key=_statement_key, folder=self.spill_dir,
+                                       stats=sorting)
+            yield from self._join(statements, documents, reject)
+        for key in ("sort_runs_spilled", "sort_bytes_spilled"):
+            if sorting[key]:
+                self.stat_update(key, value=sorting[key])
+
+    def _documents(self, rank: int, bad_line: Any) -> Iterator[dict]:
+        """``{"statement": id, "document": record}`` for every statement each fetched document serves."""
         from .web.documents import CitedDocument
 
-        by_statement: dict[str, CitedDocument] = {}
-        rejects: list[dict] = []
-        bad_lines: list[str] = []
         documents = [Path(self.documents_dir) / folder / f"{rank:05d}.jsonl.gz" for folder in ("documents", "failed")]
         for path in self._files(documents):
-            for record in read_jsonl(path, bad_lines):
+            for _, record in iter_json_objects(path, on_error=bad_line):
                 try:
                     cited = CitedDocument.from_document(record)
                 except (TypeError, ValueError) as err:
-                    bad_lines.append(f"{path}: document {record.get('id')!r}: {err}")
+                    bad_line(str(path), f"document {record.get('id')!r}: {err}")
                     continue
                 for statement_id in cited.statement_ids:
-                    by_statement[statement_id] = cited
-        examples: list[Example] = []
+                    yield {"statement": str(statement_id), "document": record}
+
+    def _statements(self, rank: int, bad_line: Any) -> Iterator[dict]:
         for path in self._files(sorted((Path(self.statements_dir) / f"{rank:05d}").glob("*.jsonl.gz"))):
-            for record in read_jsonl(path, bad_lines):
-                try:
-                    statement = Statement.from_document(Document(text=record.get("text", ""), id=record["id"],
-                                                                 metadata=record.get("metadata", {})))
-                except (KeyError, ValueError, TypeError) as err:
-                    self.stat_update("bad_records")
-                    rejects.append({"id": record.get("id"), "reason": "bad_record", "detail": str(err)})
-                    continue
-                fetch_url = statement.citation.fetch_url or statement.citation.url or ""
-                self.stat_update("statements")
-                cited = by_statement.get(statement.id)
-                if cited is None or cited.status != "ok":
-                    reason = f"missing/{cited.status if cited is not None else 'no_document'}"
-                    self.stat_update(reason)
-                    rejects.append({"id": statement.id, "reason": reason, "url": fetch_url})
-                    continue
-                try:
-                    examples.append(_example(statement, cited))
-                except (TypeError, ValueError, AttributeError) as err:
-                    self.stat_update("bad_records")
-                    rejects.append({"id": statement.id, "reason": "bad_record", "detail": str(err)})
-        for detail in bad_lines:
-            self.stat_update("bad_records")
-            rejects.append({"id": None, "reason": "bad_record", "detail": detail})
-        self._write_rejects(rejects, rank)
-        examples.sort(key=lambda e: e.id)
-        for example in examples:
+            for _, record in iter_json_objects(path, on_error=bad_line):
+                yield record
+
+    def _join(self, statements: Iterator[dict], documents: Iterator[dict], reject: Any) -> DocumentsPipeline:
+        """Both inputs sorted by statement id; a statement served by several documents gets the last one read."""
+        from .web.documents import CitedDocument
+
+        pending = next(documents, None)
+        previous: tuple[str, dict | None] = ("", None)
+        for record in statements:
+            key = _statement_key(record)
+            while pending is not None and pending["statement"] < key:
+                pending = next(documents, None)
+            found = previous[1] if previous[0] == key else None  # a statement id repeated in the input
+            while pending is not None and pending["statement"] == key:
+                found, pending = pending["document"], next(documents, None)
+            previous = (key, found)
+            try:
+                statement = Statement.from_document(Document(text=record.get("text", ""), id=record["id"],
+                                                             metadata=record.get("metadata", {})))
+            except (KeyError, ValueError, TypeError) as err:
+                self.stat_update("bad_records")
+                reject({"id": record.get("id"), "reason": "bad_record", "detail": str(err)})
+                continue
+            fetch_url = statement.citation.fetch_url or statement.citation.url or ""
+            self.stat_update("statements")
+            cited = CitedDocument.from_document(found) if found is not None else None
+            if cited is None or cited.status != "ok":
+                reason = f"missing/{cited.status if cited is not None else 'no_document'}"
+                self.stat_update(reason)
+                reject({"id": statement.id, "reason": reason, "url": fetch_url})
+                continue
+            try:
+                example = _example(statement, cited)
+            except (TypeError, ValueError, AttributeError) as err:
+                self.stat_update("bad_records")
+                reject({"id": statement.id, "reason": "bad_record", "detail": str(err)})
+                continue
             self.stat_update("examples")
             yield example.to_document()
 
-    def _write_rejects(self, rejects: list[dict], rank: int) -> None:
-        folder = Path(self.rejects_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        with gzip.open(folder / f"{rank:05d}.jsonl.gz", "wt", encoding="utf-8") as handle:
-            for reject in rejects:
-                handle.write(json.dumps(reject, sort_keys=True) + "\n")
+
+def _statement_key(record: dict) -> str:
+    """The join and sort key of a statement record: its id as the :class:`Statement` gets it."""
+    return str(record.get("id", ""))
 
 
 def _example(statement: Statement, cited: Any) -> Example:
@@ -209,6 +251,10 @@ def _example(statement: Statement, cited: Any) -> Example:
         key = url_key(cited.normalized_url)
     except ValueError:
         key = cited.normalized_url
+    try:
+        final_key = url_key(cited.final_url) if cited.final_url else key
+    except ValueError:
+        final_key = key
     return Example(
         id=statement.id, query=statement.query_levels, document_title=title,
         document=([title] if title and (not sentences or sentences[0] != title) else []) + sentences,
@@ -216,6 +262,9 @@ def _example(statement: Statement, cited: Any) -> Example:
         archive_url=citation.archive_url or "", citation_type=citation.type or "",
         wiki_page_id=statement.page_id, wiki_revision_id=statement.revision_id, wiki_title=statement.page_title,
         section_path=list(statement.section_path), url_key=key, wiki_timestamp=statement.timestamp,
+        document_source=cited.source or "", capture_date=cited.capture_date or "", warc_filename=cited.warc_filename,
+        warc_offset=cited.warc_offset, warc_length=cited.warc_length, final_url=cited.final_url or cited.fetch_url,
+        final_url_key=final_key,
     )
 
 
@@ -259,7 +308,13 @@ class MeasureExamples(PipelineStep):
 
 
 class WriteDataset(PipelineStep):
-    """Stage 5 (one task): read the curated shards, split, write Parquet + card + ``build.json``."""
+    """Stage 5 (one task): read the curated shards, split, write Parquet + card + ``build.json``.
+
+    Two streaming passes: the first counts the examples of each URL group (the split needs only those sizes,
+    :func:`~wikiref_dataset.curation.plan_splits`); the second merges the shards, each already in id order
+    (:func:`~wikiref_dataset.streaming.merge_sorted`), into :class:`~wikiref_dataset.builder.WikiRefFolderWriter`.
+    Memory: one record per shard, one Parquet row group per split, and a count per URL group.
+    """
 
     name = "💾 split + Parquet"
     type = "💽 - WRITER"
@@ -269,19 +324,36 @@ class WriteDataset(PipelineStep):
         self.config = config
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from .builder import write_dataset_folder
+        from .builder import SPLITS, WikiRefFolderWriter
+        from .streaming import merge_sorted
 
         work = self.config.work
-        examples = [Example.from_document(record) for path in sorted((work / "curated").glob("*.jsonl.gz"))
-                    for record in read_jsonl(path)]
-        splits = assign_splits(examples, self.config.curation)
+        shards = sorted((work / "curated").glob("*.jsonl.gz"))
+
+        def examples(path: Path) -> Iterator[Example]:
+            for record in read_jsonl(path):
+                yield Example.from_document(record)
+
+        groups: Counter[str] = Counter()
+        latest = ""
+        for path in shards:
+            self.stat_update("input_bytes", value=path.stat().st_size)
+            for example in examples(path):
+                groups[split_group(example)] += 1
+                latest = max(latest, example.wiki_timestamp)
+        plan = plan_splits(groups, self.config.curation)
         counts = collect_counts(work)
-        counts.update({f"split {name}": len(values) for name, values in splits.items()})
+        counts.update({f"split {name}": sum(size for group, size in groups.items() if plan[group] == name)
+                       for name in SPLITS})
         build = {"dumps": [Path(d).name for d in self.config.dumps], "warcs": [Path(w).name for w in self.config.warcs],
-                 "latest_revision": max((e.wiki_timestamp for e in examples), default=""),
-                 "config": self.config.curation.to_dict(), "counts": counts}
+                 "latest_revision": latest, "config": self.config.curation.to_dict(), "counts": counts}
+        if _document_sources(self.config).any:
+            build["sources"] = _document_sources(self.config).to_dict()
         staging = staging_folder(self.config.output_dir)
-        sizes = write_dataset_folder(splits, staging, build)
+        writer = WikiRefFolderWriter(staging)
+        for example in merge_sorted([(str(path), examples(path)) for path in shards], key=lambda e: e.id):
+            writer.add(plan[split_group(example)], example)
+        sizes = writer.close(build)
         build["splits"] = sizes
         empty = None if sum(sizes.values()) else empty_build_reason(
             ("raw statements", counts.get("raw statements", 0)),
@@ -305,19 +377,21 @@ def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep], int
     curation = config.curation
     jsonl = dict(output_filename="${rank}.jsonl.gz", compression="gzip")
     return [
-        ("statements", [WikiDumpStatements(config.dumps), BucketByCitedUrl(config.shards),
+        ("statements", [WikiDumpStatements(config.dumps, config=config.statements), BucketByCitedUrl(config.tasks),
                         JsonlWriter(str(work / "statements"), output_filename="${url_bucket}/${rank}.jsonl.gz",
                                     compression="gzip")], statement_tasks(config)),
         ("documents", documents_pipeline([str(work / "statements")], work / "documents",
-                                         warc_index=work / "warc_index.sqlite", bucketed=True), config.shards),
+                                         warc_index=work / "warc_index.sqlite", bucketed=True,
+                                         **_source_options(config)), config.tasks),
         ("statistics", [
-            CurationExamples(str(work / "statements"), str(work / "documents"), str(rejects / "missing")),
+            CurationExamples(str(work / "statements"), str(work / "documents"), str(rejects / "missing"),
+                             spill_dir=str(work / "spill")),
             MeasureExamples(curation),
             UnigramRecallFilter(curation.min_unigram_recall,
                                 exclusion_writer=JsonlWriter(str(rejects / "unigram_recall"), **jsonl)),
             LengthStatistics(work / "length_stats"),
             JsonlWriter(str(work / "examples"), **jsonl),
-        ], config.shards),
+        ], config.tasks),
         ("curation", [
             _ShardReader(str(work / "examples")),
             LengthFilter(work / "length_stats", curation,
@@ -326,7 +400,7 @@ def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep], int
                          exclusion_writer=JsonlWriter(str(rejects / "oracle"), **jsonl)),
             OracleLabeler(),
             JsonlWriter(str(work / "curated"), **jsonl),
-        ], config.shards),
+        ], config.tasks),
         ("dataset", [WriteDataset(config)], 1),
     ]
 
@@ -345,14 +419,15 @@ class _ShardReader(PipelineStep):
         path = Path(self.folder) / f"{rank:05d}.jsonl.gz"
         if not path.is_file():
             return
+        self.stat_update("input_bytes", value=path.stat().st_size)
         for record in read_jsonl(path):
             yield Document(text=record["text"], id=record["id"], metadata=record.get("metadata", {}))
 
 
 def statement_tasks(config: BuildConfig) -> int:
-    """Stage 1's tasks: one per dump file, or ``shards`` when there are fewer files (a multistream file with its
+    """Stage 1's tasks: one per dump file, or ``tasks`` when there are fewer files (a multistream file with its
     index is then cut into byte ranges, :func:`~wikiref_dataset.wiki.dump.plan_dump_parts`)."""
-    return max(len(config.dumps), config.shards)
+    return max(len(config.dumps), config.tasks)
 
 
 def stage_steps(config: BuildConfig, stage: str) -> tuple[list[PipelineStep], int]:
@@ -374,131 +449,6 @@ def _check_something_was_read(work: Path) -> None:
     if damaged and not counts.get("pages"):
         raise ValueError(f"nothing could be read: {len(damaged)} damaged dump(s), no page read before the damage: "
                          + "; ".join(damaged))
-
-
-def connect_ray(address: str | None = None) -> None:
-    """Join a Ray cluster unless this process already has: ``address`` (``host:port`` of its head), else
-    ``RAY_ADDRESS``, else the cluster ``ray start`` started on this machine, else a new one local to this process
-    (Ray's own order of :func:`ray.init`)."""
-    import ray
-
-    if not ray.is_initialized():
-        ray.init(address=address)
-
-
-def make_executor(config: BuildConfig, stage: str, steps: list[PipelineStep], tasks: int, depends: Any = None) -> Any:
-    """The datatrove executor of one stage (``config.executor``: local, slurm or ray), logging under
-    ``config.work/logs/stage`` (also used by the PSG2SUM and AQuaMuSe builds, whose configs carry the same fields).
-    A Ray executor joins the cluster named by the option ``address`` (see :func:`connect_ray`); its ``run()`` waits for
-    the stage's tasks. A Slurm executor's ``run()`` submits one array job (``tasks`` tasks, at most ``workers`` at
-    once) after those of ``depends``, and returns: see :func:`submit_slurm_chain`."""
-    logging_dir = str(config.work / "logs" / stage)
-    if config.executor == "slurm":
-        from datatrove.executor import SlurmPipelineExecutor
-
-        options = dict(config.executor_options)
-        options["job_name"] = f"{options.get('job_name', 'wikiref')}-{stage}"  # a prefix: one job name per stage
-        options.setdefault("time", "24:00:00")
-        if "partition" not in options:
-            options["partition"] = default_slurm_partition()
-        if not {"env_command", "condaenv", "venv_path"} & options.keys():
-            # the job script calls datatrove's console scripts by name: those of this Python, activated or not
-            options["env_command"] = f"export PATH={shlex.quote(str(Path(sys.executable).parent))}:$PATH"
-        return SlurmPipelineExecutor(steps, tasks=tasks, workers=config.workers, logging_dir=logging_dir,
-                                     depends=depends, **options)
-    if config.executor == "ray":
-        from datatrove.executor import RayPipelineExecutor
-
-        options = dict(config.executor_options)
-        connect_ray(options.pop("address", None))
-        return RayPipelineExecutor(steps, tasks=tasks, workers=config.workers, logging_dir=logging_dir,
-                                   depends=depends, **options)
-    from datatrove.executor import LocalPipelineExecutor
-
-    return LocalPipelineExecutor(steps, tasks=tasks, workers=min(config.workers, tasks), logging_dir=logging_dir,
-                                 depends=depends)
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Slurm: a whole build in one submission
-# ----------------------------------------------------------------------------------------------------------------
-
-SLURM_JOBS = "slurm_jobs.json"  # in the work folder: {stage: job id} of the last submission
-
-
-def default_slurm_partition() -> str:
-    """The partition ``sbatch`` picks when none is named (``sinfo`` marks it with ``*``)."""
-    try:
-        listing = subprocess.run(["sinfo", "-h", "-o", "%P"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as err:
-        raise ValueError(f"cannot reach the Slurm cluster (sinfo: {getattr(err, 'stderr', None) or err})") from err
-    for name in listing.split():
-        if name.endswith("*"):
-            return name[:-1]
-    raise ValueError("the Slurm cluster has no default partition: name one, e.g. --executor-options "
-                     "'{\"partition\": \"cpu\"}'")
-
-
-def _slurm_queue() -> list[tuple[str, str, str]]:
-    """(job id, Slurm's reason, its dependencies) of every queued or running job (array tasks share the id)."""
-    try:
-        listing = subprocess.run(["squeue", "-h", "-o", "%F|%r|%E"], capture_output=True, text=True,
-                                 check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as err:
-        raise ValueError(f"cannot reach the Slurm cluster (squeue: {getattr(err, 'stderr', None) or err})") from err
-    return [tuple(line.split("|", 2)) for line in listing.splitlines() if line.count("|") >= 2]  # type: ignore[misc]
-
-
-def submit_slurm_chain(config: Any, stages: Sequence[tuple[str, list[PipelineStep], int]], build: str,
-                       afterwards: str = "it prints the summary", progress: bool = True) -> dict[str, str]:
-    """Submit a build's stages to Slurm in one go; returns {stage: job id} of the jobs queued for it.
-
-    Each stage is one array job (:func:`make_executor`) whose tasks start once the previous stage's job has succeeded
-    (``--dependency=afterok``), so the chain runs to its end unattended; a stage whose tasks all finished is not
-    submitted. datatrove also submits a small ``merge_stats`` job after each stage. The ids are recorded in
-    ``config.work/slurm_jobs.json``. While jobs of the previous submission (or jobs waiting on them) are queued or
-    running, nothing is submitted: the same tasks would run twice. Jobs waiting on a failed one (Slurm's reason
-    ``DependencyNeverSatisfied``) can never start: they are cancelled and the unfinished tasks submitted again.
-    ``config`` carries ``work``, ``executor_options`` and ``workers``, as for :func:`make_executor`.
-    """
-    work = Path(config.work)
-    record = work / SLURM_JOBS
-    previous = set(json.loads(record.read_text(encoding="utf-8")).values()) if record.is_file() else set()
-    ours = {job: reason for job, reason, depends in (_slurm_queue() if previous else [])
-            if job in previous or previous & set(re.findall(r"\d+", depends))}
-    if any(reason != "DependencyNeverSatisfied" for reason in ours.values()):
-        if progress:
-            print(f"the {build}'s Slurm jobs are still queued or running (squeue -j {','.join(sorted(ours, key=int))}): "
-                  f"nothing submitted; run the same command again once they finished", flush=True)
-        return json.loads(record.read_text(encoding="utf-8"))
-    if ours:  # what is left of a chain that broke: a task failed (its logs say why)
-        subprocess.run(["scancel", *sorted(ours, key=int)], check=True)
-    chain, depends = [], None
-    for stage, steps, tasks in stages:
-        depends = make_executor(config, stage, steps, tasks, depends)
-        chain.append((stage, tasks, depends))
-    try:
-        depends.run()  # submits the stages it depends on first, each with afterok on the one before
-    except subprocess.CalledProcessError as err:
-        raise RuntimeError(f"sbatch failed ({err}); see its message above") from err
-    jobs = {stage: str(executor.job_id) for stage, _, executor in chain if executor.job_id not in (None, -1)}
-    record.write_text(json.dumps(jobs, indent=1), encoding="utf-8")
-    if progress and not jobs:
-        print(f"the {build}'s stages have all finished: nothing to submit", flush=True)
-    elif progress:
-        lines = [f"submitted the {build} to Slurm, one array job per stage, each started once the one before it "
-                 "succeeded (afterok):"]
-        after = ""
-        for stage, tasks, _ in chain:
-            if stage in jobs:
-                lines.append(f"  {stage:<11} job {jobs[stage]:>8}  {tasks} task(s){after}")
-                after = f", after job {jobs[stage]}"
-        lines += [f"  logs: {work / 'logs'}/<stage>/slurm_logs/ (Slurm's, one file per task) and .../logs/ "
-                  "(datatrove's)",
-                  f"  run the same command again once they finished (squeue -j {','.join(jobs.values())}): "
-                  f"{afterwards}"]
-        print("\n".join(lines), flush=True)
-    return jobs
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -533,6 +483,7 @@ def collect_counts(work: Path) -> dict[str, int]:
     if (work / "warc_index.sqlite").is_file():
         with WarcIndex(work / "warc_index.sqlite") as index:
             counts |= warc_damage_counts(index.file_stats())
+    counts |= _document_counts(stage_stats(work, "documents"))
     stats = stage_stats(work, "statistics")
     curated = stage_stats(work, "curation")
     for name, counter in stats.items():
@@ -576,6 +527,46 @@ class BuildSummary:
         if self.work:
             lines.append(f"  intermediate files: {self.work} (a rerun with the same inputs reuses them; delete when done)")
         return "\n".join(lines)
+
+
+def _document_counts(documents: dict[str, Counter]) -> dict[str, int]:
+    """Stage 2's rows of the closing table: cited pages served by each source, and what Common Crawl gave for the
+    pages it was asked for (found, not captured, non-200, not HTML, fetch failed, lookup failed)."""
+    counts: dict[str, int] = {}
+    names = {"warc": "WARC files", "cc": "Common Crawl", "http": "the live web"}
+    for counter in documents.values():
+        for key in sorted(counter, key=lambda key: (not key.startswith("source/"), key)):
+            kind, _, name = key.partition("/")
+            if kind == "source":
+                counts[f"cited pages from {names.get(name, name)}"] = counter[key]
+            elif kind == "cc":
+                counts[f"Common Crawl: {name.replace('_', ' ')}"] = counter[key]
+        if counter.get("reused"):
+            counts["cited pages reused from the documents folder"] = counter["reused"]
+    return counts
+
+
+def _document_sources(config: BuildConfig) -> DocumentSources:
+    return config.sources
+
+
+def _source_options(config: BuildConfig) -> dict[str, Any]:
+    """Stage 2's options for the sources besides the WARC files (the HTTP cache goes to the work folder)."""
+    sources = _document_sources(config)
+    http_config = None
+    if sources.http:
+        from .web.http import HttpConfig
+
+        http_config = sources.http_config or HttpConfig()
+        if http_config.cache_dir is None:
+            http_config = dataclasses.replace(http_config, cache_dir=str(config.work / "http_cache"))
+    return {"http_config": http_config, "common_crawl": sources.common_crawl, "reuse_documents": sources.documents}
+
+
+def _sources_input(config: BuildConfig) -> dict[str, Any]:
+    """The sources as stage 2's inputs (a change restarts it); nothing for a WARC-only build, as before."""
+    sources = _document_sources(config)
+    return {"sources": sources.to_dict()} if sources.any else {}
 
 
 def _index_warcs(config: BuildConfig) -> None:
@@ -690,8 +681,10 @@ def _check_inputs(config: BuildConfig) -> list[str]:
     """Restart the stages whose inputs changed since the previous run in this work folder (see
     :func:`restart_changed_stages`)."""
     return restart_changed_stages(config.work, [
-        ("statements", {"dumps": file_identities(config.dumps), "buckets": config.shards}, ["statements"]),
-        ("documents", {"warcs": file_identities(config.warcs)}, ["documents", "warc_index.sqlite"]),
+        ("statements", {"dumps": file_identities(config.dumps), "buckets": config.tasks,
+                        "statements": config.statements.to_dict()}, ["statements"]),
+        ("documents", {"warcs": file_identities(config.warcs), **_sources_input(config)},
+         ["documents", "warc_index.sqlite"]),
         ("statistics", {"curation": config.curation.to_dict()},
          ["examples", "length_stats", "rejects/missing", "rejects/unigram_recall"]),
         ("curation", {}, ["curated", "rejects/length", "rejects/oracle"]),
@@ -708,7 +701,7 @@ def run_demo_build(out_dir: str | Path, workers: int = 1, progress: bool = True,
                    overwrite: bool = False) -> BuildSummary:
     """Build WikiRef from the embedded sample into ``out_dir``; print and return the closing table."""
     dumps, warcs = sample_inputs()
-    summary = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out_dir), workers=workers, shards=2,
+    summary = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out_dir), workers=workers, tasks=2,
                                     overwrite=overwrite), progress=progress)
     if progress:
         print(summary.format())

@@ -12,6 +12,7 @@ import pytest
 from modeling_qbert.baselines import baseline_summary
 from trainer_scripts import evaluate_duc
 from trainer_scripts.cli import build_parser as build_wikiref_parser
+from trainer_scripts.cli import main as wikiref_main
 from trainer_scripts.evaluate_duc import main
 from wikiref_dataset.duc import load_duc, read_reference
 from wikiref_dataset.metrics import DUC_ROUGE_PATH
@@ -170,9 +171,7 @@ def test_model_folder(years, tmp_path, capsys, monkeypatch):
 
 
 def test_wikiref_duc_evaluate_is_the_same_command(years, capsys):
-    parser = build_wikiref_parser()
-    args = parser.parse_args(["duc", "evaluate", "--dataset", years[2006], "--baseline", "lead", "oracle", "--quiet"])
-    assert args.func(args) == 0
+    assert wikiref_main(["duc", "evaluate", "--dataset", years[2006], "--baseline", "lead", "oracle", "--quiet"]) == 0
     through_cli = capsys.readouterr().out
     assert main(["--dataset", years[2006], "--baseline", "lead", "oracle", "--quiet"]) == 0
     assert capsys.readouterr().out == through_cli
@@ -217,11 +216,10 @@ def test_wikiref_duc_evaluate_parses_like_the_hf_argument_parser(argv, datasets)
 def test_bad_values_exit_2_with_one_line(years, capsys, argv, message):
     argv = [value.format(year=years[2006]) for value in argv]
     assert main(argv) == 2
-    parser = build_wikiref_parser()
-    args = parser.parse_args(["duc", "evaluate", *argv])
-    assert args.func(args) == 2
+    assert wikiref_main(["duc", "evaluate", *argv]) == 2
     lines = capsys.readouterr().err.splitlines()
-    assert lines == [f"duc evaluate: error: {lines[0].split('error: ', 1)[1]}"] * 2 and message in lines[0]
+    what = lines[0].split("error: ", 1)[1]
+    assert lines == [f"evaluate_duc.py: error: {what}", f"wikiref duc evaluate: error: {what}"] and message in what
 
 
 def test_unknown_option_is_one_line(capsys):

@@ -11,6 +11,7 @@ from transformers import BertTokenizer
 
 from modeling_qbert import QBertConfig, QBertForSentenceScoring, QBertProcessor
 from trainer_scripts.summarize_cli import add_summarize_parser
+from wikiref_dataset.command import dispatch
 
 WORDS = "the a of was in on king queen born city river runs war early life house cat sat mat . ,".split()
 
@@ -45,8 +46,7 @@ def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="wikiref")
     commands = parser.add_subparsers(dest="command", required=True)
     add_summarize_parser(commands)
-    args = parser.parse_args(argv)
-    return args.func(args)
+    return dispatch(parser, argv)
 
 
 def test_parser_registers_summarize_with_its_options():

@@ -98,3 +98,41 @@ def test_a_build_with_no_example_writes_a_typed_empty_train_split(tmp_path):
     write_dataset_folder({"train": [], "validation": [], "test": []}, out)
     assert [path.name[:21] for path in (out / "data").iterdir()] == ["train-00000-of-00001-"]
     assert "split: train" in (out / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("rows", [0, 3, 8, 9])
+def test_split_files_stream_row_group_by_row_group_into_the_bytes_of_one_write(tmp_path, monkeypatch, rows):
+    """The Parquet file fed one row at a time (at most one row group held) is the file ``pq.write_table`` writes
+    from the whole table, so a streamed build publishes the same content-addressed names."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from wikiref_dataset import builder
+    from wikiref_dataset.builder import SplitFilesWriter, feature_row
+
+    monkeypatch.setattr(builder, "ROW_GROUP_SIZE", 4)
+    examples = [feature_row(make_example(i)) for i in range(10, 10 + rows)]
+    writer = SplitFilesWriter(tmp_path / "out", ordered_by="id")
+    held = []
+    for row in examples:
+        writer.add("train", row)
+        held.append(len(writer._pending["train"]))
+    files = writer.close()
+    assert max(held, default=0) < 4
+    expected = tmp_path / "expected.parquet"
+    table = pa.Table.from_pylist(examples, schema=FEATURES.arrow_schema) if rows else FEATURES.arrow_schema.empty_table()
+    pq.write_table(table, expected, row_group_size=4, compression="zstd", write_statistics=True)
+    written = (tmp_path / "out" / files["train"]).read_bytes()
+    assert written == expected.read_bytes()
+    assert pq.ParquetFile(tmp_path / "out" / files["train"]).metadata.num_row_groups == max(1, -(-rows // 4))
+    assert files["train"] == f"data/train-00000-of-00001-{hashlib.sha256(written).hexdigest()[:16]}.parquet"
+
+
+def test_split_files_refuse_rows_out_of_id_order(tmp_path):
+    from wikiref_dataset.builder import SplitFilesWriter, feature_row
+
+    writer = SplitFilesWriter(tmp_path, ordered_by="id")
+    writer.add("test", feature_row(make_example(2)))
+    writer.add("train", feature_row(make_example(1)))  # another split: its own order
+    with pytest.raises(ValueError, match="test: row id='1-0' comes after '2-0'"):
+        writer.add("test", feature_row(make_example(1)))

@@ -115,10 +115,10 @@ fixtures = Path("tests/fixtures")
 commands = {
     "rouge": ["rouge", str(out / "items.jsonl"), "--quiet"],
     "statements": ["statements", str(fixtures / "wiki" / "tiny-dump.xml"), "--out", str(out / "statements"), "--quiet"],
-    "build": ["build", "--dump", *dumps, "--warc", *warcs, "--out", str(out / "build"), "--shards", "2", "--quiet"],
+    "build": ["build", *dumps, "--warc", *warcs, "--out", str(out / "build"), "--tasks", "2", "--quiet"],
     "duc convert": ["duc", "convert", str(fixtures / "duc" / "duc2006"), "--year", "2006", "--out", str(out / "duc"),
                     "--quiet"],
-    "psg2sum": ["psg2sum", str(fixtures / "psg2sum" / "history.xml"), "--out", str(out / "psg2sum"), "--no-progress"],
+    "psg2sum": ["psg2sum", str(fixtures / "psg2sum" / "history.xml"), "--out", str(out / "psg2sum"), "--quiet"],
 }
 status = {name: main(argv) for name, argv in commands.items()}
 loaded = sorted(name for name in model_side if sys.modules.get(name) is not None)

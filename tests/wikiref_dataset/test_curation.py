@@ -149,6 +149,28 @@ def test_split_is_grouped_by_url_seeded_and_order_free():
     assert [e.id for e in other["test"]] != [e.id for e in splits["test"]]
 
 
+def test_split_groups_redirect_aliases_by_final_url():
+    """Two cited URLs that redirect to one page are one document: they land in one split, whatever the seed."""
+    examples = [make_example(f"{i}-0", url=f"https://example.org/{i}") for i in range(30)]
+    for i, example in enumerate(examples):
+        example.final_url_key = f"example.org/page-{i // 2}"  # 0 and 1 both reach page-0, 2 and 3 page-1, ...
+    for seed in range(8):
+        splits = assign_splits(examples, CurationConfig(dev_size=5, test_size=5, seed=seed))
+        owner = {}
+        for name, members in splits.items():
+            for example in members:
+                assert owner.setdefault(example.final_url_key, name) == name  # no final URL in two splits
+        assert sum(len(v) for v in splits.values()) == 30 and len(owner) == 15
+    plain = [make_example(f"{i}-0", url=f"https://example.org/{i}") for i in range(30)]
+    same = [make_example(f"{i}-0", url=f"https://example.org/{i}") for i in range(30)]
+    for example in same:
+        example.final_url_key = example.url_key  # no redirect: the split is the cited URL's, as before
+    def ids(splits):
+        return {name: [e.id for e in members] for name, members in splits.items()}
+
+    assert ids(assign_splits(plain, CurationConfig(seed=3))) == ids(assign_splits(same, CurationConfig(seed=3)))
+
+
 def test_split_sizes_scale_with_the_build():
     config = CurationConfig()
     assert split_sizes(280_724, 200_000, config) == (12_000, 12_000)

@@ -372,8 +372,9 @@ def _parser():
 
 
 def _run(argv):
-    args = _parser().parse_args(argv)
-    return args.func(args)
+    from wikiref_dataset.command import dispatch
+
+    return dispatch(_parser(), argv)
 
 
 def test_cli_convert(tmp_path, capsys):

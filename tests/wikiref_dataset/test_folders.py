@@ -77,7 +77,7 @@ def test_wikiref_rebuilds_load_as_built(tmp_path):
     options = [[], ["--min-unigram-recall", "0.95"], ["--seed", "7"]]  # 19 rows; 15 rows; 19 rows, other splits
 
     def build(out: Path, variant: int) -> None:
-        assert wikiref_main(["build", "--dump", *DUMPS, "--warc", *WARCS, "--out", str(out), "--shards", "2",
+        assert wikiref_main(["build", *DUMPS, "--warc", *WARCS, "--out", str(out), "--tasks", "2",
                              "--quiet", *options[variant]]) == 0
 
     check_three_builds(build, tmp_path / "a" / "wikiref", tmp_path / "b" / "wikiref")
@@ -108,11 +108,11 @@ def test_duc_conversions_load_as_converted(tmp_path):
 
 
 def test_psg2sum_rebuilds_load_as_built(tmp_path):
-    options = [["--min-score", "0.5"], ["--min-score", "0.7"], ["--min-score", "0.5", "--dev-size", "1"]]
+    options = [["--min-score", "0.5"], ["--min-score", "0.7"], ["--min-score", "0.5", "--validation-size", "1"]]
 
     def build(out: Path, variant: int) -> None:  # 3 pairs; 2 pairs; the 3 pairs split otherwise
-        assert wikiref_main(["psg2sum", str(FIXTURES / "psg2sum" / "history.xml"), "--out", str(out), "--no-progress",
-                             "--no-baselines", "--dev-size", "0", "--test-size", "0", *options[variant]]) == 0
+        assert wikiref_main(["psg2sum", str(FIXTURES / "psg2sum" / "history.xml"), "--out", str(out), "--quiet",
+                             "--no-baselines", "--validation-size", "0", "--test-size", "0", *options[variant]]) == 0
 
     check_three_builds(build, tmp_path / "a" / "psg2sum", tmp_path / "b" / "psg2sum")
 
@@ -129,7 +129,7 @@ def test_aquamuse_rebuilds_load_as_built(tmp_path):
         source = tmp_path / f"released{variant}" / "train" / "release.jsonl"
         source.parent.mkdir(parents=True, exist_ok=True)
         source.write_text(released_lines(3 + variant, str(variant)), encoding="utf-8")
-        assert wikiref_main(["aquamuse", "--released", str(source), "--out", str(out.parent), "--no-progress"]) == 0
+        assert wikiref_main(["aquamuse", "--released", str(source), "--out", str(out.parent), "--quiet"]) == 0
 
     check_three_builds(build, tmp_path / "a" / "abstractive", tmp_path / "b" / "abstractive")
 
@@ -164,7 +164,7 @@ def test_load_dataset_folder_reads_an_old_folder_past_a_stale_cache(tmp_path):
 
 
 def build_argv(out: Path, *extra: str) -> list[str]:
-    return ["build", "--dump", *DUMPS, "--warc", *WARCS, "--out", str(out), "--shards", "2", "--quiet", *extra]
+    return ["build", *DUMPS, "--warc", *WARCS, "--out", str(out), "--tasks", "2", "--quiet", *extra]
 
 
 def test_foreign_folder_refused_then_overwritten_keeping_foreign_files(tmp_path, capsys):

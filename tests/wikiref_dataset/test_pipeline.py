@@ -61,7 +61,7 @@ def test_demo_build_counts_and_outputs(demo_build):
 def test_one_and_two_workers_give_identical_parquet(demo_build, tmp_path):
     out, _ = demo_build
     dumps, warcs = sample_inputs()
-    run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "two"), workers=2, shards=2),
+    run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "two"), workers=2, tasks=2),
               progress=False)
     assert dataset_hashes(tmp_path / "two") == dataset_hashes(out)
 
@@ -76,12 +76,12 @@ def test_rerun_is_resumed_and_changed_inputs_redo_only_their_stages(tmp_path):
     dumps, warcs = sample_inputs()
     statements_done = work_of(out) / "logs" / "statements" / "completions" / "00000"
     stamp = statements_done.stat().st_mtime_ns
-    again = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), shards=2), progress=False)
+    again = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), tasks=2), progress=False)
     assert again.counts == summary.counts
     stricter = CurationConfig(min_unigram_recall=0.95)
-    changed = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), shards=2, curation=stricter),
+    changed = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), tasks=2, curation=stricter),
                         progress=False)
-    fresh = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "fresh"), shards=2,
+    fresh = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "fresh"), tasks=2,
                                   curation=stricter), progress=False)
     assert statements_done.stat().st_mtime_ns == stamp  # stage 1 reused
     assert changed.counts == fresh.counts and changed.counts["examples curated"] < 19
@@ -91,7 +91,7 @@ def test_rerun_is_resumed_and_changed_inputs_redo_only_their_stages(tmp_path):
 def _command(out: Path) -> list[str]:
     dumps, warcs = sample_inputs()
     code = ("import sys; from wikiref_dataset.build_cli import main; "
-            f"sys.exit(main(['--dump', {dumps[0]!r}, '--warc', {warcs[0]!r}, '--out', {str(out)!r}, '--shards', '2',"
+            f"sys.exit(main([{dumps[0]!r}, '--warc', {warcs[0]!r}, '--out', {str(out)!r}, '--tasks', '2',"
             " '--quiet']))")
     return [sys.executable, "-c", code]
 
@@ -121,7 +121,7 @@ def test_killed_build_resumes_to_the_same_dataset(demo_build, tmp_path, after_st
 
 def test_cli_reports_bad_options(tmp_path, capsys):
     dumps, warcs = sample_inputs()
-    assert build_main(["--dump", *dumps, "--warc", *warcs, "--out", str(tmp_path), "--percentiles", "90", "10"]) == 2
+    assert build_main([*dumps, "--warc", *warcs, "--out", str(tmp_path), "--percentiles", "90", "10"]) == 2
     assert "percentile" in capsys.readouterr().err
 
 
@@ -131,7 +131,7 @@ def test_real_dump_statements_and_real_warc_join(tmp_path):
     WARCs are unrelated crawls, so the join finds no cited page (0 examples): every statement is counted as
     missing, the build publishes nothing and says which filter emptied it."""
     summary = run_build(BuildConfig(dumps=[str(REAL_DUMP)], warcs=[str(p) for p in REAL_WARCS],
-                                    output_dir=str(tmp_path / "real"), shards=2), progress=False)
+                                    output_dir=str(tmp_path / "real"), tasks=2), progress=False)
     counts = summary.counts
     assert counts["raw statements"] > 1_000
     joined = counts["examples joined"]
@@ -150,7 +150,7 @@ def test_slurm_build_is_one_submission_of_the_five_stages_chained(tmp_path, monk
     the summary. Without a cluster: the submission and Slurm's queue are faked."""
     from types import SimpleNamespace
 
-    import wikiref_dataset.pipeline as pipeline
+    import wikiref_dataset.executors as executors
 
     submitted, cancelled, queue = [], [], []
 
@@ -167,13 +167,13 @@ def test_slurm_build_is_one_submission_of_the_five_stages_chained(tmp_path, monk
                 executor.job_id = str(100 + sum(map(len, submitted)) + chain[::-1].index(executor))
             submitted.append([executor.stage for executor in reversed(chain)])
 
-    monkeypatch.setattr(pipeline, "make_executor", lambda config, stage, steps, tasks, depends=None:
+    monkeypatch.setattr(executors, "make_executor", lambda config, stage, steps, tasks, depends=None:
                         FakeExecutor(stage, steps, tasks, depends))
-    monkeypatch.setattr(pipeline, "_slurm_queue", lambda: list(queue))
-    monkeypatch.setattr(pipeline, "subprocess", SimpleNamespace(
+    monkeypatch.setattr(executors, "_slurm_queue", lambda: list(queue))
+    monkeypatch.setattr(executors, "subprocess", SimpleNamespace(
         run=lambda command, check: cancelled.append(command), CalledProcessError=subprocess.CalledProcessError))
     dumps, warcs = sample_inputs()
-    config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "out"), executor="slurm", shards=2)
+    config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "out"), executor="slurm", tasks=2)
     assert run_build(config) is None
     stages = ["statements", "documents", "statistics", "curation", "dataset"]
     assert submitted == [stages]
@@ -232,8 +232,8 @@ def test_damaged_dump_and_warcs_are_counted_by_file_and_the_build_goes_on(demo_b
     bad_warc = flipped(real_file("warc/resiliparse/warcfile.warc.gz").read_bytes(), tmp_path / "cc-flipped.warc.gz",
                        0.5)
     out = tmp_path / "out"
-    assert main(["build", "--dump", *dumps, str(cut_dump), "--warc", *warcs, str(cut_warc), str(bad_warc),
-                 "--out", str(out), "--shards", "2", "--quiet"]) == 0
+    assert main(["build", *dumps, str(cut_dump), "--warc", *warcs, str(cut_warc), str(bad_warc),
+                 "--out", str(out), "--tasks", "2", "--quiet"]) == 0
     printed = capsys.readouterr().out
     damaged = {"damaged dump files": 1,
                "damaged dump enwiki-cut.xml.bz2 (EOFError: Compressed file ended before the end-of-stream marker "
@@ -255,7 +255,77 @@ def test_build_says_so_when_no_dump_could_be_read(tmp_path, capsys):
     _, warcs = sample_inputs()
     head = truncated(real_file("wikipedia_dump/enwiki-pages-articles-sample.xml.bz2").read_bytes(),
                      tmp_path / "enwiki-head.xml.bz2", 0.01)  # inside the first bz2 block: no page
-    assert main(["build", "--dump", str(head), "--warc", *warcs, "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert main(["build", str(head), "--warc", *warcs, "--out", str(tmp_path / "out"), "--quiet"]) == 2
     assert ("wikiref build: error: nothing could be read: 1 damaged dump(s), no page read before the damage: "
             "enwiki-head.xml.bz2 (EOFError") in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_stage_3_join_spills_past_its_sort_buffer_and_yields_the_same_examples(demo_build, tmp_path, monkeypatch):
+    """Stage 3's merge join with a sort buffer of ~2 KB: its sorts spill runs to disk (and remove them) and the
+    examples are the same, in id order per task, as with the default buffer."""
+    import shutil
+
+    from wikiref_dataset.pipeline import CurationExamples
+
+    out, summary = demo_build
+    work = tmp_path / "work"
+    shutil.copytree(work_of(out) / "statements", work / "statements", ignore=shutil.ignore_patterns("logs"))
+    shutil.copytree(work_of(out) / "documents", work / "documents", ignore=shutil.ignore_patterns("logs", "*.sqlite"))
+
+    def joined(rejects: str) -> tuple[list, list[list[tuple]]]:
+        steps = [CurationExamples(str(work / "statements"), str(work / "documents"), str(tmp_path / rejects),
+                                  spill_dir=str(tmp_path / "spill")) for _ in range(2)]
+        return steps, [[(d.id, d.text, d.metadata) for d in step.run(None, rank=rank, world_size=2)]
+                       for rank, step in enumerate(steps)]
+
+    _, default = joined("rejects-default")
+    monkeypatch.setenv("WIKIREF_SORT_BUFFER_MB", "0.002")
+    steps, spilled = joined("rejects-spilled")
+    assert spilled == default and sum(map(len, default)) == summary.counts["examples joined"]
+    assert all([item[0] for item in task] == sorted(item[0] for item in task) for task in spilled)
+    assert sum(step.stats["sort_runs_spilled"].total for step in steps) > 4
+    assert not any((tmp_path / "spill").iterdir())
+
+
+def test_stage_5_streams_the_curated_shards(demo_build, tmp_path, monkeypatch):
+    """Stage 5 run again on the demo's curated shards: the same Parquet bytes, and at most one example per shard (plus
+    the one being written) alive at any time, so a return to loading every example into a list fails here."""
+    import shutil
+    import weakref
+
+    from wikiref_dataset import pipeline
+    from wikiref_dataset.builder import WikiRefFolderWriter
+    from wikiref_dataset.curation import Example
+
+    out, summary = demo_build
+    work = tmp_path / "work"
+    shutil.copytree(work_of(out) / "curated", work / "curated")
+    alive = [0]  # examples created and not yet freed
+
+    def freed() -> None:
+        alive[0] -= 1
+
+    class TrackedExample(Example):
+        @classmethod
+        def from_document(cls, document):
+            example = super().from_document(document)
+            alive[0] += 1
+            weakref.finalize(example, freed)
+            return example
+
+    peaks = []
+    add = WikiRefFolderWriter.add
+
+    def counting_add(self, split, example):
+        peaks.append(alive[0])
+        add(self, split, example)
+
+    monkeypatch.setattr(pipeline, "Example", TrackedExample)
+    monkeypatch.setattr(WikiRefFolderWriter, "add", counting_add)
+    dumps, warcs = sample_inputs()
+    config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "out"), work_dir=str(work), tasks=2)
+    list(pipeline.WriteDataset(config).run())
+    assert dataset_hashes(tmp_path / "out") == dataset_hashes(out)
+    assert len(peaks) == summary.counts["examples curated"] == 19
+    assert max(peaks) <= 2 + 1  # the head of each of the 2 shards, and the example being written

@@ -65,7 +65,7 @@ def _wait_for_idle_cluster(timeout: float = 60) -> None:
 def local_wikiref(tmp_path_factory):
     out = tmp_path_factory.mktemp("wikiref_local") / "out"
     dumps, warcs = sample_inputs()
-    summary = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), shards=2, workers=2),
+    summary = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), tasks=2, workers=2),
                         progress=False)
     return out, summary
 
@@ -74,7 +74,7 @@ def test_wikiref_build_on_ray_runs_every_stage_and_equals_local(ray_cluster, loc
     local, expected = local_wikiref
     dumps, warcs = sample_inputs()
     out = tmp_path / "out"
-    summary = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), shards=2, workers=2,
+    summary = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(out), tasks=2, workers=2,
                                     executor="ray"), progress=False)
     assert summary is not None, "one call runs the whole build"
     assert summary.counts == expected.counts and summary.splits == expected.splits
@@ -89,7 +89,7 @@ def test_psg2sum_build_on_ray_equals_local(ray_cluster, tmp_path):
 
     def build(executor: str):
         return run_psg2sum_build(Psg2SumBuildConfig(
-            [str(FIXTURES / "psg2sum" / "history.xml")], str(tmp_path / executor), tasks=2, workers=2,
+            [str(FIXTURES / "psg2sum" / "history.xml")], output_dir=str(tmp_path / executor), tasks=2, workers=2,
             executor=executor, mining=MiningConfig(min_score=0.5), dev_size=1, test_size=1))
 
     local, on_ray = build("local"), build("ray")
@@ -130,8 +130,8 @@ def test_killed_ray_driver_resumes_to_the_same_dataset(ray_cluster, local_wikire
     local, _ = local_wikiref
     dumps, warcs = sample_inputs()
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "wikiref_dataset.cli", "build", "--dump", *dumps, "--warc", *warcs, "--out",
-               str(out), "--shards", "2", "--workers", "1", "--executor", "ray", "--executor-options",
+    command = [sys.executable, "-m", "wikiref_dataset.cli", "build", *dumps, "--warc", *warcs, "--out",
+               str(out), "--tasks", "2", "--workers", "1", "--executor", "ray", "--executor-options",
                json.dumps({"address": ray_cluster}), "--quiet"]
     env = {**os.environ, **RAY_ENV}
     logs = Path(f"{out}.work") / "logs"

@@ -100,10 +100,10 @@ def test_wikiref_stages_read_only_their_bucket_and_the_output_is_unchanged(tmp_p
     """The embedded sample as a multistream dump, 3 shards: stage 1 cuts it into 3 ranges, stages 2-3 read only
     their bucket's files (each file read by exactly one task), and the dataset equals the one-file build's."""
     dumps, warcs = sample_inputs()
-    plain = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "plain"), shards=3),
+    plain = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "plain"), tasks=3),
                       progress=False)
     dump, _ = make_multistream(Path(dumps[0]).read_text(encoding="utf-8"), tmp_path / "ms", pages_per_stream=1)
-    config = BuildConfig(dumps=[str(dump)], warcs=warcs, output_dir=str(tmp_path / "split"), shards=3)
+    config = BuildConfig(dumps=[str(dump)], warcs=warcs, output_dir=str(tmp_path / "split"), tasks=3)
     split = run_build(config, progress=False)
     assert dataset_hashes(tmp_path / "split") == dataset_hashes(tmp_path / "plain") != {}
     assert split.counts == plain.counts

@@ -6,7 +6,9 @@ Folder layout: ``out/abstractive/`` and ``out/extractive/`` (each a ``load_datas
 a build that keeps no example publishes nothing). The work folder (``--work``, default ``out.work`` beside ``out``)
 holds ``answers/`` (kept questions and their sentence embeddings), ``matches/`` (the corpus stage's output: matched
 documents, one ``.jsonl.gz`` per task), ``logs/corpus/`` (datatrove's completion markers and stats). The corpus stage runs on datatrove's local,
-Slurm or Ray executor (the WikiRef build's executor wiring); finished tasks are skipped on rerun.
+Slurm or Ray executor (the WikiRef build's executor wiring); finished tasks are skipped on rerun. The examples are
+assembled in two passes over ``matches/`` (:class:`~.matching.ExampleAssembly`: candidates' keys, then the chosen
+documents' texts through an external sort spilled under ``spill/``) and written to both folders as they come.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..executors import ExecutorConfig
 from ..folders import (
     check_output_folder,
     empty_build_reason,
@@ -33,28 +37,29 @@ __all__ = ["AQuaMuSeBuildConfig", "AQuaMuSeSummary", "build_released_folder", "r
 
 
 @dataclass
-class AQuaMuSeBuildConfig:
-    """What to build and how.
+class AQuaMuSeBuildConfig(ExecutorConfig):
+    """What to build and how (the output and executor fields are :class:`~wikiref_dataset.executors.ExecutorConfig`'s;
+    ``output_dir`` receives the two dataset folders).
 
     Args:
         nq (`list[str]`): Natural Questions files (simplified or original jsonl, or released-format lines).
         corpus (`list[str]`): corpus files (C4/CCNet jsonl, WET, WARC).
-        output_dir (`str`): where the two dataset folders go.
         matching (:class:`MatchingConfig`): θL, θU, K, recall. questions (:class:`QuestionConfig`): question filter.
         model (`str`, *optional*): sentence-transformers model directory (default: the packaged MiniLM).
         device (`str`, *optional*): encoder device (default: cuda when available).
         encode_batch_size (`int`): sentences per forward pass. documents_per_batch (`int`): documents matched together.
         exact_below (`int`): answer sets smaller than this get an exact index. nprobe (`int`): IVF lists searched.
-        tasks (`int`): corpus tasks (default: one per corpus file). workers (`int`): tasks run at once.
-        executor (`str`): ``local``, ``slurm`` or ``ray``. executor_options (`dict`): extra executor arguments.
-        seed (`int`), dev_size / test_size (`int`, *optional*): the split.
-        work_dir (`str`, *optional*): intermediate, resumable state (default ``<output_dir>.work``).
-        overwrite (`bool`): write into an output folder holding something other than a previous AQuaMuSe build.
+        seed (`int`), dev_size / test_size (`int`, *optional*): the split (``dev_size`` examples go to the split named
+            ``validation``).
+        tasks (`int`, *optional*): corpus tasks, each searching the answer index with its share of the corpus
+            (default: one per corpus file).
+        output_dir, work_dir, overwrite, workers, executor, executor_options: see
+            :class:`~wikiref_dataset.executors.ExecutorConfig`.
     """
 
     nq: list[str]
     corpus: list[str]
-    output_dir: str
+    _: KW_ONLY
     matching: MatchingConfig = field(default_factory=MatchingConfig)
     questions: QuestionConfig = field(default_factory=QuestionConfig)
     model: str | None = None
@@ -63,29 +68,20 @@ class AQuaMuSeBuildConfig:
     documents_per_batch: int = 256
     exact_below: int = 50_000
     nprobe: int = 16
-    tasks: int | None = None
-    workers: int = 1
-    executor: str = "local"
-    executor_options: dict[str, Any] = field(default_factory=dict)
     seed: int = 42
     dev_size: int | None = None
     test_size: int | None = None
-    work_dir: str | None = None
-    overwrite: bool = False
+    tasks: int | None = field(default=None, kw_only=True, metadata={
+        "flag": "--tasks", "metavar": "N",
+        "help": "corpus tasks, each searching the answer index with its share of the corpus (default: one per "
+                "corpus file)"})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not self.nq:
             raise ValueError("no Natural Questions file given")
         if not self.corpus:
             raise ValueError("no corpus file given")
-        if self.executor not in ("local", "slurm", "ray"):
-            raise ValueError(f"executor must be local, slurm or ray, got {self.executor!r}")
-        if self.workers < 1 or (self.tasks is not None and self.tasks < 1):
-            raise ValueError(f"workers and tasks must be >= 1 (got {self.workers}, {self.tasks})")
-
-    @property
-    def work(self) -> Path:
-        return work_folder(self.output_dir, self.work_dir)
 
 
 @dataclass
@@ -123,14 +119,6 @@ class AQuaMuSeSummary:
         return "\n".join(lines)
 
 
-class _ExecutorSettings:
-    """What :func:`wikiref_dataset.pipeline.make_executor` reads from a build config."""
-
-    def __init__(self, config: AQuaMuSeBuildConfig) -> None:
-        self.work, self.executor = config.work, config.executor
-        self.workers, self.executor_options = config.workers, config.executor_options
-
-
 def _check_inputs(config: AQuaMuSeBuildConfig) -> list[str]:
     """Redo the stages whose inputs changed since the previous run in the work folder
     (:func:`wikiref_dataset.pipeline.restart_changed_stages`): questions, then corpus matching."""
@@ -166,11 +154,12 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     from datatrove.pipeline.writers import JsonlWriter
     from tqdm.auto import tqdm
 
-    from ..pipeline import make_executor, read_jsonl, stage_done, submit_slurm_chain
+    from ..executors import make_executor, submit_slurm_chain
+    from ..pipeline import read_jsonl, stage_done
     from ..text import default_pipeline
-    from .dataset import VARIANTS, split_examples, write_aquamuse_folder
+    from .dataset import VARIANTS, AQuaMuSeFolderWriter, plan_query_splits
     from .embedding import SentenceEncoder
-    from .matching import assemble_examples
+    from .matching import ExampleAssembly
     from .questions import QuestionReader
     from .steps import (
         CorpusReader,
@@ -221,11 +210,11 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     started = time.perf_counter()
     if config.executor == "slurm":
         if not stage_done(work, "corpus", tasks):
-            submit_slurm_chain(_ExecutorSettings(config), [("corpus", steps, tasks)], "AQuaMuSe corpus stage",
+            submit_slurm_chain(config, [("corpus", steps, tasks)], "AQuaMuSe corpus stage",
                                afterwards="it assembles the examples here and prints the summary", progress=progress)
             return None
     else:  # the Slurm jobs' time is not this call's: no corpus timing then
-        make_executor(_ExecutorSettings(config), "corpus", steps, tasks).run()  # type: ignore[arg-type]
+        make_executor(config, "corpus", steps, tasks).run()
         seconds["corpus"] = time.perf_counter() - started
     if not stage_done(work, "corpus", tasks):
         raise RuntimeError(f"corpus stage: some tasks failed; see {work / 'logs' / 'corpus'}")
@@ -233,14 +222,19 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     if progress:
         print("[3/3] examples: ranking documents, recall filter, splits, dataset folders", flush=True)
     started = time.perf_counter()
-    matched = [matched_from_document(record) for path in sorted((work / "matches").glob("*.jsonl.gz"))
-               for record in read_jsonl(path)]
-    abstractive, extractive, assembly = assemble_examples(questions, matched, config.matching)
+    shards = sorted((work / "matches").glob("*.jsonl.gz"))
+
+    def matched() -> Iterator[Any]:  # read twice, in the same order: ranking, then the chosen documents' texts
+        return (matched_from_document(record) for path in shards for record in read_jsonl(path))
+
+    examples = ExampleAssembly(questions, config.matching)
+    for document in matched():
+        examples.rank(document)
+    assembly = examples.select()
+    split_of = plan_query_splits((kept.question.query for kept in examples.kept), config.seed, config.dev_size,
+                                 config.test_size)
     corpus_counts = _stage_counts(work)
     pipeline = default_pipeline()
-    splits = {"abstractive": split_examples(abstractive, config.seed, config.dev_size, config.test_size)}
-    ids = {example.id: split for split, examples in splits["abstractive"].items() for example in examples}
-    splits["extractive"] = {split: [e for e in extractive if ids[e.id] == split] for split in splits["abstractive"]}
     q_stats = question_log["stats"]
     counts = {"NQ lines read": q_stats.get("lines", 0)}
     counts |= {f"NQ dropped: {key[8:].replace('_', ' ')}": value for key, value in sorted(q_stats.items())
@@ -263,12 +257,15 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     build = {"nq": [Path(p).name for p in config.nq], "corpus": [Path(p).name for p in config.corpus],
              "config": config.matching.to_dict(), "counts": counts,
              "encoder": getattr(encoder, "description", type(encoder).__name__)}
-    statistics = {}
     staging = staging_folder(config.output_dir)
-    for variant in VARIANTS:
-        statistics[variant] = write_aquamuse_folder(variant, splits[variant], staging / variant, build, pipeline)
+    writers = {variant: AQuaMuSeFolderWriter(variant, staging / variant, pipeline) for variant in VARIANTS}
+    for _, abstractive, extractive in examples.examples(matched(), spill_dir=work / "spill"):
+        split = split_of(abstractive.query)  # both variants get the same split
+        writers["abstractive"].add(split, abstractive)
+        writers["extractive"].add(split, extractive)
+    statistics = {variant: writer.close(build) for variant, writer in writers.items()}
     seconds["examples"] = time.perf_counter() - started
-    sizes = {variant: {split: len(examples) for split, examples in splits[variant].items()} for variant in VARIANTS}
+    sizes = {variant: writer.sizes for variant, writer in writers.items()}
     record = {**build, "splits": sizes, "seconds": seconds, "statistics": statistics}
     empty_reason = None
     if not counts["examples (each variant)"]:

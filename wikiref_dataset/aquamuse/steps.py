@@ -60,8 +60,9 @@ def matched_from_document(document: Document | dict[str, Any]) -> MatchedDocumen
 
 
 class CorpusReader(PipelineStep):
-    """Reads C4/CCNet JSON lines, WET and WARC files (:mod:`.corpus`); one document per page. A damaged WET/WARC
-    file is also counted by name: ``damaged/<file name>: truncated`` (or ``corrupt_record``) -> records skipped.
+    """Reads C4/CCNet JSON lines, WET and WARC files (:mod:`.corpus`), record by record; one document per page. A
+    damaged WET/WARC file is also counted by name: ``damaged/<file name>: truncated`` (or ``corrupt_record``) ->
+    records skipped; ``input_bytes`` counts the bytes of the files the task read.
 
     Args:
         files (`Sequence[str]`): corpus files; task ``rank`` reads ``files[rank::world_size]``.
@@ -80,6 +81,7 @@ class CorpusReader(PipelineStep):
         if data:
             yield from data
         for file in self.files[rank::world_size]:
+            self.stat_update("input_bytes", value=Path(file).stat().st_size)
             stats: Counter[str] = Counter()
             errors: list[str] = []
             for document in iter_corpus_documents(file, stats, errors):

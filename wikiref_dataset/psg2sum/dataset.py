@@ -7,13 +7,17 @@ split (:func:`wikiref_dataset.curation.assign_group_splits`) grouped by page: no
 hold 4,000 pairs each at the paper's full scale (100,118 pairs); smaller builds get proportionally fewer (at least
 one each when there are three pages or more) unless sizes are given. An empty split gets no file and is left
 out of the card's ``configs:`` (``datasets`` cannot read an empty Parquet file), so small builds load too.
+
+The build streams: :class:`DedupPlan` finds the pairs to keep and the pages' sizes from keys alone (a digest, the
+revision and id, the page of each distinct pair) in a first pass, and :class:`Psg2SumFolderWriter` takes the kept
+pairs one at a time in id order, keeping only running sums for the card (:class:`PairStatistics`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import statistics
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -21,11 +25,13 @@ from typing import Any
 
 import datasets
 
-from ..builder import SPLITS, card_front_matter, write_split_files
+from ..builder import SPLITS, SplitFilesWriter, card_front_matter
 from ..curation import assign_group_splits
+from ..streaming import ExactMean
 from .mining import PassageSummaryPair
 
-__all__ = ["FEATURES", "FULL_SCALE_PAIRS", "deduplicate", "split_pairs", "split_sizes", "write_psg2sum_folder"]
+__all__ = ["FEATURES", "FULL_SCALE_PAIRS", "DedupPlan", "PairStatistics", "Psg2SumFolderWriter", "deduplicate",
+           "split_pairs", "split_sizes", "write_psg2sum_folder"]
 
 FEATURES = datasets.Features({
     "id": datasets.Value("string"),
@@ -55,17 +61,56 @@ _CITATION = """@article{zhou2019psg2sum,
 }"""
 
 
+class DedupPlan:
+    """Cross-page deduplication from keys only. A first pass adds every pair (:meth:`add`): for each distinct
+    (passage, summary) (a SHA-1 digest) it keeps the earliest ``(revision_id, id)`` and that pair's page; a second
+    pass asks :meth:`claim` whether a pair is the one kept (true once per distinct pair, whatever the order)."""
+
+    def __init__(self) -> None:
+        self.first: dict[bytes, tuple[int, str | None, int]] = {}
+        self.pairs = 0
+
+    @staticmethod
+    def key(pair: PassageSummaryPair) -> bytes:
+        return hashlib.sha1(f"{pair.passage}\x00{pair.summary}".encode()).digest()
+
+    def add(self, pair: PassageSummaryPair) -> None:
+        self.pairs += 1
+        key = self.key(pair)
+        best = self.first.get(key)
+        if best is None or (pair.revision_id, pair.id) < best[:2]:
+            self.first[key] = (pair.revision_id, pair.id, pair.page_id)
+
+    @property
+    def kept(self) -> int:
+        """Distinct pairs (the pairs kept)."""
+        return len(self.first)
+
+    @property
+    def duplicates(self) -> int:
+        return self.pairs - len(self.first)
+
+    def page_sizes(self) -> Counter[str]:
+        """Kept pairs per page (``str(page_id)``: the split's groups)."""
+        return Counter(str(page) for _, _, page in self.first.values())
+
+    def claim(self, pair: PassageSummaryPair) -> bool:
+        key = self.key(pair)
+        revision, kept_id, page = self.first.get(key, (0, None, 0))
+        if kept_id is None or (revision, kept_id) != (pair.revision_id, pair.id):
+            return False
+        self.first[key] = (revision, None, page)  # claimed: a second copy of the same pair is a duplicate
+        return True
+
+
 def deduplicate(pairs: Iterable[PassageSummaryPair]) -> tuple[list[PassageSummaryPair], int]:
-    """The pairs without repeated (passage, summary), keeping the earliest revision's; and how many were dropped."""
-    kept: dict[bytes, PassageSummaryPair] = {}
-    dropped = 0
-    for pair in sorted(pairs, key=lambda p: (p.revision_id, p.id)):
-        key = hashlib.sha1(f"{pair.passage}\x00{pair.summary}".encode()).digest()
-        if key in kept:
-            dropped += 1
-        else:
-            kept[key] = pair
-    return list(kept.values()), dropped
+    """The pairs without repeated (passage, summary), keeping the earliest revision's, in (revision, id) order; and
+    how many were dropped."""
+    ordered = sorted(pairs, key=lambda p: (p.revision_id, p.id))
+    plan = DedupPlan()
+    for pair in ordered:
+        plan.add(pair)
+    return [pair for pair in ordered if plan.claim(pair)], plan.duplicates
 
 
 def split_sizes(n_pairs: int, n_pages: int, dev_size: int | None = None,
@@ -87,22 +132,29 @@ def split_pairs(pairs: Sequence[PassageSummaryPair], seed: int = 42, dev_size: i
     return assign_group_splits(pairs, lambda p: str(p.page_id), lambda p: p.id, dev, test, seed)
 
 
-def _statistics(pairs: Sequence[PassageSummaryPair]) -> dict[str, Any]:
-    def mean(values: list[float]) -> float:
-        return round(statistics.fmean(values), 2) if values else 0.0
+class PairStatistics:
+    """The card's per-split row of pairs added one at a time: counts, pages and exact running means."""
 
-    return {
-        "pairs": len(pairs),
-        "pages": len({p.page_id for p in pairs}),
-        "passage_sentences": mean([len(p.passage_sentences) for p in pairs]),
-        "passage_words": mean([len(p.passage.split()) for p in pairs]),
-        "summary_words": mean([len(p.summary.split()) for p in pairs]),
-        "score": mean([p.score for p in pairs]),
-    }
+    _MEANS = {"passage_sentences": lambda p: len(p.passage_sentences), "passage_words": lambda p: len(p.passage.split()),
+              "summary_words": lambda p: len(p.summary.split()), "score": lambda p: p.score}
+
+    def __init__(self) -> None:
+        self.pairs = 0
+        self.pages: set[int] = set()
+        self.means = {name: ExactMean() for name in self._MEANS}
+
+    def add(self, pair: PassageSummaryPair) -> None:
+        self.pairs += 1
+        self.pages.add(pair.page_id)
+        for name, read in self._MEANS.items():
+            self.means[name].add(read(pair))
+
+    def result(self) -> dict[str, Any]:
+        return {"pairs": self.pairs, "pages": len(self.pages),
+                **{name: round(mean.mean(), 2) if mean.count else 0.0 for name, mean in self.means.items()}}
 
 
-def _card(splits: dict[str, list[PassageSummaryPair]], build: dict[str, Any], files: dict[str, str]) -> str:
-    stats = {split: _statistics(splits[split]) for split in SPLITS}
+def _card(stats: dict[str, dict[str, Any]], build: dict[str, Any], files: dict[str, str]) -> str:
     front = card_front_matter("PSG2SUM", files)
     lines = ["# PSG2SUM", "", _DESCRIPTION, "", "## How it was built", "",
              f"- History dump(s): {', '.join(build.get('dumps', [])) or 'n/a'}",
@@ -121,14 +173,33 @@ def _card(splits: dict[str, list[PassageSummaryPair]], build: dict[str, Any], fi
     return "\n".join(front + lines)
 
 
+class Psg2SumFolderWriter:
+    """The PSG2SUM folder written as pairs stream in: :meth:`add` each pair (in id order within its split), then
+    :meth:`close` writes ``statistics.json`` and the card and returns the split sizes."""
+
+    def __init__(self, output_dir: str | Path) -> None:
+        self.output = Path(output_dir)
+        self.files = SplitFilesWriter(self.output, FEATURES, ordered_by="id")
+        self.statistics = {split: PairStatistics() for split in SPLITS}
+
+    def add(self, split: str, pair: PassageSummaryPair) -> None:
+        self.files.add(split, asdict(pair))
+        self.statistics[split].add(pair)
+
+    def close(self, build: dict[str, Any] | None = None) -> dict[str, int]:
+        files = self.files.close()
+        stats = {split: self.statistics[split].result() for split in SPLITS}
+        (self.output / "statistics.json").write_text(json.dumps(stats, indent=1), encoding="utf-8")
+        (self.output / "README.md").write_text(_card(stats, build or {}, files), encoding="utf-8")
+        return {split: self.statistics[split].pairs for split in SPLITS}
+
+
 def write_psg2sum_folder(splits: dict[str, list[PassageSummaryPair]], output_dir: str | Path,
                          build: dict[str, Any] | None = None) -> dict[str, int]:
-    """Write the Parquet shards, ``statistics.json`` and the card; returns the split sizes."""
-    output = Path(output_dir)
-    complete = {split: sorted(splits.get(split, []), key=lambda p: p.id) for split in SPLITS}
-    files = write_split_files({split: [asdict(pair) for pair in pairs] for split, pairs in complete.items()}, output,
-                              FEATURES)
-    (output / "statistics.json").write_text(json.dumps(
-        {split: _statistics(complete[split]) for split in SPLITS}, indent=1), encoding="utf-8")
-    (output / "README.md").write_text(_card(complete, build or {}, files), encoding="utf-8")
-    return {split: len(complete[split]) for split in SPLITS}
+    """Write the Parquet shards, ``statistics.json`` and the card from lists of pairs (:class:`Psg2SumFolderWriter`);
+    returns the split sizes."""
+    writer = Psg2SumFolderWriter(output_dir)
+    for split in SPLITS:
+        for pair in sorted(splits.get(split, []), key=lambda p: p.id):
+            writer.add(split, pair)
+    return writer.close(build)

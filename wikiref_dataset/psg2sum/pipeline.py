@@ -4,7 +4,8 @@ Stage ``pairs`` (``tasks`` tasks): :class:`~wikiref_dataset.psg2sum.steps.Psg2Su
 ``rank`` modulo ``tasks`` of every dump and a ``JsonlWriter`` writes ``work/pairs/<rank>.jsonl.gz``; the miner's
 counters land in datatrove's ``work/logs/pairs/stats``. Stage ``dataset`` (one task): :class:`WritePsg2SumDataset`
 reads every shard, deduplicates across pages (earliest revision kept), splits by page, scores the baselines and writes
-the Parquet folder, card and ``build.json``.
+the Parquet folder, card and ``build.json``, in two streaming passes (keys, then the kept pairs in id order through
+an external sort, :mod:`wikiref_dataset.streaming`), so its memory does not grow with the pairs' text.
 
 Determinism: a page's pairs depend on that page alone (the miner's dedup is per page), and the dataset stage sorts
 before deduplicating and splitting, so the folder is the same bytes for any ``tasks`` and ``workers``. Resumability:
@@ -17,23 +18,16 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from ..folders import check_output_folder, empty_build_reason, finish_build, staging_folder, work_folder
-from ..pipeline import (
-    file_identities,
-    make_executor,
-    read_jsonl,
-    restart_changed_stages,
-    stage_done,
-    stage_stats,
-    submit_slurm_chain,
-)
+from ..executors import ExecutorConfig, make_executor, submit_slurm_chain
+from ..folders import check_output_folder, empty_build_reason, finish_build, staging_folder
+from ..pipeline import file_identities, read_jsonl, restart_changed_stages, stage_done, stage_stats
 from ..wiki.dump import DAMAGED_DUMP_STAT, damaged_dumps
 from .mining import STAT_KEYS, MiningConfig
 from .steps import Psg2SumPairs, pair_from_document
@@ -44,50 +38,40 @@ STAGES = ("pairs", "dataset")
 
 
 @dataclass
-class Psg2SumBuildConfig:
-    """What to mine and how.
+class Psg2SumBuildConfig(ExecutorConfig):
+    """What to mine and how (the output and executor fields are :class:`~wikiref_dataset.executors.ExecutorConfig`'s).
 
     Args:
         dumps (`list[str]`): ``pages-meta-history`` dumps (``.xml``, ``.bz2``, ``.gz``, ``.7z``).
-        output_dir (`str`): the dataset folder (``data/``, ``README.md``, ``build.json``), published whole at the end.
-        tasks (`int`): mining tasks (pages are dealt round-robin to them). workers (`int`): tasks run at once.
-        executor (`str`): ``local`` (default), ``slurm`` or ``ray``. executor_options (`dict`): extra arguments of
-            the cluster executor.
         mining (:class:`MiningConfig`): λ, churn rules, lead splitter.
-        seed (`int`), dev_size (`int`, *optional*), test_size (`int`, *optional*): the page-disjoint split.
+        seed (`int`), dev_size (`int`, *optional*), test_size (`int`, *optional*): the page-disjoint split
+            (``dev_size`` pairs go to the split named ``validation``).
         baselines (`bool`): score LEAD1 and TextRank on the test split for the card.
         progress (`bool`): a progress bar per mining task.
-        work_dir (`str`, *optional*): intermediate, resumable state (default ``<output_dir>.work``).
-        overwrite (`bool`): write into an output folder holding something other than a previous PSG2SUM build.
+        tasks (`int`): mining tasks; pages are dealt round-robin to them (the output is the same for any number);
+            default 1.
+        output_dir, work_dir, overwrite, workers, executor, executor_options: see
+            :class:`~wikiref_dataset.executors.ExecutorConfig`.
     """
 
     dumps: list[str]
-    output_dir: str
-    tasks: int = 1
-    workers: int = 1
-    executor: str = "local"
-    executor_options: dict[str, Any] = field(default_factory=dict)
+    _: KW_ONLY
     mining: MiningConfig = field(default_factory=MiningConfig)
     seed: int = 42
     dev_size: int | None = None
     test_size: int | None = None
     baselines: bool = True
     progress: bool = False
-    work_dir: str | None = None
-    overwrite: bool = False
+    tasks: int = field(default=1, kw_only=True, metadata={
+        "flag": "--tasks", "metavar": "N",
+        "help": "mining tasks; pages are dealt round-robin to them (the output is the same for any number); "
+                "default 1"})
 
     def __post_init__(self) -> None:
-        if self.workers < 1 or self.tasks < 1:
-            raise ValueError(f"workers and tasks must be >= 1 (got {self.workers}, {self.tasks})")
-        if self.executor not in ("local", "slurm", "ray"):
-            raise ValueError(f"executor must be local, slurm or ray, got {self.executor!r}")
+        super().__post_init__()
         if not self.dumps:
             raise ValueError("no history dump given")
         self.dumps = [str(path) for path in self.dumps]
-
-    @property
-    def work(self) -> Path:
-        return work_folder(self.output_dir, self.work_dir)
 
 
 @dataclass
@@ -126,43 +110,68 @@ class WritePsg2SumDataset(PipelineStep):
         self.config = config
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from .dataset import deduplicate, split_pairs, write_psg2sum_folder
+        from ..curation import plan_group_splits
+        from ..streaming import external_sort
+        from .dataset import DedupPlan, Psg2SumFolderWriter, split_sizes
 
         config = self.config
         shards = sorted((config.work / "pairs").glob("*.jsonl.gz"))
-        pairs, duplicates = deduplicate(pair_from_document(record) for path in shards for record in read_jsonl(path))
-        splits = split_pairs(pairs, seed=config.seed, dev_size=config.dev_size, test_size=config.test_size)
+        plan = DedupPlan()  # pass 1, keys only: which pairs are kept, and each page's size
+        for path in shards:
+            self.stat_update("input_bytes", value=path.stat().st_size)
+            for record in read_jsonl(path):
+                plan.add(pair_from_document(record))
+        pages = plan.page_sizes()
+        split_of = plan_group_splits(pages, *split_sizes(plan.kept, len(pages), config.dev_size, config.test_size),
+                                     config.seed)
+        has_test = "test" in split_of.values()
+        staging = staging_folder(config.output_dir)
+        writer = Psg2SumFolderWriter(staging)
+        scored: list[dict[str, Any]] = []  # what the baselines score: the test split, or every pair without one
+        sorting: Counter[str] = Counter()
+        records = (record for path in shards for record in read_jsonl(path))
+        for record in external_sort(records, key=lambda r: r["id"], folder=config.work / "spill", stats=sorting):
+            pair = pair_from_document(record)  # pass 2: the kept pairs in id order, to the split files
+            if plan.claim(pair):
+                split = split_of[str(pair.page_id)]
+                writer.add(split, pair)
+                if config.baselines and (split == "test" or not has_test):
+                    scored.append(asdict(pair))
+        if sorting["sort_runs_spilled"]:
+            self.stat_update("sort_runs_spilled", value=sorting["sort_runs_spilled"])
         mined = Counter()
         for counter in stage_stats(config.work, "pairs").values():
             mined.update(counter)
         counts = {key: mined.get(key, 0) for key in STAT_KEYS}
-        counts["duplicates"] += duplicates
-        counts["pairs"] = len(pairs)
+        counts["duplicates"] += plan.duplicates
+        counts["pairs"] = plan.kept
         counts |= {f"{DAMAGED_DUMP_STAT}{name}": pages for name, pages in damaged_dumps(mined).items()}
         grid = {f"{value:g}": mined.get(f"candidates_at_{value:g}", 0) for value in config.mining.score_grid}
         baselines, description = "", _describe(config.mining)
-        if config.baselines and pairs:
+        if config.baselines and plan.kept:
             from .baselines import evaluate_baselines, format_table
             from .mining import PairMiner
 
-            # the test split, as Table 4; a build too small to have one is scored on all its pairs (and says so)
-            scored_on = "the test split" if splits["test"] else "all pairs (this build has no test split)"
+            # the test split, as Table 4; a build too small to have one is scored on all its pairs (and says so), in
+            # (revision, id) order
+            scored_on = "the test split" if has_test else "all pairs (this build has no test split)"
+            if not has_test:
+                scored.sort(key=lambda row: (row["revision_id"], row["id"]))
             miner = PairMiner(config.mining)
-            table = format_table(evaluate_baselines([asdict(p) for p in (splits["test"] or pairs)], miner.pipeline))
+            table = format_table(evaluate_baselines(scored, miner.pipeline))
             baselines = f"Scored on {scored_on}.\n\n{table}"
         build = {"dumps": [Path(path).name for path in config.dumps], "config": config.mining.to_dict(),
                  "counts": counts, "candidates_per_lambda": grid, "pipeline": description, "baselines": baselines,
                  "tasks": config.tasks, "seed": config.seed}
-        staging = staging_folder(config.output_dir)
-        sizes = write_psg2sum_folder(splits, staging, build)
+        sizes = writer.close(build)
         build["splits"] = sizes
         empty = None
-        if not pairs:
+        if not plan.kept:
             candidates, duplicates = counts.get("candidate_pairs", 0), counts.get("duplicates", 0)
             drops = {f"score below λ={config.mining.min_score:g}": candidates - duplicates, "duplicates": duplicates}
             empty = empty_build_reason(("candidate pairs", candidates), drops)
         finish_build(staging, config.output_dir, "psg2sum", config.work, build, empty, config.overwrite)
-        self.stat_update("pairs", value=len(pairs))
+        self.stat_update("pairs", value=plan.kept)
         return
         yield
 
@@ -214,7 +223,7 @@ def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
 
     With ``executor="ray"`` the tasks run on the Ray cluster and this call waits for them, as with the local executor.
     With ``executor="slurm"`` both stages are submitted at once, the dataset job waiting on the mining job
-    (:func:`~wikiref_dataset.pipeline.submit_slurm_chain`), and ``None`` is returned; run the same command again once
+    (:func:`~wikiref_dataset.executors.submit_slurm_chain`), and ``None`` is returned; run the same command again once
     they finished to get the summary.
 
     Raises:

@@ -9,11 +9,20 @@ Each cited page is handled once: citations are grouped by :func:`~wikiref_datase
 one :class:`CitedDocument` per normalized URL lists the ids of the statements citing it. A page comes from the
 WARC index when it holds a usable capture (the offline, reproducible default), else — with ``http`` on — from
 the live web through :class:`~wikiref_dataset.web.http.HttpFetcher` (a Wayback snapshot URL is fetched in its
-raw ``id_`` form, without the Wayback toolbar). Its title and main text come from
-:func:`~wikiref_dataset.web.extract.extract_pages`. Every URL ends with one status: ``ok`` (fetched), a *missing*
-reason (``not_archived``: no capture and HTTP off; ``not_found``: 404/410) or a *failed* reason (the fetch
-statuses of :class:`~wikiref_dataset.web.http.FetchResult`, ``redirect_not_archived``, ``archive_read_error``,
-and the extraction reasons ``not_html``, ``no_text``, ``parse_error``).
+raw ``id_`` form, without the Wayback toolbar); downloads run several hosts at once
+(:class:`~wikiref_dataset.web.http.CrawlScheduler`; see *Order* below). Its title and main text come from :func:`~wikiref_dataset.web.extract.extract_pages`. Every URL ends with one status: ``ok``
+(fetched), a *missing* reason (``not_archived``: no capture and HTTP off; ``not_found``: 404/410) or a *failed*
+reason (the fetch statuses of :class:`~wikiref_dataset.web.http.FetchResult`, ``redirect_not_archived``,
+``archive_read_error``, and the extraction reasons ``not_html``, ``no_text``, ``parse_error``).
+
+Sources are tried in a fixed order, each for the URLs the ones before it could not serve (:class:`DocumentSources`):
+a previous documents folder (``documents``: its ``ok`` documents are taken as they are), the local WARC index,
+Common Crawl (``common_crawl``: :mod:`~wikiref_dataset.web.commoncrawl`, per-URL CDX lookups or one join with the
+columnar URL index, records read by byte range; outcomes counted as ``cc/<outcome>``), then the live web. Archived
+pages are the captures nearest the citation's access-date, else its date, else the newest
+(:mod:`~wikiref_dataset.web.captures`). Each document records its provenance: ``source`` (``warc``, ``cc``,
+``http``), ``capture_date`` (the capture's time, or the download's), ``warc_filename`` + ``warc_offset`` +
+``warc_length`` (archived pages) and ``final_url`` (after redirects).
 
 As datatrove steps (the project's build is a datatrove pipeline): :class:`StatementReader` ->
 :class:`FetchCitedDocuments` -> :class:`KeepFetched` (failures go to its exclusion writer, counted by reason) ->
@@ -21,6 +30,18 @@ As datatrove steps (the project's build is a datatrove pipeline): :class:`Statem
 URL, or by host when HTTP is on so that a host's rate limit holds across tasks — so documents are deduplicated
 globally, whatever the number of tasks. :func:`run_documents` builds the WARC index, runs that pipeline with
 ``LocalPipelineExecutor`` (finished tasks are skipped on rerun) and returns a :class:`DocumentsSummary`.
+
+Order: a task writes its documents in URL order, or with HTTP on in crawl order
+(:func:`~wikiref_dataset.web.http.crawl_order` of the URLs to download: each host's URLs spread evenly over the
+task, at a phase fixed by the host name). Either is a function of the task's URLs alone, so a rerun writes the same
+bytes. The scheduler reaches only ``HttpConfig.lookahead`` URLs past the next document to write (that bounds the
+pages held); in URL order a host cited thousands of times (a news site) leaves it one host, at one host's polite
+rate, for as long as its URLs last, whereas in crawl order every stretch holds every host in its share, and a
+batch's downloads finish early enough for its extraction to overlap the next ones. Nothing downstream needs URL
+order: stage 3 (:class:`~wikiref_dataset.pipeline.CurationExamples`) sorts the documents by statement id, the reuse
+of a documents folder looks them up by normalized URL, and files are named by task. Keeping URL order and bounding
+the finished-but-unwritten pages instead (spilled to the HTTP cache) would need the cache on, and the whole task's
+archive and Common Crawl reads, which hold bodies too, started ahead of the writer.
 """
 
 from __future__ import annotations
@@ -30,10 +51,12 @@ import hashlib
 import json
 import logging
 import os
-from collections import Counter
+import time
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
@@ -45,15 +68,17 @@ from datatrove.pipeline.filters.base_filter import BaseFilter
 from ..jsonl import iter_json_objects
 from ..text import TextConfig, TextPipeline
 from ..walk import walk_files
+from .captures import target_date
+from .commoncrawl import CaptureRequest, CommonCrawl, CommonCrawlConfig, CrawlResult
 from .extract import ExtractedPage, ExtractionConfig, ExtractionError, extract_pages
-from .http import FetchResult, HttpConfig, HttpFetcher
-from .urls import normalize_url, wayback_raw_url
+from .http import CrawlScheduler, FetchResult, HttpConfig, HttpFetcher, crawl_order
+from .urls import normalize_url, unwrap_wayback, wayback_raw_url
 from .warc import IndexStats, WarcIndex, WarcReadError
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "CitedDocument", "DocumentsSummary", "FetchCitedDocuments", "KeepFetched", "StatementReader",
+    "CitedDocument", "DocumentSources", "DocumentsSummary", "FetchCitedDocuments", "KeepFetched", "StatementReader",
     "documents_pipeline", "run_documents",
 ]  # fmt: skip
 
@@ -71,15 +96,21 @@ class CitedDocument:
         url (`str`): the citation's original URL (`metadata.url`).
         fetch_url (`str`): the URL that was to be downloaded (`metadata.fetch_url`).
         normalized_url (`str`): the dedup key (:func:`normalize_url`).
-        source (`str`): `warc`, `http`, or `""` when no source answered.
+        source (`str`): `warc` (local WARC files), `cc` (Common Crawl), `http` (live web), or `""` when no source
+            answered.
         status (`str`): `ok` or why there is no document (see the module docstring).
         title (`str`): the page title.
         text (`str`): the main text, one paragraph per line.
         sentences (`list[str]`): the sentences of `text`.
-        capture_date (`str`, *optional*): WARC-Date of the capture, or the time of the HTTP download (ISO 8601).
+        capture_date (`str`, *optional*): when the archived capture was made, or the time of the HTTP download
+            (ISO 8601 UTC).
         content_type (`str`, *optional*): the page's Content-Type.
         final_url (`str`, *optional*): the URL that answered (after redirects).
         warc_record (`str`, *optional*): `path:offset` of the WARC record used.
+        warc_filename (`str`, *optional*): the WARC file of the record: its name for a local file, its path in the
+            crawl for Common Crawl (``crawl-data/CC-MAIN-.../warc/....warc.gz``).
+        warc_offset (`int`, *optional*), warc_length (`int`, *optional*): where the record lies in it (what an
+            HTTP Range request for it needs).
         statement_ids (`list[str]`): ids of the statements citing the page.
         detail (`str`): what went wrong, when something did.
     """
@@ -98,6 +129,9 @@ class CitedDocument:
     warc_record: str | None = None
     statement_ids: list[str] = field(default_factory=list)
     detail: str = ""
+    warc_filename: str | None = None
+    warc_offset: int | None = None
+    warc_length: int | None = None
 
     @property
     def document_id(self) -> str:
@@ -213,6 +247,18 @@ class _Citations:
     statement_ids: list[str] = field(default_factory=list)
     problem: str = ""  # why the URL cannot be normalized (then `normalized_url` is the URL as written)
     problem_status: str = "bad_url"
+    access_date: str | None = None  # the citation's, as written
+    date: str | None = None
+
+    @property
+    def near(self) -> datetime | None:
+        """The day whose capture is wanted: access-date, else date, else None (the newest)."""
+        return target_date(self.access_date, self.date)
+
+    @property
+    def original_url(self) -> str:
+        """The page itself (not an archive's copy of it): what Common Crawl is asked for."""
+        return unwrap_wayback(self.url or self.fetch_url)
 
 
 @dataclass
@@ -227,6 +273,23 @@ class _Acquired:
     final_url: str | None = None
     warc_record: str | None = None
     detail: str = ""
+    warc_filename: str | None = None
+    warc_offset: int | None = None
+    warc_length: int | None = None
+    reused: CitedDocument | None = None  # a document of a previous documents folder, taken as it is
+
+
+@dataclass
+class _Started:
+    """A batch with the archive's answers and its downloads queued (see `FetchCitedDocuments.run`)."""
+
+    batch: list[_Citations]
+    acquired: list[_Acquired]
+    downloads: dict[int, Future[FetchResult]]  # index in the batch -> its download
+    seconds: float = 0.0  # spent starting it (archive reads)
+
+    def done(self) -> bool:
+        return all(download.done() for download in self.downloads.values())
 
 
 def _bucket(key: str, world_size: int) -> int:
@@ -281,10 +344,13 @@ class FetchCitedDocuments(PipelineStep):
         partition (`bool`, defaults to `False`): keep only this task's bucket of URLs (every task must then see
             all statements, as with :class:`StatementReader`). With `False` each task handles what it reads.
         partition_by (`str`, *optional*): `url` or `host`; by default `host` with HTTP, `url` without.
-        http_concurrency (`int`, defaults to 8): parallel downloads per task (per-host spacing still holds).
         batch_size (`int`, defaults to 32): pages extracted and sentence-split together.
         max_body_bytes (`int`, defaults to 20,000,000): largest archived body read.
         progress (`bool`, defaults to `False`): show a progress bar over the URLs of the task.
+        common_crawl (`CommonCrawlConfig`, *optional*): look pages the WARC index lacks up in Common Crawl (before
+            HTTP).
+        reuse_documents (`str`, *optional*): a previous documents folder (with `documents/`, `failed/`) whose `ok`
+            documents are taken as they are, before any other source.
     """
 
     name = "🌐 cited documents"
@@ -298,29 +364,33 @@ class FetchCitedDocuments(PipelineStep):
         text_config: TextConfig | None = None,
         partition: bool = False,
         partition_by: Literal["url", "host"] | None = None,
-        http_concurrency: int = 8,
         batch_size: int = 32,
         max_body_bytes: int = 20_000_000,
         progress: bool = False,
+        common_crawl: CommonCrawlConfig | None = None,
+        reuse_documents: str | os.PathLike | None = None,
     ) -> None:
         super().__init__()
-        if warc_index is None and http_config is None:
-            raise ValueError("FetchCitedDocuments needs a WARC index, an HTTP configuration or both")
+        if warc_index is None and http_config is None and common_crawl is None and reuse_documents is None:
+            raise ValueError("FetchCitedDocuments needs a source: a WARC index, an HTTP configuration, Common Crawl "
+                             "or a documents folder")
         if partition_by not in (None, "url", "host"):
             raise ValueError(f"partition_by must be 'url' or 'host', got {partition_by!r}")
-        for name, value in (("http_concurrency", http_concurrency), ("batch_size", batch_size)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.warc_index = None if warc_index is None else str(warc_index)
         self.http_config = http_config
         self.extraction = extraction or ExtractionConfig()
         self.text_pipeline = TextPipeline(text_config)
         self.partition = partition
         self.partition_by = partition_by or ("host" if http_config is not None else "url")
-        self.http_concurrency = http_concurrency
         self.batch_size = batch_size
         self.max_body_bytes = max_body_bytes
         self.progress = progress
+        self.common_crawl = common_crawl
+        self.reuse_documents = None if reuse_documents is None else str(reuse_documents)
+        self._crawl: CommonCrawl | None = None  # open while `run` runs
+        self._reused: dict[str, CitedDocument] = {}
 
     # ---- grouping -------------------------------------------------------------------------------------------
 
@@ -352,7 +422,9 @@ class FetchCitedDocuments(PipelineStep):
                     continue
             group = groups.get(key)
             if group is None:
-                group = groups[key] = _Citations(str(url or fetch_url), fetch_url, key, problem=problem)
+                group = groups[key] = _Citations(str(url or fetch_url), fetch_url, key, problem=problem,
+                                                 access_date=_text_or_none(metadata.get("access_date")),
+                                                 date=_text_or_none(metadata.get("date")))
                 scheme = urlsplit(key).scheme.lower() if "://" in key else ""
                 if problem and scheme and scheme not in ("http", "https"):
                     group.problem_status = "bad_scheme"
@@ -362,13 +434,15 @@ class FetchCitedDocuments(PipelineStep):
     # ---- sources --------------------------------------------------------------------------------------------
 
     def _from_archive(self, index: WarcIndex, citations: _Citations) -> _Acquired:
-        capture = index.lookup(citations.fetch_url)
+        near = citations.near
+        capture = index.lookup(citations.fetch_url, near=near)
         if capture is None and citations.url and citations.url != citations.fetch_url:
-            capture = index.lookup(citations.url)
+            capture = index.lookup(citations.url, near=near)
         if capture is None:
             return _Acquired("not_archived", detail=f"{citations.fetch_url}: no capture in the WARC index")
         acquired = _Acquired("ok", "warc", content_type=capture.content_type, capture_date=capture.date,
-                             final_url=capture.url, warc_record=capture.record)
+                             final_url=capture.url, warc_record=capture.record, warc_filename=Path(capture.path).name,
+                             warc_offset=capture.offset, warc_length=capture.length)
         if capture.status != 200:
             if capture.status in (404, 410):
                 acquired.status = "not_found"
@@ -386,8 +460,24 @@ class FetchCitedDocuments(PipelineStep):
         return acquired
 
     @staticmethod
-    def _from_http(fetcher: HttpFetcher, citations: _Citations) -> _Acquired:
-        result: FetchResult = fetcher.fetch(wayback_raw_url(citations.fetch_url))
+    def _from_common_crawl(result: CrawlResult) -> _Acquired:
+        status = {"found": "ok", "not_captured": "not_archived", "not_html": "not_html",
+                  "fetch_failed": "archive_read_error", "lookup_failed": "index_error"}.get(result.outcome)
+        if status is None:  # non_200
+            code = result.http_status
+            status = ("not_found" if code in (404, 410) else "redirect_not_archived" if code and 300 <= code < 400
+                      else f"http_error_{code}" if code else "http_error")
+        capture = result.capture
+        acquired = _Acquired(status, "cc" if status == "ok" else "", result.body, result.content_type,
+                             final_url=result.final_url, detail=result.detail)
+        if capture is not None:
+            acquired.capture_date, acquired.warc_record = capture.timestamp, capture.record
+            acquired.warc_filename, acquired.warc_offset = capture.filename, capture.offset
+            acquired.warc_length = capture.length
+        return acquired
+
+    @staticmethod
+    def _from_http(result: FetchResult) -> _Acquired:
         return _Acquired(
             result.status, "http" if result.ok else "", result.body, result.content_type, result.fetched_at,
             result.final_url, None, result.detail,
@@ -397,67 +487,114 @@ class FetchCitedDocuments(PipelineStep):
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         groups = self.group_citations(data or [], rank, world_size)
+        if self.http_config is not None:  # crawl order (see the module docstring)
+            groups = [groups[i] for i in crawl_order([wayback_raw_url(group.fetch_url) for group in groups])]
         self.stat_update("urls", value=len(groups))
         if not groups:
             return
         index = WarcIndex(self.warc_index) if self.warc_index else None
         fetcher = HttpFetcher(self.http_config) if self.http_config is not None else None
+        self._reused = self._load_reused({group.normalized_url for group in groups}) if self.reuse_documents else {}
+        if self.common_crawl is not None:
+            self._crawl = CommonCrawl(self.common_crawl)
+            self._crawl.prepare(group.original_url for group in groups
+                                if not group.problem and group.normalized_url not in self._reused)
         progress = None
         if self.progress:
             from tqdm.auto import tqdm
 
             progress = tqdm(total=len(groups), desc=f"cited pages (task {rank})", unit="url", position=rank)
-        pool = ThreadPoolExecutor(self.http_concurrency) if fetcher is not None else None
+        scheduler = CrawlScheduler(fetcher) if fetcher is not None else None
+        # Later batches are started (archive read, downloads queued) while the first one waits on its hosts'
+        # intervals, so that the scheduler serves the other hosts meanwhile; documents come out in batch order, and
+        # `lookahead` bounds the pages held.
+        lookahead = self.http_config.lookahead if self.http_config is not None else 0
+        batches = iter([groups[start : start + self.batch_size] for start in range(0, len(groups), self.batch_size)])
+        upcoming = next(batches, None)
+        started: deque[_Started] = deque()
         try:
-            for start in range(0, len(groups), self.batch_size):
-                batch = groups[start : start + self.batch_size]
-                yield from self._process(batch, index, fetcher, pool)
+            while upcoming is not None or started:
+                in_window = sum(len(item.batch) for item in started) + len(upcoming or ())
+                if upcoming is not None and (not started or (in_window <= lookahead and not started[0].done())):
+                    started.append(self._start(upcoming, index, scheduler))
+                    upcoming = next(batches, None)
+                    continue
+                finished = started.popleft()
+                yield from self._process(finished)
                 if progress is not None:
-                    progress.update(len(batch))
+                    progress.update(len(finished.batch))
         finally:
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
+            if scheduler is not None:
+                scheduler.close()
             if index is not None:
                 index.close()
+            if self._crawl is not None:
+                self._crawl.close()
+                self._crawl = None
             if progress is not None:
                 progress.close()
 
-    def _process(
-        self,
-        batch: list[_Citations],
-        index: WarcIndex | None,
-        fetcher: HttpFetcher | None,
-        pool: ThreadPoolExecutor | None,
-    ) -> Iterator[Document]:
-        with self.track_time(unit="batch"):
-            acquired: list[_Acquired] = []
-            for citations in batch:
-                if citations.problem:
-                    acquired.append(_Acquired(citations.problem_status, detail=citations.problem))
-                elif index is not None:
-                    acquired.append(self._from_archive(index, citations))
-                else:
-                    acquired.append(_Acquired("not_archived"))
-            if fetcher is not None and pool is not None:
-                retry = [i for i, item in enumerate(acquired) if item.status != "ok" and not batch[i].problem]
-                for i, result in zip(retry, pool.map(lambda i: self._from_http(fetcher, batch[i]), retry), strict=True):
-                    if acquired[i].status != "not_archived" and result.status != "ok":
-                        result.detail = f"archive: {acquired[i].detail}; live web: {result.detail}"
-                    acquired[i] = result
-            with_body = [i for i, item in enumerate(acquired) if item.status == "ok"]
-            pages = ((acquired[i].body, acquired[i].final_url or batch[i].fetch_url, acquired[i].content_type)
-                     for i in with_body)
-            extracted: dict[int, ExtractedPage | ExtractionError] = dict(
-                zip(with_body, extract_pages(pages, self.extraction, self.text_pipeline), strict=True)
-            )
+    def _start(self, batch: list[_Citations], index: WarcIndex | None, scheduler: CrawlScheduler | None) -> _Started:
+        """The archive's answers for a batch, and the downloads of the pages it lacks queued."""
+        began = time.perf_counter()
+        acquired: list[_Acquired] = []
+        for citations in batch:
+            reused = self._reused.get(citations.normalized_url)
+            if citations.problem:
+                acquired.append(_Acquired(citations.problem_status, detail=citations.problem))
+            elif reused is not None and reused.status == "ok":
+                acquired.append(_Acquired("ok", reused.source, reused=reused))
+            elif index is not None:
+                acquired.append(self._from_archive(index, citations))
+            elif reused is not None:  # it failed before; the sources after it may still serve it
+                acquired.append(_Acquired(reused.status, detail=f"documents folder: {reused.detail}"))
+            else:
+                acquired.append(_Acquired("not_archived"))
+        if self._crawl is not None:
+            missing = [i for i, item in enumerate(acquired) if item.status != "ok" and not batch[i].problem]
+            requests = [CaptureRequest(batch[i].original_url, batch[i].near) for i in missing]
+            for i, result in zip(missing, self._crawl.resolve(requests), strict=True):
+                self.stat_update(f"cc/{result.outcome}")
+                crawled = self._from_common_crawl(result)
+                if acquired[i].status != "not_archived" and crawled.status != "ok":
+                    crawled.detail = f"archive: {acquired[i].detail}; Common Crawl: {crawled.detail}"
+                acquired[i] = crawled
+        downloads = {}
+        if scheduler is not None:
+            downloads = {i: scheduler.submit(wayback_raw_url(batch[i].fetch_url))
+                         for i, item in enumerate(acquired) if item.status != "ok" and not batch[i].problem}
+        return _Started(batch, acquired, downloads, time.perf_counter() - began)
+
+    def _process(self, started: _Started) -> Iterator[Document]:
+        """A started batch's documents, in its order: downloads awaited, pages extracted and sentence-split."""
+        began = time.perf_counter()
+        batch, acquired = started.batch, started.acquired
+        for i, download in started.downloads.items():
+            result = self._from_http(download.result())
+            if acquired[i].status != "not_archived" and result.status != "ok":
+                result.detail = f"archive: {acquired[i].detail}; live web: {result.detail}"
+            acquired[i] = result
+        with_body = [i for i, item in enumerate(acquired) if item.status == "ok" and item.reused is None]
+        pages = ((acquired[i].body, acquired[i].final_url or batch[i].fetch_url, acquired[i].content_type)
+                 for i in with_body)
+        extracted: dict[int, ExtractedPage | ExtractionError] = dict(
+            zip(with_body, extract_pages(pages, self.extraction, self.text_pipeline), strict=True)
+        )
+        self.stats.time_stats.update(started.seconds + time.perf_counter() - began, unit="batch")
         for i, citations in enumerate(batch):
             item = acquired[i]
-            document = CitedDocument(
-                url=citations.url, fetch_url=citations.fetch_url, normalized_url=citations.normalized_url,
-                source=item.source, status=item.status, capture_date=item.capture_date,
-                content_type=item.content_type, final_url=item.final_url, warc_record=item.warc_record,
-                statement_ids=citations.statement_ids, detail=item.detail,
-            )  # fmt: skip
+            if item.reused is not None:  # as the folder has it, cited by this run's statements
+                self.stat_update("reused")
+                document = dataclasses.replace(item.reused, url=citations.url, fetch_url=citations.fetch_url,
+                                               statement_ids=citations.statement_ids)
+            else:
+                document = CitedDocument(
+                    url=citations.url, fetch_url=citations.fetch_url, normalized_url=citations.normalized_url,
+                    source=item.source, status=item.status, capture_date=item.capture_date,
+                    content_type=item.content_type, final_url=item.final_url, warc_record=item.warc_record,
+                    statement_ids=citations.statement_ids, detail=item.detail, warc_filename=item.warc_filename,
+                    warc_offset=item.warc_offset, warc_length=item.warc_length,
+                )  # fmt: skip
             page = extracted.get(i)
             if isinstance(page, ExtractionError):
                 document.status, document.detail = page.reason, str(page)
@@ -468,6 +605,43 @@ class FetchCitedDocuments(PipelineStep):
             if document.status == "ok":
                 self.stat_update(f"source/{document.source}")
             yield document.to_document()
+
+    def _load_reused(self, keys: set[str]) -> dict[str, CitedDocument]:
+        """The documents of :attr:`reuse_documents` whose normalized URL is one of `keys` (an `ok` one wins)."""
+        found: dict[str, CitedDocument] = {}
+        for path in reused_document_files(self.reuse_documents):
+            for _, record in iter_json_objects(path, on_error=lambda where, why: self.stat_update("reused_bad_records")):
+                metadata = record.get("metadata") or {}
+                if metadata.get("normalized_url") not in keys:
+                    continue
+                try:
+                    document = CitedDocument.from_document(record)
+                except (TypeError, ValueError):
+                    self.stat_update("reused_bad_records")
+                    continue
+                previous = found.get(document.normalized_url)
+                if previous is None or (previous.status != "ok" and document.status == "ok"):
+                    found[document.normalized_url] = document
+        return found
+
+
+def _text_or_none(value: object) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def reused_document_files(folder: str | os.PathLike) -> list[Path]:
+    """The JSONL files of a documents folder (a `wikiref documents` output folder or a build's
+    ``<work>/documents``): ``documents/*.jsonl.gz`` and ``failed/*.jsonl.gz``.
+
+    Raises:
+        FileNotFoundError: the folder holds neither `documents/` nor `failed/`.
+    """
+    root = Path(folder)
+    parts = [root / name for name in ("documents", "failed") if (root / name).is_dir()]
+    if not parts:
+        raise FileNotFoundError(f"{root}: not a documents folder (no documents/ or failed/ in it; give the --out "
+                                "folder of `wikiref documents`)")
+    return sorted(path for part in parts for path in part.glob("*.jsonl*"))
 
 
 class KeepFetched(BaseFilter):
@@ -486,6 +660,50 @@ class KeepFetched(BaseFilter):
 
 
 @dataclass
+class DocumentSources:
+    """Where stage 2 looks for the cited pages besides the local WARC files (given apart: ``warc_paths`` of
+    :func:`run_documents`, the build's ``warcs``). Sources are tried in this order, each for the pages the ones before
+    could not serve: `documents`, the WARC files, `common_crawl`, `http`; each document records which one served it.
+
+    Args:
+        common_crawl (:class:`~wikiref_dataset.web.commoncrawl.CommonCrawlConfig`, *optional*): look the pages up in
+            Common Crawl (or another CDX-indexed archive): per URL on a CDX server, or all at once in the columnar
+            URL index.
+        http (`bool`, defaults to `False`): then download what is still missing from the live web (needs network).
+        http_config (:class:`~wikiref_dataset.web.http.HttpConfig`, *optional*): the rules of those downloads.
+        documents (`str`, *optional*): a previous documents folder (the ``--out`` of ``wikiref documents``, or a
+            build's ``<work>/documents``): its documents are taken as they are (title, text, sentences, provenance);
+            the pages it lacks or failed on go to the other sources.
+    """
+
+    common_crawl: CommonCrawlConfig | None = field(
+        default=None, metadata={"help": "Look pages up in Common Crawl (CDX server or columnar URL index)."})
+    http: bool = field(default=False, metadata={"help": "Download pages still missing from the live web."})
+    http_config: HttpConfig | None = field(default=None, metadata={"help": "Rules of the live-web downloads."})
+    documents: str | None = field(
+        default=None, metadata={"help": "Reuse a `wikiref documents` output folder's documents as they are."})
+
+    def __post_init__(self) -> None:
+        if self.common_crawl is not None and not isinstance(self.common_crawl, CommonCrawlConfig):
+            raise ValueError(f"common_crawl must be a CommonCrawlConfig, got {type(self.common_crawl).__name__}")
+        if self.http_config is not None and not self.http:
+            raise ValueError("http_config is given but http is off")
+        if self.documents is not None:
+            self.documents = str(self.documents)
+            reused_document_files(self.documents)  # raises FileNotFoundError for a folder that is not one
+
+    @property
+    def any(self) -> bool:
+        """Whether any source besides the WARC files is on."""
+        return self.common_crawl is not None or self.http or self.documents is not None
+
+    def to_dict(self) -> dict:
+        """JSON-ready settings (``build.json``; a rerun with other settings starts stage 2 over)."""
+        return {"common_crawl": self.common_crawl.to_dict() if self.common_crawl is not None else None,
+                "http": self.http, "documents": str(Path(self.documents).resolve()) if self.documents else None}
+
+
+@dataclass
 class DocumentsSummary:
     """What stage 2 did.
 
@@ -495,11 +713,14 @@ class DocumentsSummary:
         statements_without_url (`int`): statements without `fetch_url`/`url`.
         urls (`int`): distinct normalized URLs cited.
         citing_statements (`int`): statements behind those URLs.
-        fetched (`Counter[str]`): documents written, by source (`warc`, `http`).
+        fetched (`Counter[str]`): documents written, by source (`warc`, `cc`, `http`).
         missing (`Counter[str]`): URLs with no copy in the sources, by reason (`not_archived`, `not_found`).
         failed (`Counter[str]`): URLs that could not be turned into documents, by reason.
         archive (`IndexStats`, *optional*): the WARC index's totals.
         output_dir (`str`): where `documents/` and `failed/` were written.
+        common_crawl (`Counter[str]`): what Common Crawl gave for the URLs it was asked (`found`, `not_captured`,
+            `non_200`, `not_html`, `fetch_failed`, `lookup_failed`).
+        reused (`int`): documents taken from a previous documents folder.
     """
 
     statements: int = 0
@@ -512,6 +733,8 @@ class DocumentsSummary:
     failed: Counter[str] = field(default_factory=Counter)
     archive: IndexStats | None = None
     output_dir: str = ""
+    common_crawl: Counter[str] = field(default_factory=Counter)
+    reused: int = 0
 
     @property
     def n_fetched(self) -> int:
@@ -547,6 +770,10 @@ class DocumentsSummary:
             f"  missing  {self.n_missing:>7}  ({counts(self.missing)})",
             f"  failed   {self.n_failed:>7}  ({counts(self.failed)})",
         ]
+        if self.common_crawl:
+            lines.append(f"Common Crawl: {sum(self.common_crawl.values())} URLs looked up ({counts(self.common_crawl)})")
+        if self.reused:
+            lines.append(f"reused: {self.reused} documents of the documents folder")
         if self.archive is not None:
             lines.append(f"archive: {self.archive.format()}")
         if self.output_dir:
@@ -563,6 +790,8 @@ def documents_pipeline(
     text_config: TextConfig | None = None,
     progress: bool = False,
     bucketed: bool = False,
+    common_crawl: CommonCrawlConfig | None = None,
+    reuse_documents: str | os.PathLike | None = None,
 ) -> list[PipelineStep]:
     """The stage as datatrove steps: read statements, fetch + extract, keep `ok`, write JSONL.
 
@@ -576,7 +805,8 @@ def documents_pipeline(
     return [
         StatementReader(statement_paths, bucketed=bucketed),
         FetchCitedDocuments(warc_index=warc_index, http_config=http_config, extraction=extraction,
-                            text_config=text_config, partition=not bucketed, progress=progress),
+                            text_config=text_config, partition=not bucketed, progress=progress,
+                            common_crawl=common_crawl, reuse_documents=reuse_documents),
         KeepFetched(exclusion_writer=JsonlWriter(str(output / "failed"))),
         JsonlWriter(str(output / "documents")),
     ]
@@ -607,6 +837,7 @@ def run_documents(
     extraction: ExtractionConfig | None = None,
     text_config: TextConfig | None = None,
     progress: bool = True,
+    sources: DocumentSources | None = None,
 ) -> DocumentsSummary:
     """Run stage 2: index `warc_paths`, fetch every cited page once, write documents; returns the summary.
 
@@ -620,15 +851,17 @@ def run_documents(
         workers: processes running at once; tasks: number of tasks (defaults to `workers`).
         warc_index: index database path (default `output_dir/warc_index.sqlite` when `warc_paths` are given).
         progress: progress bars.
+        sources: the other sources (Common Crawl, a documents folder to reuse, HTTP), tried in the order
+            :class:`DocumentSources` gives. Its `http`/`http_config` and the arguments of the same names add up.
 
     A rerun into the same folder resumes it (finished tasks are skipped); it is refused when the statements, the
-    indexed WARC files, `http` or `tasks` changed.
+    indexed WARC files, `http`, `sources` or `tasks` changed.
 
     Raises:
-        ValueError: neither WARC files/index nor HTTP, bad numbers, or `output_dir` holds a run with other inputs.
+        ValueError: no source at all, bad numbers, or `output_dir` holds a run with other inputs.
         FileNotFoundError: a statement path or the named index does not exist.
     """
-    from datatrove.executor import LocalPipelineExecutor
+    from ..executors import local_executor  # datatrove's LocalPipelineExecutor, quiet under --quiet
 
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
@@ -640,8 +873,12 @@ def run_documents(
     statements = [str(path.resolve()) for path in statement_files(statement_paths)]  # fails early on a bad path
     output = Path(output_dir)
     index_path: Path | None = Path(warc_index) if warc_index is not None else None
-    if index_path is None and not warc_paths and not http:
-        raise ValueError("nothing to fetch from: give WARC files (or an index) and/or enable HTTP")
+    sources = sources or DocumentSources()
+    http = http or sources.http
+    http_config = http_config or sources.http_config
+    if index_path is None and not warc_paths and not http and not sources.any:
+        raise ValueError("nothing to fetch from: give WARC files (or an index), Common Crawl, a documents folder "
+                         "and/or enable HTTP")
     if index_path is not None and not warc_paths and not index_path.is_file():
         raise FileNotFoundError(f"{index_path}: no such WARC index")
     if warc_paths:
@@ -654,6 +891,8 @@ def run_documents(
         indexed = {stats.path for stats in index.file_stats()} if index is not None else set()
         inputs = {"statements": statements, "warc_files": sorted(indexed | {str(p.resolve()) for p in warc_paths}),
                   "http": http, "tasks": tasks}
+        if sources.common_crawl is not None or sources.documents is not None:
+            inputs["sources"] = sources.to_dict()
         _check_same_inputs(output, inputs)
         if index is not None:
             index.add_many(warc_paths, progress=progress)
@@ -669,8 +908,9 @@ def run_documents(
         http_config = None
 
     pipeline = documents_pipeline(statement_paths, output, index_path, http_config, extraction, text_config,
-                                  progress=progress and workers == 1)
-    executor = LocalPipelineExecutor(pipeline, tasks=tasks, workers=workers, logging_dir=str(output / "logs"))
+                                  progress=progress and workers == 1, common_crawl=sources.common_crawl,
+                                  reuse_documents=sources.documents)
+    executor = local_executor(pipeline, tasks=tasks, workers=workers, logging_dir=str(output / "logs"))
     executor.run()
 
     summary = DocumentsSummary(archive=archive, output_dir=str(output))
@@ -690,10 +930,13 @@ def run_documents(
                 summary.statements_without_url += totals.get("statements_without_url", 0)
                 summary.urls += totals.get("urls", 0)
                 summary.citing_statements += totals.get("citing_statements", 0)
+                summary.reused += totals.get("reused", 0)
                 for label, value in totals.items():
                     kind, _, name = label.partition("/")
                     if kind == "status" and name != "ok":
                         summary.add_status(name, "", value)
                     elif kind == "source":
                         summary.add_status("ok", name, value)
+                    elif kind == "cc":
+                        summary.common_crawl[name] += value
     return summary

@@ -9,7 +9,7 @@ Wikipedia citation URLs are untrusted input. :class:`HttpFetcher` therefore:
   it checked, never to a name: DNS rebinding between the check and the connection cannot bypass the guard.
   Every redirect hop is checked the same way. No proxy from the environment is used (it would connect
   elsewhere). :attr:`HttpConfig.allow_hosts_for_testing` exempts named hosts, for tests against servers on
-  127.0.0.1 only;
+  loopback addresses only;
 * reads ``robots.txt`` (RFC 9309: longest match wins, ``*`` and ``$`` patterns, 4xx = allow all, 5xx =
   disallow all) and honours ``Crawl-delay`` up to a cap; spaces requests to one host by a minimum interval;
 * bounds everything: connect/read timeouts and a total deadline per response, a size cap on the bytes received
@@ -18,6 +18,15 @@ Wikipedia citation URLs are untrusted input. :class:`HttpFetcher` therefore:
 * checks the content type before downloading a body (HTML only by default);
 * keeps an on-disk cache (one JSON + one body file per URL, written atomically) so reruns cost no requests;
 * reports one status per URL in :class:`FetchResult` instead of raising.
+
+Many URLs go through :class:`CrawlScheduler` (or :meth:`HttpFetcher.fetch_many`, built on it): one queue per host,
+at most :attr:`HttpConfig.concurrency` requests in flight in all and :attr:`HttpConfig.per_host_connections` to one
+host, a host served only once its interval has passed. Citation URLs come sorted, so one host's URLs follow each
+other; taking them in that order would hold every worker on one host's interval while the other hosts wait. The
+scheduler reaches only :attr:`HttpConfig.lookahead` URLs past the result taken next (the pages held are bounded),
+so a host with more URLs than that in a row would still leave it one host to serve: :func:`crawl_order` gives the
+order to take URLs in — each host's URLs spread evenly over the whole order — so that any stretch of it holds every
+host in its share of the whole, and an ordered crawl keeps pace with its slowest host's total time.
 
 Hand-written on the standard library (``http.client`` over a socket this module opens): httpx/urllib resolve
 and connect by name inside the library, so the address that was checked could differ from the one connected
@@ -28,8 +37,10 @@ no wildcards), not RFC 9309.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import http.client
 import ipaddress
+import itertools
 import json
 import logging
 import os
@@ -40,7 +51,9 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -51,7 +64,10 @@ from .extract import is_html_content_type, looks_like_html, media_type
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FetchResult", "HttpConfig", "HttpFetcher", "RobotsRules", "is_public_address", "resolve_host"]
+__all__ = [
+    "CrawlScheduler", "FetchResult", "HttpConfig", "HttpFetcher", "RobotsRules", "crawl_order", "is_public_address",
+    "resolve_host",
+]  # fmt: skip
 
 Resolver = Callable[[str, int], list[str]]
 """`(host, port) -> IP address strings`; raises `socket.gaierror` when the name does not resolve."""
@@ -78,7 +94,15 @@ class HttpConfig:
         retry_on_timeout (`bool`, defaults to `False`): also retry after a timeout.
         backoff_s (`float`, defaults to 1): wait before retry *n* is `backoff_s * 2**n` (or Retry-After).
         max_retry_after_s (`float`, defaults to 30): longest Retry-After honoured.
-        min_interval_s (`float`, defaults to 1): least time between two requests to one host.
+        min_interval_s (`float`, defaults to 1): least time between the starts of two requests to one host (the
+            per-host politeness interval; a longer robots.txt Crawl-delay wins).
+        concurrency (`int`, defaults to 8): requests in flight at once, all hosts together, when many URLs are
+            fetched (:class:`CrawlScheduler`'s worker threads).
+        per_host_connections (`int`, defaults to 1): requests in flight at once to one host.
+        lookahead (`int`, defaults to 512): URLs, counted in input order from the next result the caller takes,
+            that may be downloading or downloaded ahead of it, so that other hosts are served while one host's
+            interval holds the next result back; the pages held meanwhile are at most this many. A host with more
+            URLs than this in a row leaves the others out of reach: see :func:`crawl_order`.
         respect_robots (`bool`, defaults to `True`): obey robots.txt.
         max_crawl_delay_s (`float`, defaults to 10): largest robots.txt Crawl-delay honoured.
         cache_dir (`str`, *optional*): folder of the on-disk cache; None disables it.
@@ -104,6 +128,11 @@ class HttpConfig:
     backoff_s: float = field(default=1.0, metadata={"help": "Base of the exponential backoff between retries."})
     max_retry_after_s: float = field(default=30.0, metadata={"help": "Longest Retry-After honoured."})
     min_interval_s: float = field(default=1.0, metadata={"help": "Least seconds between requests to one host."})
+    concurrency: int = field(default=8, metadata={"help": "Requests in flight at once, all hosts together."})
+    per_host_connections: int = field(default=1, metadata={"help": "Requests in flight at once to one host."})
+    lookahead: int = field(
+        default=512, metadata={"help": "URLs (in input order) that may be fetched ahead of the next one taken."}
+    )
     respect_robots: bool = field(default=True, metadata={"help": "Obey robots.txt."})
     max_crawl_delay_s: float = field(default=10.0, metadata={"help": "Largest Crawl-delay honoured."})
     cache_dir: str | None = field(default=None, metadata={"help": "On-disk cache folder (None: no cache)."})
@@ -123,6 +152,9 @@ class HttpConfig:
             if not isinstance(getattr(self, name), (int, float)) or getattr(self, name) < 0:
                 raise ValueError(f"{name} must be a number >= 0, got {getattr(self, name)!r}")
         for name in ("max_bytes", "max_decoded_bytes"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        for name in ("concurrency", "per_host_connections", "lookahead"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
         for name in ("max_redirects", "retries"):
@@ -383,6 +415,11 @@ class _HostSpacing:
         if slot > now:
             time.sleep(slot - now)
 
+    def ready_at(self, host: str) -> float:
+        """The `time.monotonic()` from which a request to `host` starts without waiting."""
+        with self._lock:
+            return self._next.get(host, 0.0)
+
 
 class HttpFetcher:
     """Downloads cited pages under :class:`HttpConfig`'s rules; thread-safe (use one per process).
@@ -417,6 +454,33 @@ class HttpFetcher:
         result = self._fetch_following(url, for_robots=False)
         self._cache_put(result, "page")
         return result
+
+    def fetch_many(self, urls: Iterable[str], ordered: bool = True) -> Iterator[tuple[int, FetchResult]]:
+        """Fetch many pages, several hosts at once (:class:`CrawlScheduler`); yields `(index in urls, result)`.
+
+        With `ordered`, results come in the order of `urls` (output that does not depend on timing), else as they
+        complete. URLs are taken from `urls` lazily, at most `config.lookahead` ahead of the result yielded next,
+        so give them in :func:`crawl_order` when a host may have more than that in a row (sorted URLs). Closing the
+        generator early cancels the downloads not started and waits for those under way.
+        """
+        window = self.config.lookahead
+        source = enumerate(urls)
+        pending: dict[int, Future[FetchResult]] = {}
+        next_index = 0
+        with CrawlScheduler(self) as scheduler:
+            while True:
+                for index, url in itertools.islice(source, window - len(pending)):
+                    pending[index] = scheduler.submit(url)
+                if not pending:
+                    return
+                if ordered:
+                    done = [next_index]
+                    next_index += 1
+                else:
+                    finished, _ = wait(pending.values(), return_when=FIRST_COMPLETED)
+                    done = sorted(index for index, future in pending.items() if future in finished)
+                for index in done:
+                    yield index, pending.pop(index).result()
 
     # ---- checks ---------------------------------------------------------------------------------------------
 
@@ -727,3 +791,186 @@ def _atomic_write(path: Path, data: bytes) -> None:
         Path(temporary).unlink(missing_ok=True)
         raise
 
+
+# ----------------------------------------------------------------------------------------------------------------
+# Many URLs: scheduling across hosts
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def crawl_order(urls: Sequence[str]) -> list[int]:
+    """The indices of `urls` in the order to fetch them when the results are taken in order (a deterministic
+    function of `urls`, never of timing).
+
+    Each host's URLs keep their order among themselves and are spread evenly over the whole order: its k-th of n
+    URLs sits at (k + phase) / n, with a phase in [0, 1) fixed by the host name (so that hosts with one URL, or the
+    same number, do not bunch up). Any stretch of the order then holds each host in its share of the whole, so a
+    crawl that reaches `lookahead` URLs ahead keeps every host busy until the end, and takes about the time of its
+    slowest host (URLs x interval) whatever the number of URLs one host has in a row; sorted input would leave one
+    host in reach for as long as it has more than `lookahead` URLs in a row. URLs without a host (refused unfetched)
+    are spread as one host.
+    """
+    by_host: dict[str, list[int]] = {}
+    for index, url in enumerate(urls):
+        try:
+            host = (urlsplit(url.strip()).hostname or "").lower()
+        except (AttributeError, ValueError):
+            host = ""
+        by_host.setdefault(host, []).append(index)
+    keyed: list[tuple[float, str, int]] = []
+    for host, indices in by_host.items():
+        phase = int(hashlib.sha1(host.encode("utf-8")).hexdigest()[:13], 16) / 16**13
+        keyed.extend(((rank + phase) / len(indices), host, index) for rank, index in enumerate(indices))
+    return [index for _, _, index in sorted(keyed)]
+
+
+class CrawlScheduler:
+    """Fetches many URLs with one :class:`HttpFetcher`, several hosts at once and each host politely.
+
+    Each submitted URL waits in its host's queue, in submission order. A worker thread (at most
+    `config.concurrency`, started as URLs come) takes the first URL of a *ready* host — fewer than
+    `config.per_host_connections` of its URLs in flight, and its interval (`config.min_interval_s`, or a longer
+    robots.txt Crawl-delay) passed since its last request started — choosing, among the ready hosts, the one with
+    the most URLs queued (when the workers are the bottleneck, a host left with many URLs at the end would be
+    fetched alone, one interval after the other), and among those the one whose first URL was submitted earliest.
+    When no host is ready the workers sleep until one is. The fetcher's own spacing still holds every request it makes
+    (robots.txt, retries, a redirect hop to another host): the scheduler chooses the order and never loosens the
+    politeness. A URL the fetcher refuses without a request (bad scheme, bad URL) is answered at once.
+
+    Use it as a context manager (leaving the block cancels the URLs not started and waits for those under way), or
+    call :meth:`close`.
+
+    Args:
+        fetcher (`HttpFetcher`): downloads under its `config`, which also gives the limits.
+    """
+
+    def __init__(self, fetcher: HttpFetcher) -> None:
+        self.fetcher = fetcher
+        self.concurrency = fetcher.config.concurrency
+        self.per_host_connections = fetcher.config.per_host_connections
+        self._condition = threading.Condition()
+        self._queues: dict[str, deque[tuple[int, str, Future[FetchResult]]]] = {}
+        self._in_flight: dict[str, int] = {}
+        # Every host with queued URLs and a free connection has one entry in one of two heaps: _waiting until its
+        # interval passes, then _ready, ordered by URLs queued (most first; counted when the host became ready),
+        # then by the number of its first URL.
+        self._scheduled: set[str] = set()
+        self._waiting: list[tuple[float, int, str]] = []  # (ready at, number of its first URL, host)
+        self._ready: list[tuple[int, int, str]] = []  # (-URLs queued, number of its first URL, host)
+        self._submitted = 0
+        self._workers: list[threading.Thread] = []
+        self._closed = False
+
+    def __enter__(self) -> CrawlScheduler:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def submit(self, url: str) -> Future[FetchResult]:
+        """Queue `url`; the future's result is :meth:`HttpFetcher.fetch`'s answer (it never raises for a bad URL or
+        server). Raises `RuntimeError` once the scheduler is closed."""
+        future: Future[FetchResult] = Future()
+        url = url.strip() if isinstance(url, str) else ""
+        refused = HttpFetcher._check_url(url) is not None
+        with self._condition:
+            if self._closed:
+                raise RuntimeError("CrawlScheduler.submit: the scheduler is closed")
+            if not refused:
+                host = urlsplit(url).hostname.lower()
+                self._queues.setdefault(host, deque()).append((self._submitted, url, future))
+                self._submitted += 1
+                self._schedule(host)
+                if len(self._workers) < self.concurrency:
+                    worker = threading.Thread(target=self._work, name=f"wikiref-http-{len(self._workers)}", daemon=True)
+                    self._workers.append(worker)
+                    worker.start()
+                self._condition.notify()
+        if refused:
+            future.set_running_or_notify_cancel()
+            future.set_result(self.fetcher.fetch(url))  # answered by the URL check, no request
+        return future
+
+    def close(self, cancel_pending: bool = True) -> None:
+        """Stop: cancel the URLs not started (or, with `cancel_pending=False`, fetch them first), wait for the
+        requests under way (bounded by the fetcher's timeouts) and end the worker threads."""
+        with self._condition:
+            self._closed = True
+            if cancel_pending:
+                for queue in self._queues.values():
+                    for _, _, future in queue:
+                        future.cancel()
+                self._queues.clear()
+                self._scheduled.clear()
+                self._waiting.clear()
+                self._ready.clear()
+            self._condition.notify_all()
+            workers = list(self._workers)
+        for worker in workers:
+            worker.join()
+
+    # ---- under self._condition ------------------------------------------------------------------------------
+
+    def _schedule(self, host: str) -> None:
+        """Give `host` its heap entry when it has queued URLs, a free connection and none yet."""
+        queue = self._queues.get(host)
+        if not queue or host in self._scheduled or self._in_flight.get(host, 0) >= self.per_host_connections:
+            return
+        self._scheduled.add(host)
+        heapq.heappush(self._waiting, (self.fetcher._spacing.ready_at(host), queue[0][0], host))
+
+    def _take(self) -> tuple[str, str, Future[FetchResult]] | None:
+        """The next URL to fetch now, or None when no host is ready."""
+        now = time.monotonic()
+        while self._waiting and self._waiting[0][0] <= now:
+            _, first, host = heapq.heappop(self._waiting)
+            heapq.heappush(self._ready, (-len(self._queues[host]), first, host))
+        while self._ready:
+            _, first, host = heapq.heappop(self._ready)
+            ready_at = self.fetcher._spacing.ready_at(host)
+            if ready_at > now:  # a redirect hop or robots.txt request took the host's slot meanwhile
+                heapq.heappush(self._waiting, (ready_at, first, host))
+                continue
+            queue = self._queues[host]
+            _, url, future = queue.popleft()
+            self._scheduled.discard(host)
+            if not future.set_running_or_notify_cancel():  # cancelled by whoever submitted it
+                if queue:
+                    self._scheduled.add(host)
+                    heapq.heappush(self._ready, (-len(queue), queue[0][0], host))
+                else:
+                    del self._queues[host]
+                continue
+            self._in_flight[host] = self._in_flight.get(host, 0) + 1
+            if not queue:
+                del self._queues[host]
+            elif self._in_flight[host] < self.per_host_connections:
+                # Another connection may open once this request's slot has passed; re-checked when popped.
+                self._scheduled.add(host)
+                heapq.heappush(self._waiting, (now + self.fetcher.config.min_interval_s, queue[0][0], host))
+            return host, url, future
+        return None
+
+    # ---- worker threads -------------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            with self._condition:
+                job = self._take()
+                while job is None:
+                    if self._closed and not self._queues:
+                        return
+                    timeout = self._waiting[0][0] - time.monotonic() if self._waiting else None
+                    self._condition.wait(timeout)
+                    job = self._take()
+            host, url, future = job
+            try:
+                future.set_result(self.fetcher.fetch(url))
+            except Exception as error:  # a bug, not a bad page (fetch reports those): give it to the caller
+                future.set_exception(error)
+            finally:
+                with self._condition:
+                    self._in_flight[host] -= 1
+                    if not self._in_flight[host]:
+                        del self._in_flight[host]
+                    self._schedule(host)
+                    self._condition.notify_all()

@@ -31,8 +31,9 @@ per file (:meth:`WarcFileStats.damage`,
 :func:`warc_damage_counts` for the closing summaries and ``build.json``). :func:`iter_warc_records` gives the same
 reading and recovery to other record consumers (the AQuaMuSe WET reader).
 
-Lookup prefers the latest 200 capture of a URL; when there is none, a captured redirect (3xx with Location) is
-followed inside the archive (at most ``max_redirects`` hops, loops stopped); failing that the latest capture of
+Lookup prefers the latest 200 capture of a URL (given the citation's date, the one nearest it:
+:mod:`~wikiref_dataset.web.captures`); when there is none, a captured redirect (3xx with Location) is followed
+inside the archive (at most ``max_redirects`` hops, loops stopped); failing that the latest capture of
 any status is returned so the caller can report it.
 """
 
@@ -60,6 +61,7 @@ from warcio.bufferedreaders import DecompressingBufferedReader
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeadersParserException
 
+from .captures import capture_time, choose_capture
 from .urls import url_key
 
 logger = logging.getLogger(__name__)
@@ -727,9 +729,11 @@ class WarcIndex:
             ).fetchall()
         return [WarcCapture(*row) for row in rows]
 
-    def lookup(self, url: str, max_redirects: int = 5) -> WarcCapture | None:
+    def lookup(self, url: str, max_redirects: int = 5, near: datetime | None = None) -> WarcCapture | None:
         """The capture that answers `url`: its latest 200 capture, else the latest 200 at the end of captured
-        redirects (at most `max_redirects` hops), else its latest capture of any status; None when not archived."""
+        redirects (at most `max_redirects` hops), else its latest capture of any status; None when not archived.
+        With `near` (the citation's access-date or date), the 200 capture and the redirect followed are the ones
+        nearest that time instead of the latest (:func:`~wikiref_dataset.web.captures.choose_capture`)."""
         chain: list[str] = []
         seen: set[str] = set()
         fallback: WarcCapture | None = None
@@ -741,10 +745,13 @@ class WarcIndex:
             seen.add(url_key(current))
             best = found[0]
             if best.status == 200:
+                if near is not None:
+                    best = choose_capture([c for c in found if c.status == 200], near, _time_of)
                 return replace(best, redirected_from=tuple(chain))
             if fallback is None:
                 fallback = replace(best, redirected_from=tuple(chain))
-            redirect = next((c for c in found if 300 <= c.status < 400 and c.location), None)
+            redirects = [c for c in found if 300 <= c.status < 400 and c.location]
+            redirect = choose_capture(redirects, near, _time_of) if near is not None else next(iter(redirects), None)
             if redirect is None:
                 break
             chain.append(redirect.url)
@@ -792,6 +799,10 @@ class WarcIndex:
             ).fetchall()
         for row in rows:
             yield WarcCapture(*row)
+
+
+def _time_of(capture: WarcCapture) -> datetime | None:
+    return capture_time(capture.date)
 
 
 def _read_capped(stream: BinaryIO, max_bytes: int, where: str) -> bytes:

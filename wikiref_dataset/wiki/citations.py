@@ -1,35 +1,51 @@
 """Citations: what a ``<ref>`` cites, its citation type, and the fields of a kept one (url, archive, title ...).
 
 A ref's *type* is the canonical name of its first citation template (``cite web``, ``cite news``,
-``cite press release``, ``cite book``, ``citation`` ...; case, ``_`` and spacing variants and the common redirects
-are folded by :func:`canonical_citation_type`), ``bare url`` for a ref holding only a link, ``text`` for a ref
-holding free text, or the canonical name of whatever other template it starts with (``harvnb``, ``sfn``,
-``wayback`` ...). Types are decided on the raw wikitext with a regular expression; only citations of a kept type are
-parsed (mwparserfromhell) to read their fields.
+``cite press release``, ``cite magazine``, ``cite book``, ``citation`` ...; case, ``_`` and spacing variants and the
+common redirects are folded by :func:`canonical_citation_type`), ``bare url`` for a ref holding only a link, ``text``
+for a ref holding free text, or the canonical name of whatever other template it starts with (``harvnb``, ``sfn``
+...). Types are decided on the raw wikitext with a regular expression; only citations of a kept type are parsed
+(mwparserfromhell) to read their fields, except ``{{citation}}``:
 
-Fields follow Citation Style 1: ``url``; ``archive-url`` (``archiveurl``); ``url-status`` (and the pre-2019
-``deadurl``/``dead-url``: ``yes`` → ``dead``, ``no`` → ``live``); ``title``; ``publisher``; ``work`` (or its aliases
-``website``, ``newspaper``, ``magazine``, ``periodical``, ``agency``); ``date`` (or ``year``). A ``{{webarchive}}`` or
-``{{wayback}}`` template next to the citation in the same ref supplies an archive the citation lacks, and a
-``{{dead link}}`` marks the url dead. :func:`fetch_url` decides what the documents stage downloads.
+* ``{{citation}}`` (Citation Style 2) cites any kind of source; its parameters say which. It is typed ``citation``
+  when it has a ``url`` and cites a web page or a periodical, and otherwise ``citation (journal)`` (``journal=``),
+  ``citation (encyclopedia)`` (``encyclopedia=``), ``citation (conference)``, ``citation (book)`` (``isbn``,
+  ``chapter``/``contribution``, ``edition``, or a url into Google Books or an Internet Archive scan) or ``citation
+  (no url)``, so that the web and news sources among them can be kept and the others are counted apart.
+* A ref that starts with ``{{wayback}}`` or ``{{webarchive}}`` (an archived web page, often after a bare link) is
+  typed ``wayback``/``webarchive``; its ``url`` is the *original* page (``url=`` of ``{{wayback}}``, the page an
+  Internet Archive or archive.today address names, or else the link before the template) and the archive is kept
+  as ``archive_url`` and ``archive_date``.
+
+Fields follow Citation Style 1: ``url``; ``archive-url`` (``archiveurl``); ``archive-date`` (``archivedate``);
+``url-status`` (and the pre-2019 ``deadurl``/``dead-url``: ``yes`` → ``dead``, ``no`` → ``live``); ``title``;
+``publisher``; ``work`` (or its aliases ``website``, ``newspaper``, ``magazine``, ``periodical``, ``agency``); ``date``
+(or ``year``). A ``{{webarchive}}`` or ``{{wayback}}`` template next to the citation in the same ref supplies an
+archive the citation lacks, and a ``{{dead link}}`` marks the url dead. :func:`fetch_url` decides what the documents
+stage downloads.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 import mwparserfromhell
 from mwparserfromhell.nodes import Template
+from mwparserfromhell.wikicode import Wikicode
 
-from .plaintext import TemplateArgs, canonical_template_name, render
+from .plaintext import HOLE_START, TemplateArgs, canonical_template_name, render, strip_holes
 
 __all__ = [
+    "ARCHIVE_TYPES",
     "BARE_URL",
+    "CITATION",
     "CITATION_TYPE_ALIASES",
     "DEAD_URL_STATUSES",
     "TEXT",
     "Citation",
+    "archived_original",
     "canonical_citation_type",
     "classify_ref",
     "fetch_url",
@@ -61,6 +77,11 @@ CITATION_TYPE_ALIASES: dict[str, str] = {
     "cite pr": "cite press release", "cite press": "cite press release", "cite press-release": "cite press release",
     "press release": "cite press release", "cite press releases": "cite press release",
     "cite pressrelease": "cite press release",
+    # magazine articles
+    "cite mag": "cite magazine", "cite-magazine": "cite magazine", "citemagazine": "cite magazine",
+    "cite magazine article": "cite magazine",
+    # archived web pages
+    "web archive": "webarchive",
     # skipped types: folded so that their counts are not split over redirects
     "cite video": "cite av media", "cite media": "cite av media", "cite audio": "cite av media",
     "cite film": "cite av media", "cite youtube": "cite av media", "cite av": "cite av media",
@@ -106,7 +127,8 @@ def classify_ref(content: str) -> str:
     for match in _TEMPLATE_NAME.finditer(content):
         name = canonical_template_name(match.group(1))
         if _is_citation_name(name):
-            return CITATION_TYPE_ALIASES.get(name, name)
+            citation_type = CITATION_TYPE_ALIASES.get(name, name)
+            return _citation_kind(content) if citation_type == CITATION else citation_type
         if first_other is None and name not in _NOT_CITATIONS and not _ICON.match(name):
             first_other = name
     if _LINK.search(content):
@@ -114,6 +136,37 @@ def classify_ref(content: str) -> str:
     if first_other is not None:
         return first_other
     return TEXT
+
+
+CITATION = "citation"
+"""Type of a ``{{citation}}`` with a url that cites a web page, news article or other periodical."""
+
+# {{citation}} parameters that make it a citation of another kind (first match wins), as Citation Style 2 reads them.
+_CITATION_KINDS = (
+    ("citation (journal)", ("journal",)),
+    ("citation (encyclopedia)", ("encyclopedia", "encyclopaedia", "dictionary")),
+    ("citation (conference)", ("conference", "book-title", "booktitle")),
+    ("citation (book)", ("isbn", "chapter", "contribution", "chapter-url", "contribution-url", "edition")),
+)
+
+
+_BOOK_SCAN = re.compile(r"//books\.google\.|//(?:www\.)?archive\.org/details/", re.IGNORECASE)
+
+
+def _citation_kind(content: str) -> str:
+    """The type of the first ``{{citation}}`` of a ref: ``citation`` when it has a url and cites a web page or a
+    periodical, else what it cites (``citation (journal)`` ...) or ``citation (no url)``."""
+    for template in mwparserfromhell.parse(content).ifilter_templates(recursive=False):
+        if canonical_citation_type(str(template.name)) != CITATION:
+            continue
+        given = {str(param.name).strip().lower() for param in template.params if str(param.value).strip()}
+        for kind, names in _CITATION_KINDS:
+            if given.intersection(names):
+                return kind
+        if "url" not in given:
+            return "citation (no url)"
+        return "citation (book)" if _BOOK_SCAN.search(str(template.get("url").value)) else CITATION
+    return CITATION
 
 
 @dataclass
@@ -127,7 +180,11 @@ class Citation:
         url_status (`str`, *optional*): ``live``, ``dead``, ``unfit``, ``usurped`` ... as the citation states it.
         fetch_url (`str`): what the documents stage downloads (see :func:`fetch_url`).
         title, publisher, work, date (`str`, *optional*): plain-text citation fields.
+        access_date (`str`, *optional*): when the editor read the page (``access-date``/``accessdate``), as written;
+            the documents stage picks the archived capture nearest to it.
         ref_name (`str`, *optional*): the ``name`` of the ref the statement used.
+        archive_date (`str`, *optional*): when the archive was made (``archive-date`` as written, or the date of a
+            Wayback timestamp as ``YYYY-MM-DD``); ``None`` without an archive.
     """
 
     type: str
@@ -140,6 +197,8 @@ class Citation:
     work: str | None = None
     date: str | None = None
     ref_name: str | None = None
+    archive_date: str | None = None
+    access_date: str | None = None
 
 
 def fetch_url(url: str, archive_url: str | None, url_status: str | None, archive_when_status_missing: bool) -> str:
@@ -176,6 +235,8 @@ def _url_status(args: TemplateArgs) -> str | None:
 
 
 def _optional(text: str) -> str | None:
+    if HOLE_START in text:  # a template in a field that plain text cannot render
+        text = " ".join(strip_holes(text).split())
     return text or None
 
 
@@ -188,26 +249,36 @@ def _raw_url(args: TemplateArgs, *names: str) -> str:
 
 
 def parse_citation(content: str, citation_type: str, archive_when_status_missing: bool = True) -> Citation | None:
-    """Fields of the first citation template of ``citation_type`` in a ref's wikitext; ``None`` if there is none."""
+    """Fields of the first citation template of ``citation_type`` in a ref's wikitext; ``None`` if there is none.
+    For the types ``wayback`` and ``webarchive`` the citation is the archived page (see the module docstring)."""
     code = mwparserfromhell.parse(content)
     citation: Template | None = None
-    extra_archive = None
+    archives: list[Template] = []
     dead_link = False
     for template in code.ifilter_templates(recursive=False):
         name = canonical_template_name(str(template.name))
         if citation is None and CITATION_TYPE_ALIASES.get(name, name) == citation_type:
             citation = template
-        elif name in ("webarchive", "web archive", "wayback", "webcite", "archive.org", "cbignore webarchive"):
-            extra_archive = extra_archive or _archive_from_template(template)
+        elif name in _ARCHIVE_TEMPLATES:
+            archives.append(template)
         elif name in ("dead link", "deadlink", "dead url", "404", "dl"):
             dead_link = True
     if citation is None:
         return None
+    if citation_type in ARCHIVE_TYPES:
+        return _archived_page(code, citation, citation_type, dead_link, archive_when_status_missing)
     args = TemplateArgs(citation)
     url = _raw_url(args, "url", "website-url")
-    archive_url = _raw_url(args, "archive-url", "archiveurl") or extra_archive or None
+    archive_url = _raw_url(args, "archive-url", "archiveurl") or None
+    archive_date = _optional(args.get("archive-date", "archivedate"))
+    if archive_url is None:  # a {{webarchive}} or {{wayback}} after the citation
+        for template in archives:
+            archive_url, stamp, _ = _archive_from_template(template)
+            if archive_url:
+                archive_date = stamp
+                break
     if archive_url and not is_valid_url(archive_url):
-        archive_url = None
+        archive_url = archive_date = None
     status = _url_status(args)
     if dead_link and status not in DEAD_URL_STATUSES:
         status = "dead"  # a {{dead link}} tag is a later finding than "deadurl=no"
@@ -222,21 +293,102 @@ def parse_citation(content: str, citation_type: str, archive_when_status_missing
         work=_optional(args.get("work", "website", "newspaper", "magazine", "periodical", "agency", "journal",
                                 "site")),
         date=_optional(args.get("date", "publication-date", "year")),
+        archive_date=archive_date if archive_url else None,
+        access_date=_optional(args.get("access-date", "accessdate")),
     )
 
 
-def _archive_from_template(template: Template) -> str | None:
-    """An archive url from ``{{webarchive|url=...}}`` or ``{{wayback|url=original|date=YYYYMMDD...}}``."""
+ARCHIVE_TYPES = frozenset({"wayback", "webarchive"})
+"""Types of refs whose citation is an archived web page (``{{wayback}}`` or ``{{webarchive}}`` first)."""
+_ARCHIVE_TEMPLATES = frozenset({"webarchive", "web archive", "wayback", "webcite", "archive.org",
+                                "cbignore webarchive"})
+_WAYBACK_ADDRESS = re.compile(r"https?://(?:web\.|www\.|wayback\.)?archive\.org/web/(\d{4,14})[a-z_]*/+(.+)\Z",
+                              re.IGNORECASE)
+_ARCHIVE_TODAY_ADDRESS = re.compile(r"https?://archive\.(?:today|is|ph|li|vn|fo|md)/(\d{4,14})/(.+)\Z", re.IGNORECASE)
+_WEBCITE_ADDRESS = re.compile(r"https?://(?:www\.)?webcitation\.org/\S*?[?&]url=([^&\s]+)", re.IGNORECASE)
+_ARCHIVE_HOSTS = re.compile(r"https?://(?:[a-z0-9-]+\.)*(?:archive\.org|archive\.(?:today|is|ph|li|vn|fo|md)|"
+                            r"webcitation\.org)/", re.IGNORECASE)
+
+
+def archived_original(archive_url: str) -> str | None:
+    """The page an archive address names: ``https://web.archive.org/web/20100101000000/http://a.example.org/`` →
+    ``http://a.example.org/`` (Internet Archive, archive.today with a timestamp, WebCite with ``?url=``); ``None``
+    for addresses that do not name it (``https://archive.ph/AbCd1``)."""
+    for pattern in (_WAYBACK_ADDRESS, _ARCHIVE_TODAY_ADDRESS):
+        match = pattern.match(archive_url)
+        if match:
+            original = match.group(2)
+            if not re.match(r"https?:", original, re.IGNORECASE):
+                original = "http://" + original
+            return re.sub(r"^(https?:)/+", r"\1//", original, flags=re.IGNORECASE)
+    match = _WEBCITE_ADDRESS.match(archive_url)
+    if match:
+        return _normalise_url(unquote(match.group(1)))
+    return None
+
+
+def _archive_stamp(stamp: str) -> str | None:
+    """An archive's date: a Wayback timestamp (``20090312022528``) as ``2009-03-12``, anything else as written."""
+    stamp = stamp.strip()
+    if re.fullmatch(r"\d{8,14}", stamp):
+        return f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}"
+    return stamp or None
+
+
+def _archive_from_template(template: Template) -> tuple[str | None, str | None, str | None]:
+    """``(archive url, archive date, original url)`` from ``{{wayback|url=original|date=YYYYMMDDhhmmss}}`` or
+    ``{{webarchive|url=archive|date=...}}`` (the original is read off the archive address where it names it)."""
     args = TemplateArgs(template)
     name = canonical_template_name(str(template.name))
     if name == "wayback":
         original = _raw_url(args, "url") or _normalise_url(args.pos(1))
         stamp = args.get("date")
         if original and stamp.isdigit():
-            return f"https://web.archive.org/web/{stamp}/{original}"
-        return None
+            return f"https://web.archive.org/web/{stamp}/{original}", _archive_stamp(stamp), original
+        return None, None, original or None
     url = _raw_url(args, "url", "url1") or _normalise_url(args.pos(1))
-    return url or None
+    if not is_valid_url(url):
+        return None, None, None
+    original = archived_original(url)
+    stamp = args.get("date", "date1")
+    if not stamp:
+        match = _WAYBACK_ADDRESS.match(url) or _ARCHIVE_TODAY_ADDRESS.match(url)
+        stamp = match.group(1) if match else ""
+    return url, _archive_stamp(stamp), original
+
+
+def _archived_page(code: Wikicode, template: Template, citation_type: str, dead_link: bool,
+                   archive_when_status_missing: bool) -> Citation | None:
+    """The citation of a ref that starts with an archive template: the page is the original the template names
+    (``url=`` of ``{{wayback}}``, read off the address of ``{{webarchive}}``), or, where it names none
+    (``https://archive.ph/AbCd1``), the link written before it
+    (``[http://a.example.org Title] {{webarchive|...}}``)."""
+    archive_url, archive_date, original = _archive_from_template(template)
+    link_url, label = None, ""
+    for link in code.ifilter_external_links(recursive=False):
+        candidate = _normalise_url(str(link.url))
+        if is_valid_url(candidate) and not _ARCHIVE_HOSTS.match(candidate):
+            link_url, label = candidate, str(link.title or "").strip()
+            break
+    if original and is_valid_url(original):
+        if link_url != original:
+            label = ""  # the link names another page: its label is not this page's title
+        url = original
+    else:
+        url = link_url or ""
+    if not is_valid_url(url) and not archive_url:
+        return None
+    args = TemplateArgs(template)
+    status = "dead" if dead_link else None
+    return Citation(
+        type=citation_type,
+        url=url if is_valid_url(url) else "",
+        archive_url=archive_url,
+        url_status=status,
+        fetch_url=fetch_url(url if is_valid_url(url) else "", archive_url, status, archive_when_status_missing),
+        title=_optional(args.get("title")) or (_optional(render(label)) if label else None),
+        archive_date=archive_date if archive_url else None,
+    )
 
 
 def parse_bare_url(content: str) -> Citation | None:

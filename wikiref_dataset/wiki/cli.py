@@ -3,49 +3,44 @@
 ``wikiref statements DUMP... --out DIR`` runs :func:`~wikiref_dataset.wiki.steps.run_statements` (a datatrove
 ``LocalPipelineExecutor``): one task per dump file by default, ``--workers`` of them at once. With one worker the
 tasks run in this process and a progress bar counts pages; with more, datatrove's own logging reports progress. A
-rerun skips finished tasks. :func:`add_statements_parser` registers the subcommand on the ``wikiref`` parser.
+rerun skips finished tasks. :func:`add_statements_parser` registers the subcommand on the ``wikiref`` parser;
+:func:`add_statement_arguments` declares the extraction settings (:class:`StatementConfig`) that ``wikiref build``
+shares, and :func:`statement_config` reads them back.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-from .dump import DumpError
+from ..command import RunFailed, add_subcommand, check_input_files, check_run_folder, cleaned_up_on_input_error
+from ..executors import positive_int
 from .statements import DEFAULT_KEEP_TYPES, DEFAULT_SKIP_SECTIONS, StatementConfig
 
-__all__ = ["add_statements_parser", "run_statements_command"]
+__all__ = ["add_statement_arguments", "add_statements_parser", "run_statements_command", "statement_config"]
 
 
-def add_statements_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``statements`` on ``subparsers`` (the object ``parser.add_subparsers()`` returns)."""
-    parser = subparsers.add_parser(
-        "statements",
-        help="extract cited statements from Wikipedia dump files (WikiRef stage 1)",
-        description="Extract cited statements (text, section path, citation) from pages-articles dumps "
-                    "(.xml, .xml.bz2, multistream .xml.bz2) into JSONL shards <out>/<rank>.jsonl.gz.",
-    )
-    parser.add_argument("dumps", nargs="+", metavar="DUMP", help="pages-articles dump files")
-    parser.add_argument("--out", required=True, metavar="DIR", help="output folder for the statement shards")
-    parser.add_argument("--tasks", type=int, default=None, help="datatrove tasks (default: one per dump file)")
-    parser.add_argument("--workers", type=int, default=1, help="tasks run at once (default 1, in this process)")
-    parser.add_argument("--keep-types", nargs="+", metavar="TYPE", default=None,
-                        help=f"citation types kept (default: {', '.join(DEFAULT_KEEP_TYPES)})")
-    parser.add_argument("--bare-urls", action="store_true", help="also keep refs that hold only a link")
-    parser.add_argument("--skip-sections", nargs="+", metavar="HEADING", default=None,
-                        help="headings of non-prose sections to skip (replaces the default list: "
-                             f"{', '.join(DEFAULT_SKIP_SECTIONS[:7])}, ...)")
-    parser.add_argument("--min-chars", type=int, default=None, help="shortest statement kept (default 10)")
-    parser.add_argument("--no-list-items", action="store_true", help="ignore statements in list items")
-    parser.add_argument("--limit", type=int, default=-1, help="pages per task, for smoke runs (default: all)")
-    parser.add_argument("--logging-dir", default=None, help="datatrove logs and stats (default: <out>/logs)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(func=run_statements_command)
-    return parser
+def add_statement_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The extraction settings of stage 1 (:class:`StatementConfig`) as the options ``wikiref statements`` and
+    ``wikiref build`` share; :func:`statement_config` reads them back. Returns their argument group."""
+    group = parser.add_argument_group("statements (stage 1: which cited statements are extracted)")
+    group.add_argument("--keep-types", nargs="+", metavar="TYPE", default=None,
+                       help=f"citation types kept (default: {', '.join(DEFAULT_KEEP_TYPES)})")
+    group.add_argument("--bare-urls", action="store_true", help="also keep refs that hold only a link")
+    group.add_argument("--skip-sections", nargs="+", metavar="HEADING", default=None,
+                       help="headings of non-prose sections to skip (replaces the default list: "
+                            f"{', '.join(DEFAULT_SKIP_SECTIONS[:7])}, ...)")
+    group.add_argument("--min-chars", type=int, default=None, metavar="N",
+                       help="shortest statement kept, in characters (default 10)")
+    group.add_argument("--no-list-items", action="store_true", help="ignore statements in list items")
+    return group
 
 
-def _config(args: argparse.Namespace) -> StatementConfig:
+def statement_config(args: argparse.Namespace) -> StatementConfig:
+    """The :class:`StatementConfig` of options declared by :func:`add_statement_arguments` (unset: its defaults).
+
+    Raises:
+        ValueError: a bad setting (e.g. a negative ``--min-chars``), named.
+    """
     options = {}
     if args.keep_types is not None:
         options["keep_types"] = tuple(args.keep_types)
@@ -56,30 +51,55 @@ def _config(args: argparse.Namespace) -> StatementConfig:
     return StatementConfig(include_bare_urls=args.bare_urls, include_list_items=not args.no_list_items, **options)
 
 
+def add_statements_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``statements`` on ``subparsers`` (the object ``parser.add_subparsers()`` returns)."""
+    parser = add_subcommand(
+        subparsers, "statements", help="extract cited statements from Wikipedia dump files (WikiRef stage 1)",
+        description="WikiRef stage 1 alone: extract the cited statements (the text between the previous citation "
+                    "and a <ref> citing a web page, news article or press release, with its section path and "
+                    "citation fields) from pages-articles dumps (.xml, .xml.bz2, multistream .xml.bz2) into JSON-lines "
+                    "shards DIR/<task>.jsonl.gz, and print what was kept and skipped. A damaged dump keeps the pages "
+                    "read before the damage; a rerun skips finished tasks. `wikiref build` runs this stage itself.",
+        example="wikiref statements enwiki-pages-articles.xml.bz2 --out build/statements --tasks 4 --workers 4",
+        func=run_statements_command, resumable=True)
+    parser.add_argument("dumps", nargs="+", metavar="DUMP", help="pages-articles dump files")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="output folder for the statement shards (a rerun into it resumes)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into an output folder that holds other files (nothing of yours is deleted)")
+    parser.add_argument("--tasks", type=positive_int, default=None, metavar="N",
+                        help="datatrove tasks (default: one per dump file)")
+    parser.add_argument("--workers", type=positive_int, default=1, metavar="N",
+                        help="tasks run at once (default 1, in this process)")
+    add_statement_arguments(parser)
+    parser.add_argument("--limit", type=int, default=-1, metavar="N",
+                        help="pages per task, for smoke runs (default: all)")
+    parser.add_argument("--logging-dir", default=None, metavar="DIR",
+                        help="datatrove logs and stats (default: <out>/logs)")
+    return parser
+
+
 def run_statements_command(args: argparse.Namespace) -> int:
     """Run the subcommand; 0 on success (damaged dumps are named in the summary and their pages read before the
-    damage kept), 2 on bad input (a message on stderr), 1 when a task failed or every dump was damaged before its
-    first page."""
+    damage kept). Raises what the command's dispatch turns into one line: bad input (a missing dump, a bad setting,
+    every dump damaged before its first page: exit 2) or a failed task (:class:`RunFailed`, exit 1)."""
+    from .dump import DumpError
     from .steps import run_statements
 
-    missing = [path for path in args.dumps if not Path(path).is_file()]
-    if missing:
-        print(f"wikiref statements: error: no such dump file: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    try:
-        config = _config(args)
-        summary = run_statements(args.dumps, args.out, config=config, tasks=args.tasks, workers=args.workers,
-                                 logging_dir=args.logging_dir, limit=args.limit,
-                                 progress=args.workers == 1 and not args.quiet)
-    except (ValueError, DumpError) as err:
-        print(f"wikiref statements: error: {err}", file=sys.stderr)
-        return 2
-    except Exception as err:  # a task failed (datatrove has logged its traceback)
-        print(f"wikiref statements: error: a task failed: {type(err).__name__}: {err}", file=sys.stderr)
-        return 1
-    print(summary.format())
-    if summary.damaged_dumps and not summary.pages:
-        print(f"wikiref statements: error: nothing could be read: {len(summary.damaged_dumps)} damaged dump(s), "
-              "no page read before the damage", file=sys.stderr)
-        return 1
+    dumps = check_input_files(args.dumps, "dump file")
+    check_run_folder(args.out, ("*.jsonl.gz", "logs"), args.overwrite)
+    config = statement_config(args)
+    with cleaned_up_on_input_error(*filter(None, (args.out, args.logging_dir))):
+        try:
+            summary = run_statements(dumps, args.out, config=config, tasks=args.tasks, workers=args.workers,
+                                     logging_dir=args.logging_dir, limit=args.limit,
+                                     progress=args.workers == 1 and not args.quiet)
+        except (ValueError, DumpError, KeyboardInterrupt):
+            raise
+        except Exception as err:  # a task failed (datatrove has logged its traceback in the task's log file)
+            raise RunFailed(f"a task failed: {type(err).__name__}: {err}") from err
+        print(summary.format())
+        if summary.damaged_dumps and not summary.pages:
+            raise DumpError(f"nothing could be read: {len(summary.damaged_dumps)} damaged dump(s), no page read "
+                            f"before the damage: {'; '.join(summary.damaged_dumps)}")
     return 0

@@ -11,7 +11,10 @@ out of the text before it parses the rest, leaving a "strip marker" in their pla
   in the prose, inside a template (``{{reflist|refs=...}}``, an infobox) or inside ``<references>...</references>``
   (list-defined refs). The first definition of a name wins, as in MediaWiki;
 * non-prose extension tags (math, chem, gallery, timeline, pre, syntaxhighlight, score, poem ...) are removed with
-  their content; ``<nowiki>`` keeps its content as literal text (escaped as entities so it is not parsed).
+  their content; ``<nowiki>`` keeps its content as literal text (escaped as entities so it is not parsed). The tags
+  whose content is words or symbols of a sentence (``<math>``, ``<chem>``, ``<ce>``, ``<hiero>``, ``<score>``) leave
+  a hole marker (:func:`~wikiref_dataset.wiki.plaintext.hole`, named ``math tag`` ...) so that a statement missing a
+  formula in mid-sentence can be told from one where a displayed formula stood on a line of its own.
 
 The result is split into sections at heading lines (``== Title ==``). Doing all this with regular expressions is
 what MediaWiki does, and it is also what makes the extractor fast: parsing cost is proportional to the number of
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from .plaintext import hole
 
 __all__ = ["PLACEHOLDER", "PreparedPage", "RefTag", "Section", "prepare", "parse_ref_attributes", "split_sections"]
 
@@ -39,6 +44,7 @@ _CLOSE = {tag: re.compile(rf"</{tag}\s*>", re.IGNORECASE) for tag in _EXTENSION_
 _REF_OPEN = re.compile(r"<ref[\s/>]", re.IGNORECASE)
 _ATTRIBUTE = re.compile(r"""([a-zA-Z][\w-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _HEADING = re.compile(r"^(={1,6})(.+?)(={1,6})[ \t]*$", re.MULTILINE)
+_TEXT_TAGS = frozenset({"math", "chem", "ce", "hiero", "score"})  # their content is part of a sentence
 _NOWIKI_ESCAPES = str.maketrans({char: f"&#{ord(char)};" for char in "[]{}|<>'=*#:;~&_-"})
 
 
@@ -156,6 +162,8 @@ def _strip_extensions(text: str, page: PreparedPage, keep_refs: bool) -> str:
         elif tag == "nowiki":
             if content:
                 out.append(content.translate(_NOWIKI_ESCAPES))
+        elif tag in _TEXT_TAGS and keep_refs:
+            out.append(hole(f"{tag} tag"))
         position = end
     out.append(text[position:])
     return "".join(out)

@@ -4,8 +4,13 @@ mwparserfromhell parses wikitext into nodes, and its ``strip_code()`` drops ever
 ``{{convert|5|km}}``, the text of ``{{lang|fr|...}}``, the amount of ``{{US$|5 million}}`` and the date of
 ``{{as of|2010}}``, which matter in a statement that is later compared with its cited page. Expanding templates
 properly needs MediaWiki itself (Lua modules, the template pages); no Python library renders them for our needs, so
-the common inline templates are rendered here from a documented table (:data:`TEMPLATE_RENDERERS`) and every other
-template (infoboxes, navboxes, maintenance tags such as ``{{citation needed}}``, footnote templates) is dropped.
+the common inline templates are rendered here from a documented table (:data:`TEMPLATE_RENDERERS`), the templates
+that show no words of the running text (maintenance tags such as ``{{citation needed}}``, footnote marks, icons,
+infoboxes, navboxes) are dropped from an explicit list (:data:`SILENT_TEMPLATES`, :func:`is_silent_template`), and
+every other template leaves a *hole*: a marker (:data:`HOLE_START` name :data:`HOLE_END`) that :func:`clean_text`
+removes unless asked to keep it, and that :func:`find_holes` reports when it stands inside a sentence. The statement
+extractor drops such statements: ``{{inflation|US|800|1861}}`` gone from "$800 ($... in current dollar terms)" would
+change what the article says.
 
 Rendering rules (:func:`render`):
 
@@ -13,11 +18,16 @@ Rendering rules (:func:`render`):
 * ``[[target|label]]`` → ``label`` (``[[target]]`` → ``target``; the pipe trick ``[[a (b)|]]`` → ``a``);
   ``File:``/``Image:``/``Media:``/``Category:`` links and interlanguage links are dropped with their captions;
 * ``[url label]`` → ``label``; ``[url]`` and bare URLs are dropped;
-* bold/italic markup is removed; inline HTML tags (``span``, ``small``, ``sup``, ``sub``, ``abbr``, ``u``, ``code``,
-  ...) keep their text (``km<sup>2</sup>`` → ``km2``, as the page's visible text reads); ``<br>`` is a space;
-  struck text (``s``, ``del``, ``strike``), tables, galleries, ``<math>`` and the other non-prose tags are dropped;
-* templates: see :data:`TEMPLATE_RENDERERS`; ``lang-xx`` and ``IPA-xx`` by prefix; the parser functions
-  ``formatnum``, ``lc``, ``uc``, ``lcfirst``, ``ucfirst``; everything else → nothing;
+* bold/italic markup is removed; inline HTML tags (``span``, ``small``, ``sub``, ``abbr``, ``u``, ``code``, ...) keep
+  their text (``H<sub>2</sub>O`` → ``H2O``); a numeric superscript is a power (:func:`superscript`:
+  ``10<sup>18</sup>`` → ``10^18``, ``km<sup>2</sup>`` → ``km²``); ``<br>`` is a space; struck text (``s``, ``del``,
+  ``strike``), tables, galleries and the other non-prose tags are dropped; ``<math>``, ``<chem>`` ... leave holes
+  (:func:`~wikiref_dataset.wiki.markup.prepare` puts them in);
+* templates: see :data:`TEMPLATE_RENDERERS`; ``lang-xx`` and ``IPA-xx`` by prefix, ``... span`` templates (``{{citation
+  needed span|text}}``) show their text; the parser functions ``formatnum``, ``lc``, ``uc``, ``lcfirst``,
+  ``ucfirst``; templates relative to today (``{{age|1950|1|2}}``, ``{{CURRENTYEAR}}``) at ``current_date`` (the
+  statement extractor passes the revision's date; without one they are holes); silent templates → nothing;
+  everything else → a hole;
 * :func:`clean_text` then normalises whitespace, removes the spaces a dropped template leaves before punctuation,
   empty brackets (``Alabama ({{IPAc-en|...}}) is`` → ``Alabama is``), stray ``''``/``'''`` and magic words.
 
@@ -30,7 +40,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Iterable
-from datetime import date
+from datetime import date, timedelta
 
 import mwparserfromhell
 from mwparserfromhell.nodes import (
@@ -49,15 +59,23 @@ from mwparserfromhell.wikicode import Wikicode
 
 __all__ = [
     "DROPPED_TAGS",
+    "HOLE_END",
+    "HOLE_START",
+    "LIST_MARKUP",
+    "SILENT_TEMPLATES",
     "TEMPLATE_RENDERERS",
     "TemplateArgs",
     "canonical_template_name",
     "clean_text",
-    "LIST_MARKUP",
+    "find_holes",
     "find_markup",
+    "hole",
+    "is_silent_template",
     "render",
     "render_nodes",
     "render_pieces",
+    "strip_holes",
+    "superscript",
     "template_renderer",
 ]
 
@@ -103,34 +121,44 @@ LIST_MARKUP = frozenset({"*", "#", ":", ";"})
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def render(code: Wikicode | str | None) -> str:
-    """Plain text of wikitext (a parsed :class:`Wikicode` or a string), cleaned with :func:`clean_text`."""
+def render(code: Wikicode | str | None, current_date: date | None = None, keep_holes: bool = False) -> str:
+    """Plain text of wikitext (a parsed :class:`Wikicode` or a string), cleaned with :func:`clean_text`.
+
+    Args:
+        code (`Wikicode` or `str`): the wikitext.
+        current_date (`datetime.date`, *optional*): the date that templates relative to today (``{{age}}``,
+            ``{{CURRENTYEAR}}``) are rendered at; without it they are holes.
+        keep_holes (`bool`): leave the hole markers of unrendered templates in the text (see :func:`find_holes`);
+            by default they are removed.
+    """
     if code is None:
         return ""
     if isinstance(code, str):
         code = mwparserfromhell.parse(code)
-    return clean_text(render_raw(code))
+    return clean_text(render_raw(code, current_date), keep_holes=keep_holes)
 
 
-def render_raw(code: Wikicode | None) -> str:
-    """Plain text of a node list without the final :func:`clean_text` (for template arguments and link labels)."""
+def render_raw(code: Wikicode | None, current_date: date | None = None) -> str:
+    """Plain text of a node list without the final :func:`clean_text` (for template arguments and link labels);
+    unrendered templates are hole markers."""
     if code is None:
         return ""
     out: list[str] = []
-    render_nodes(code.nodes, out)
+    render_nodes(code.nodes, out, current_date)
     return "".join(out)
 
 
-def render_nodes(nodes: Iterable[Node], out: list[str]) -> None:
+def render_nodes(nodes: Iterable[Node], out: list[str], current_date: date | None = None) -> None:
     """Append the visible text of ``nodes`` to ``out`` (not yet cleaned)."""
     for node in nodes:
         handler = _NODE_HANDLERS.get(type(node))
         if handler is not None:
-            handler(node, out)
+            handler(node, out, current_date)
 
 
-def render_pieces(pieces: Iterable[str | Node]) -> str:
-    """Plain text of a sequence of strings (taken as plain text) and parsed nodes, cleaned with :func:`clean_text`."""
+def render_pieces(pieces: Iterable[str | Node], current_date: date | None = None, keep_holes: bool = False) -> str:
+    """Plain text of a sequence of strings (taken as plain text) and parsed nodes, cleaned with :func:`clean_text`
+    (arguments as for :func:`render`)."""
     out: list[str] = []
     for piece in pieces:
         if type(piece) is str:
@@ -138,22 +166,22 @@ def render_pieces(pieces: Iterable[str | Node]) -> str:
         else:
             handler = _NODE_HANDLERS.get(type(piece))
             if handler is not None:
-                handler(piece, out)
-    return clean_text("".join(out))
+                handler(piece, out, current_date)
+    return clean_text("".join(out), keep_holes=keep_holes)
 
 
-def _text(node: Text, out: list[str]) -> None:
+def _text(node: Text, out: list[str], current_date: date | None) -> None:
     out.append(node.value)
 
 
-def _entity(node: HTMLEntity, out: list[str]) -> None:
+def _entity(node: HTMLEntity, out: list[str], current_date: date | None) -> None:
     try:
         out.append(node.normalize())
     except ValueError:  # an invalid numeric entity
         pass
 
 
-def _wikilink(node: Wikilink, out: list[str]) -> None:
+def _wikilink(node: Wikilink, out: list[str], current_date: date | None) -> None:
     title = str(node.title).strip()
     if title.startswith(":"):  # [[:Category:X|x]] is a visible link
         title = title[1:].lstrip()
@@ -164,7 +192,7 @@ def _wikilink(node: Wikilink, out: list[str]) -> None:
         if prefix not in _VISIBLE_INTERWIKI and _LANGUAGE_CODE.match(prefix) and node.text is None:
             return  # interlanguage link
     if node.text is not None:
-        label = render_raw(node.text)
+        label = render_raw(node.text, current_date)
         if label.strip():
             out.append(label)
             return
@@ -174,17 +202,17 @@ def _wikilink(node: Wikilink, out: list[str]) -> None:
         title = re.sub(r"\s*\(.*\)\s*$", "", title.split(":", 1)[-1] if ":" in title else title)
         title = title.split(",", 1)[0]
     if "{{" in title or "<" in title or "&" in title:
-        title = render_raw(mwparserfromhell.parse(title))
+        title = render_raw(mwparserfromhell.parse(title), current_date)
     out.append(title)
 
 
-def _external_link(node: ExternalLink, out: list[str]) -> None:
+def _external_link(node: ExternalLink, out: list[str], current_date: date | None) -> None:
     if node.brackets and node.title is not None:
-        render_nodes(node.title.nodes, out)
+        render_nodes(node.title.nodes, out, current_date)
     # bare URLs and [url] without a label are not text
 
 
-def _tag(node: Tag, out: list[str]) -> None:
+def _tag(node: Tag, out: list[str], current_date: date | None) -> None:
     markup = node.wiki_markup
     if markup is not None:
         if markup in LIST_MARKUP:
@@ -205,26 +233,34 @@ def _tag(node: Tag, out: list[str]) -> None:
     if name in ("li", "dd", "dt", "p", "div", "center", "ul", "ol", "dl"):
         out.append(" ")
     if node.contents is not None and not node.self_closing:
-        render_nodes(node.contents.nodes, out)
+        if name == "sup":
+            out.append(superscript(render_raw(node.contents, current_date), "".join(out[-4:])))
+        else:
+            render_nodes(node.contents.nodes, out, current_date)
 
 
-def _template(node: Template, out: list[str]) -> None:
-    renderer = template_renderer(node)
-    if renderer is not None:
-        out.append(renderer(TemplateArgs(node)))
+def _template(node: Template, out: list[str], current_date: date | None) -> None:
+    name = canonical_template_name(str(node.name))
+    renderer = template_renderer(node, name)
+    if renderer is _superscript_template:  # needs the text before it: 10{{sup|18}} → 10^18
+        out.append(superscript(TemplateArgs(node, current_date).pos(1), "".join(out[-4:])))
+    elif renderer is not None:
+        out.append(renderer(TemplateArgs(node, current_date)))
+    elif not is_silent_template(name):
+        out.append(hole(name.split(":", 1)[0] + ":" if ":" in name else name))
 
 
-def _heading(node: Heading, out: list[str]) -> None:
+def _heading(node: Heading, out: list[str], current_date: date | None) -> None:
     out.append("\n")
-    render_nodes(node.title.nodes, out)
+    render_nodes(node.title.nodes, out, current_date)
     out.append("\n")
 
 
-def _ignore(node: Node, out: list[str]) -> None:
+def _ignore(node: Node, out: list[str], current_date: date | None) -> None:
     return None
 
 
-_NODE_HANDLERS: dict[type, Callable[[Node, list[str]], None]] = {
+_NODE_HANDLERS: dict[type, Callable[[Node, list[str], date | None], None]] = {
     Text: _text,
     Wikilink: _wikilink,
     ExternalLink: _external_link,
@@ -235,6 +271,87 @@ _NODE_HANDLERS: dict[type, Callable[[Node, list[str]], None]] = {
     Comment: _ignore,
     Argument: _ignore,
 }
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Superscripts
+# ----------------------------------------------------------------------------------------------------------------
+
+_EXPONENT = re.compile(r"[−\-+]?\d{1,3}\Z")
+_FOOTNOTE_MARK = re.compile(r"\[\w{1,3}\]\Z|\*\Z")
+_SUPERSCRIPT_DIGITS = str.maketrans("0123456789−-+", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁻⁺")
+
+
+def superscript(content: str, before: str) -> str:
+    """Plain text of a superscript (``<sup>`` or ``{{sup}}``) given the text ``before`` it.
+
+    A numeric exponent after a number is a power: ``10<sup>18</sup>`` → ``10^18`` (not "1018"), ``1024<sup>2</sup>``
+    → ``1024^2``. After a letter or a closing bracket it is written with superscript characters, as :func:`render`
+    writes units (``km<sup>2</sup>`` → ``km²``, ``mc<sup>2</sup>`` → ``mc²``). Bracketed marks
+    (``<sup>[1]</sup>``) are dropped; any other content (``1<sup>st</sup>``, ``H<sup>+</sup>``, the mass number of
+    ``<sup>137</sup>Cs``) is kept as written.
+    """
+    content = content.strip()
+    if _FOOTNOTE_MARK.match(content):
+        return ""
+    if not _EXPONENT.match(content):
+        return content
+    before = before.rstrip("'")  # ''mc''<sup>2</sup>: italic markup is removed later
+    if not before or before[-1].isspace():
+        return content
+    if before[-1].isdigit():
+        return f"^{content}"
+    if before[-1].isalpha() or before[-1] in ")]":
+        return content.translate(_SUPERSCRIPT_DIGITS)
+    return content
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Holes
+# ----------------------------------------------------------------------------------------------------------------
+
+HOLE_START, HOLE_END = "\ue002", "\ue003"
+"""Private-use characters around the name of an unrendered template in raw rendered text (wikitext never holds
+them, like the ref placeholders of :mod:`~wikiref_dataset.wiki.markup`)."""
+_HOLE = re.compile("\ue002([^\ue002\ue003]*)\ue003")
+_WORD = re.compile(r"\w")
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\Z")
+_BRACKET_OPEN = re.compile(r"[(\[][\s,;:]*\Z")
+_BRACKET_CLOSE = re.compile(r"[\s,;:]*[)\]]")
+
+
+def hole(name: str) -> str:
+    """The marker that an unrendered template (or a text-bearing tag such as ``<math>``) leaves in raw text."""
+    return HOLE_START + name.replace(HOLE_START, "").replace(HOLE_END, "") + HOLE_END
+
+
+def strip_holes(text: str) -> str:
+    """``text`` without hole markers (whitespace is not normalised: :func:`clean_text` does that)."""
+    return _HOLE.sub("", text) if HOLE_START in text else text
+
+
+def find_holes(text: str) -> list[str]:
+    """Names of the unrendered templates that leave a hole *inside* a sentence of ``text`` (rendered with
+    ``keep_holes=True``), in order.
+
+    An unrendered template is harmless where nothing it said could be missing from the sentence: before any word of
+    the text (``{{quote|...}} He then ...``: the statement starts after it), right after the end of a sentence
+    (``... in 1990.{{x}} Then ...``), or alone in brackets (``Alabama ({{x}}) is``: the brackets go with it).
+    Everywhere else (``the notes A{{music|flat}}4``, ``on the {{railgauge|1000}} line``, ``in {{currentyear}}
+    dollars``) the template very likely carried words the sentence needs.
+    """
+    if HOLE_START not in text:
+        return []
+    names = []
+    for match in _HOLE.finditer(text):
+        before = strip_holes(text[: match.start()]).rstrip()
+        after = strip_holes(text[match.end() :]).lstrip()
+        if not _WORD.search(before) or _SENTENCE_END.search(before):
+            continue
+        if _BRACKET_OPEN.search(before) and _BRACKET_CLOSE.match(after):
+            continue
+        names.append(match.group(1))
+    return names
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -249,15 +366,18 @@ _WHITESPACE = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCT = re.compile(r" (?=[,.;:!?%)\]])")
 _SPACE_AFTER_OPEN = re.compile(r"(?<=[(\[]) ")
 _EMPTY_BRACKETS = re.compile(r"\s*[(\[][\s,;:]*[)\]]")
-_OPEN_SEPARATOR = re.compile(r"(?<=[(\[])[,;:] ?")
+_OPEN_SEPARATOR = re.compile(r"(?<=[(\[])(?:[,;:]\s*)+")
 _DOUBLE_PUNCT = re.compile(r"([,;])(?:\s*[,;])+")
 
 
-def clean_text(text: str) -> str:
+def clean_text(text: str, keep_holes: bool = False) -> str:
     """Normalise rendered text: one space for any whitespace run, no space before ``,.;:!?)]%``, no empty
-    brackets, no stray ``''``/``'''`` or ``__MAGICWORDS__``, and no leftover ref placeholders."""
+    brackets, no stray ``''``/``'''`` or ``__MAGICWORDS__``, no leftover ref placeholders, and no hole markers
+    unless ``keep_holes``."""
     if "\ue000" in text:
         text = _PLACEHOLDER.sub("", text)
+    if not keep_holes and HOLE_START in text:
+        text = _HOLE.sub("", text)
     text = _INVISIBLE.sub("", text)
     if "''" in text:
         text = _APOSTROPHE_MARKUP.sub("", text)
@@ -294,12 +414,14 @@ def find_markup(text: str) -> str | None:
 
 class TemplateArgs:
     """A template's arguments as plain text, rendered on demand: positional ``1..n`` (explicit ``|2=x`` counts)
-    and named (keys lowercased)."""
+    and named (keys lowercased). ``current_date`` is the date templates relative to today are rendered at (``None``:
+    unknown, they are holes)."""
 
-    __slots__ = ("template", "_positional", "_named")
+    __slots__ = ("template", "current_date", "_positional", "_named")
 
-    def __init__(self, template: Template):
+    def __init__(self, template: Template, current_date: date | None = None):
         self.template = template
+        self.current_date = current_date
         self._positional: dict[int, Wikicode] = {}
         self._named: dict[str, Wikicode] = {}
         index = 0
@@ -319,7 +441,7 @@ class TemplateArgs:
         value = self._positional.get(index)
         if value is None:
             return default
-        return _strip_arg(render_raw(value))
+        return _strip_arg(render_raw(value, self.current_date))
 
     def positionals(self) -> list[str]:
         """All positional arguments 1..n in order (a gap renders as an empty string)."""
@@ -332,7 +454,7 @@ class TemplateArgs:
         for name in names:
             value = self._named.get(name)
             if value is not None:
-                text = _strip_arg(render_raw(value))
+                text = _strip_arg(render_raw(value, self.current_date))
                 if text:
                     return text
         return default
@@ -364,6 +486,8 @@ def template_renderer(template: Template, name: str | None = None) -> _Renderer 
         return renderer
     if ":" in name:
         return _parser_function(template)
+    if name.endswith(" span"):  # {{citation needed span|text}}, {{clarify span|text}}: the text is shown
+        return _first_or_text
     for prefix, prefixed in _PREFIX_RENDERERS:
         if name.startswith(prefix):
             return prefixed
@@ -632,11 +756,16 @@ def _death_date_and_age(args: TemplateArgs) -> str:
 
 
 def _year_and_age(args: TemplateArgs) -> str:
-    """``{{death year and age|2000|1920}}`` → ``2000 (aged 79–80)``; ``{{birth year and age|1950}}`` → ``1950``."""
+    """``{{death year and age|2000|1920}}`` → ``2000 (aged 79–80)``; ``{{birth year and age|1950}}`` → ``1950 (age
+    65–66)`` at a current date in 2016, ``1950`` without one."""
     year, other = args.pos(1), args.pos(2)
     if _is_year(year) and _is_year(other) and int(other) < int(year):
         age = int(year) - int(other)
         return f"{year} (aged {age - 1}–{age})"
+    born = "birth" in canonical_template_name(str(args.template.name))
+    if born and _is_year(year) and not other and args.current_date and args.current_date.year > int(year):
+        age = args.current_date.year - int(year)
+        return f"{year} (age {age - 1}–{age})"
     return year
 
 
@@ -743,6 +872,253 @@ def _angle_brackets(args: TemplateArgs) -> str:
     return f"⟨{args.pos(1)}⟩"
 
 
+# -- templates that need more than their arguments -----------------------------------------------------------------
+
+
+def _unrendered(args: TemplateArgs) -> str:
+    """The hole a template leaves when its arguments cannot be rendered (a date "now", an unknown unit ...)."""
+    return hole(canonical_template_name(str(args.template.name)))
+
+
+def _superscript_template(args: TemplateArgs) -> str:
+    """``{{sup|x}}``; in running text :func:`superscript` also looks at the text before it."""
+    return args.pos(1)
+
+
+def _ordinal(args: TemplateArgs) -> str:
+    """``{{ordinal|3}}`` → ``3rd``, ``{{ordinal|112}}`` → ``112th``."""
+    value = args.pos(1)
+    digits = value.replace(",", "")
+    if not digits.isdigit():
+        return value or _unrendered(args)
+    number = int(digits)
+    suffix = "th" if number % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return value + suffix
+
+
+def _wikt_lang(args: TemplateArgs) -> str:
+    """``{{wikt-lang|fr|mot}}`` → ``mot`` (the displayed form, argument 3, when given); not the language code."""
+    return args.pos(3) or args.pos(2)
+
+
+def _date_args(values: list[str]) -> date | None:
+    """A date from (year, month, day) arguments; month and day default to 1 when absent."""
+    values = (values + ["", "", ""])[:3]
+    if not _is_year(values[0]) or int(values[0]) < 1:
+        return None
+    month = _month(values[1]) if values[1] else 1
+    day = _day(values[2]) if values[2] else 1
+    if month is None or day is None:
+        return None
+    try:
+        return date(int(values[0]), month, day)
+    except ValueError:
+        return None
+
+
+def _span(start: date, end: date) -> tuple[int, int, int]:
+    """Whole years, months and days from ``start`` to ``end`` (``end`` not before ``start``)."""
+    years, months, days = end.year - start.year, end.month - start.month, end.day - start.day
+    if days < 0:
+        months -= 1
+        days += (end.replace(day=1) - timedelta(days=1)).day  # the length of the month before end's
+    if months < 0:
+        years -= 1
+        months += 12
+    return years, months, days
+
+
+def _plural(count: int, unit: str) -> str:
+    return f"{count} {unit}" if count == 1 else f"{count} {unit}s"
+
+
+def _age_template(style: str) -> _Renderer:
+    """``{{age|1950|1|2|2000|1|1}}`` → ``49``; with one date the age is at ``current_date`` (the revision's date),
+    and a hole without it. ``style``: ``years`` (``49``), ``days`` (``18,261``), ``years and days``, ``years and
+    months``, ``ymd`` (``8 years, 4 months and 15 days``)."""
+
+    def render_age(args: TemplateArgs) -> str:
+        values = [value for value in args.positionals() if value]
+        if len(values) not in (3, 6) or not all(_is_year(value) or _month(value) for value in values):
+            return _unrendered(args)
+        start = _date_args(values[:3])
+        end = _date_args(values[3:]) if len(values) == 6 else args.current_date
+        if start is None or end is None or end < start:
+            return _unrendered(args)
+        years, months, days = _span(start, end)
+        if style == "years":
+            return str(years)
+        if style == "days":
+            return _group_thousands(str((end - start).days))
+        if style == "years and days":
+            anniversary = _date_args([str(start.year + years), str(start.month), str(start.day)]) or start
+            return f"{_plural(years, 'year')}, {_plural((end - anniversary).days, 'day')}"
+        if style == "years and months":
+            return f"{_plural(years, 'year')}, {_plural(months, 'month')}"
+        return f"{_plural(years, 'year')}, {_plural(months, 'month')} and {_plural(days, 'day')}"
+
+    return render_age
+
+
+def _birth_date_and_age(args: TemplateArgs) -> str:
+    """``{{birth date and age|1950|1|2}}`` → ``January 2, 1950 (age 66)`` at ``current_date``; the date alone when
+    the current date is unknown (the age is an aside in brackets)."""
+    born = _date_template(args)
+    start = _date_args(args.positionals()[:3])
+    if start is None or args.current_date is None or args.current_date < start:
+        return born
+    return f"{born} (age {_span(start, args.current_date)[0]})"
+
+
+def _birth_date_and_age2(args: TemplateArgs) -> str:
+    """``{{birth date and age2|2010|1|1|1950|1|2}}``: the age on the first date of someone born on the second →
+    ``January 2, 1950 (age 59)``."""
+    values = args.positionals() + [""] * 6
+    when, start = _date_args(values[:3]), _date_args(values[3:6])
+    if start is None:
+        return _unrendered(args)
+    born = format_date(values[3], values[4], values[5], dmy=_dmy(args))
+    return f"{born} (age {_span(start, when)[0]})" if when is not None and when >= start else born
+
+
+def _current(part: str) -> _Renderer:
+    """``{{CURRENTYEAR}}`` ... at ``current_date`` (the revision's date); a hole without it."""
+
+    def render_current(args: TemplateArgs) -> str:
+        when = args.current_date
+        if when is None:
+            return _unrendered(args)
+        return {"year": str(when.year), "month": f"{when.month:02d}", "monthname": _MONTHS[when.month - 1],
+                "day": str(when.day)}[part]
+
+    return render_current
+
+
+_COMPASS = {"n": 1, "s": -1, "e": 1, "w": -1}
+
+
+def _coord(args: TemplateArgs) -> str:
+    """``{{coord|13|19|N|169|9|W}}`` → ``13°19′N 169°09′W``; ``{{coord|32.7|-86.7}}`` → ``32.7°N 86.7°W``;
+    nothing when shown only in the page title (``display=title``)."""
+    display = args.get("display").lower().replace(" ", "")
+    if display and "inline" not in display and display not in ("it", "ti"):
+        return ""
+    values = [value for value in args.positionals() if value and ":" not in value]
+    parts: list[str] = []
+    numbers: list[str] = []
+    for value in values:
+        if value.lower() in _COMPASS:
+            if not numbers or len(numbers) > 3 or not all(_is_number(number) for number in numbers):
+                return _unrendered(args)
+            degrees = f"{numbers[0]}°" + "".join(f"{float(number):02.0f}{mark}" if number.isdigit() else
+                                                 f"{number}{mark}" for number, mark in zip(numbers[1:], "′″"))
+            parts.append(degrees + value.upper())
+            numbers = []
+        else:
+            numbers.append(value)
+    if not parts and len(numbers) == 2 and all(_is_number(number) for number in numbers):
+        (latitude, longitude) = (float(number.replace("−", "-")) for number in numbers)
+        parts = [f"{numbers[0].lstrip('-−')}°{'N' if latitude >= 0 else 'S'}",
+                 f"{numbers[1].lstrip('-−')}°{'E' if longitude >= 0 else 'W'}"]
+    elif numbers or len(parts) != 2:
+        return _unrendered(args)
+    return " ".join(parts)
+
+
+_NAMED_GAUGES = {"sg": 1435, "ussg": 1435, "standard": 1435, "metre": 1000, "meter": 1000, "cape": 1067,
+                 "russian": 1520, "irish": 1600, "iberian": 1668, "indian": 1676, "broad": 1676}
+_GAUGE_IMPERIAL = re.compile(r"(?:(\d+)\s*ft)?\s*(?:(\d+(?:\.\d+)?)\s*in)?\Z")
+
+
+def _rail_gauge(args: TemplateArgs) -> str:
+    """``{{railgauge|1000mm}}`` → ``1,000 mm``, ``{{railgauge|3ft6in}}`` → ``3 ft 6 in``, ``{{railgauge|sg}}`` →
+    ``1,435 mm`` (the gauge as given; the conversion is not computed)."""
+    value = args.pos(1).lower().replace(" ", "")
+    millimetres = _NAMED_GAUGES.get(value)
+    if millimetres is None:
+        match = re.fullmatch(r"(\d+(?:\.\d+)?)(?:mm)?", value)
+        if match and (value.endswith("mm") or float(match.group(1)) >= 100):
+            return f"{_group_thousands(match.group(1))} mm"
+        imperial = _GAUGE_IMPERIAL.match(value)
+        if value and imperial and any(imperial.groups()):
+            feet, inches = imperial.groups()
+            return " ".join(part for part in (feet and f"{feet} ft", inches and f"{inches} in") if part)
+        return _unrendered(args)
+    return f"{millimetres:,} mm"
+
+
+def _us_patent(args: TemplateArgs) -> str:
+    """``{{US patent|1781541}}`` → ``U.S. patent 1,781,541``."""
+    number = args.pos(1)
+    return f"U.S. patent {_group_thousands(number) if number.isdigit() else number}" if number else _unrendered(args)
+
+
+_MUSIC_SYMBOLS = {"flat": "♭", "b": "♭", "sharp": "♯", "#": "♯", "natural": "♮", "doubleflat": "𝄫", "bb": "𝄫",
+                  "doublesharp": "𝄪", "x": "𝄪"}
+
+
+def _music(args: TemplateArgs) -> str:
+    """``{{music|flat}}`` → ``♭`` (accidentals; other music symbols are holes)."""
+    return _MUSIC_SYMBOLS.get(args.pos(1).lower()) or _unrendered(args)
+
+
+def _bible_reference(args: TemplateArgs) -> str:
+    """``{{bibleref|Mark|3:25|9}}`` → ``Mark 3:25`` (book and verses; the version is a link target)."""
+    return " ".join(value for value in (args.pos(1), args.pos(2)) if value) or _unrendered(args)
+
+
+def _power_of_ten(args: TemplateArgs) -> str:
+    """``{{10^|18}}`` → ``10^18``."""
+    return f"10^{args.pos(1)}" if args.pos(1) else "10"
+
+
+def _population_density(args: TemplateArgs) -> str:
+    """``{{pop density|3645257|640081.87|km2|prec=1}}`` → ``5.7/km²`` (population / area, in the first unit)."""
+    population, area = args.pos(1).replace(",", ""), args.pos(2).replace(",", "")
+    precision = args.get("prec")
+    try:
+        density = float(population) / float(area)
+        digits = int(precision) if precision else 1
+    except (ValueError, ZeroDivisionError):
+        return _unrendered(args)
+    return f"{density:,.{max(digits, 0)}f}{_unit('PD/' + args.pos(3)) if args.pos(3) else ''}"
+
+
+def _ship_name(args: TemplateArgs) -> str:
+    """``{{ship|USS|Enterprise|CV-6}}`` → ``USS Enterprise (CV-6)``."""
+    prefix, name, designation = args.pos(1), args.pos(2), args.pos(3)
+    text = " ".join(value for value in (prefix, name) if value)
+    return f"{text} ({designation})" if designation else text
+
+
+def _ship_class(args: TemplateArgs) -> str:
+    """``{{sclass|Fletcher|destroyer}}`` → ``Fletcher-class destroyer``."""
+    name, kind = args.pos(1), args.pos(2)
+    return f"{name}-class {kind}".strip() if name else _unrendered(args)
+
+
+def _literally(args: TemplateArgs) -> str:
+    """``{{lit|small river}}`` → ``lit. 'small river'`` (several meanings joined with "or")."""
+    meanings = [value for value in args.positionals() if value]
+    return "lit. " + " or ".join(f"'{meaning}'" for meaning in meanings) if meanings else "lit."
+
+
+def _height(args: TemplateArgs) -> str:
+    """``{{height|ft=6|in=2}}`` → ``6 ft 2 in``, ``{{height|m=1.83}}`` → ``1.83 m``."""
+    parts = [f"{args.get(unit)} {unit}" for unit in ("m", "cm", "ft", "in") if args.get(unit)]
+    return " ".join(parts) or _unrendered(args)
+
+
+def _chinese(args: TemplateArgs) -> str:
+    """``{{zh|c=中国|p=Zhōngguó}}`` → ``中国; Zhōngguó`` (the forms, without their labels)."""
+    forms = [args.get(key) for key in ("t", "s", "c", "p", "w", "j", "cy", "y", "poj", "tl")]
+    return "; ".join(form for form in forms if form) or _unrendered(args)
+
+
+def _isbn(args: TemplateArgs) -> str:
+    values = [value for value in args.positionals() if value]
+    return "ISBN " + ", ".join(values) if values else "ISBN"
+
 def _parser_function(template: Template) -> _Renderer | None:
     """``{{formatnum:1234}}``, ``{{lc:...}}``, ``{{uc:...}}``, ``{{lcfirst:...}}``, ``{{ucfirst:...}}``."""
     function = str(template.name).split(":", 1)[0].strip().lower()
@@ -751,7 +1127,7 @@ def _parser_function(template: Template) -> _Renderer | None:
     transform = _PARSER_FUNCTIONS[function]
 
     def render_function(args: TemplateArgs) -> str:
-        _, _, argument = render_raw(template.name).partition(":")
+        _, _, argument = render_raw(template.name, args.current_date).partition(":")
         return transform(argument.strip())
 
     return render_function
@@ -795,15 +1171,21 @@ TEMPLATE_RENDERERS: dict[str, _Renderer] = _table([
     (_first_or_text, (
         "nowrap", "nobr", "nobreak", "no wrap", "small", "smaller", "big", "larger", "large", "huge", "em",
         "strong", "noitalic", "nobold", "highlight", "serif", "sans-serif", "mono", "code", "kbd", "samp", "var",
-        "varserif", "mvar", "math", "tmath", "sup", "sub", "sc", "smallcaps", "small caps", "small-caps", "vanchor",
+        "varserif", "mvar", "math", "tmath", "sub", "sc", "smallcaps", "small caps", "small-caps", "vanchor",
         "visible anchor", "tooltip", "abbr", "abbrlink", "abbr link", "nastaliq", "ipa", "ipa-all", "ipa2",
         "ipa3", "flag", "flagcountry", "flagu", "flag country", "nts", "keypress", "bold", "italic", "bolditalic",
         "underline", "font", "mxt", "tq", "xt", "start-date", "end-date", "chem2", "center", "centre", "lower",
         "upper", "not a typo", "notatypo", "as written", "proper name", "typo", "polytonic", "unicode", "script/arabic",
-        "oldstyledate", "old style date", "wikt-lang",
+        "oldstyledate", "old style date", "span", "nq", "noquote",
     )),
+    (_superscript_template, ("sup",)),
+    (_power_of_ten, ("10^",)),
+    (_ordinal, ("ordinal",)),
+    (_wikt_lang, ("wikt-lang",)),
+    (_literally, ("lit", "literally", "literal translation")),
+    (_chinese, ("zh",)),
     (_second, ("script", "native name", "native phrase", "rtl-lang", "color", "colour", "font color", "audio")),
-    (_lang, ("lang", "lang2", "language")),
+    (_lang, ("lang", "lang2", "language", "langx")),
     (_last, ("transl", "transliteration", "translit", "resize")),
     (_nihongo, ("nihongo", "nihongo2", "nihongo3", "nihongo foot")),
     (_interlanguage_link, ("ill", "interlanguage link", "illm", "interlanguage link multi", "ill2")),
@@ -815,10 +1197,21 @@ TEMPLATE_RENDERERS: dict[str, _Renderer] = _table([
     (_sortname, ("sortname",)),
     (_sort, ("sort",)),
     (_url, ("url",)),
+    (_isbn, ("isbn",)),
+    (_us_patent, ("us patent",)),
+    (_bible_reference, ("bibleref", "bibleref2", "bibleverse", "bible verse")),
+    (_coord, ("coord",)),
+    (_rail_gauge, ("railgauge", "rail gauge", "gauge")),
+    (_height, ("height",)),
+    (_population_density, ("pop density", "popdensity")),
+    (_music, ("music",)),
     (_angle_brackets, ("angbr", "angle bracket", "angle brackets")),
     # punctuation and spacing
     (_constant("'"), ("'", "apostrophe")),
     (_constant("'s"), ("'s",)),
+    (_constant("a.k.a."), ("aka",)),
+    (_constant("/"), ("slash",)),
+    (_constant("-"), ("nbhyph", "non-breaking hyphen")),
     (_constant("'\""), ("' \"", "'\"")),
     (_constant("\"'"), ("\" '", "\"'")),
     (_constant("\""), ("\"",)),
@@ -846,14 +1239,24 @@ TEMPLATE_RENDERERS: dict[str, _Renderer] = _table([
     # dates
     (_as_of, ("as of", "asof")),
     (_date_template, ("start date", "end date", "birth date", "death date", "start date and age",
-                      "end date and age", "birth date and age", "bda", "dob", "birth-date", "death-date",
-                      "film date", "start-date and age", "birth date and age2", "birthdate and age",
+                      "end date and age", "dob", "birth-date", "death-date", "film date", "start-date and age",
                       "birth date text")),
+    (_birth_date_and_age, ("birth date and age", "bda", "birthdate and age")),
+    (_birth_date_and_age2, ("birth date and age2",)),
+    (_age_template("years"), ("age", "age in years", "age nts")),
+    (_age_template("days"), ("age in days",)),
+    (_age_template("years and days"), ("age in years and days", "ayd")),
+    (_age_template("years and months"), ("age in years and months",)),
+    (_age_template("ymd"), ("age in years, months and days", "age in years, months, and days", "aymd")),
+    (_current("year"), ("currentyear", "localyear")),
+    (_current("month"), ("currentmonth", "localmonth")),
+    (_current("monthname"), ("currentmonthname", "localmonthname")),
+    (_current("day"), ("currentday", "localday")),
     (_death_date_and_age, ("death date and age", "dda", "death-date and age", "deathdateandage")),
     (_year_and_age, ("death year and age", "birth year and age", "birth-year and age", "death-year and age")),
     (_iso_date, ("date",)),
     (_dts, ("dts", "dtsx", "date table sorting")),
-    (_circa, ("circa", "c.", "ca.")),
+    (_circa, ("circa", "c.", "ca.", "ca")),
     (_range_prefix("fl. "), ("floruit", "fl.")),
     (_range_prefix("r. "), ("reign", "r.")),
     (_prefixed("", " BC"), ("bc",)),
@@ -868,6 +1271,8 @@ TEMPLATE_RENDERERS: dict[str, _Renderer] = _table([
     (_ship("HMCS"), ("hmcs",)),
     (_ship("SS"), ("ss",)),
     (_ship("RMS"), ("rms",)),
+    (_ship_name, ("ship",)),
+    (_ship_class, ("sclass", "sclass-", "sclass2")),
 ])  # fmt: skip
 """Rendered templates, by canonical name (:func:`canonical_template_name`). Any template not found here (nor by
 the ``lang-``/``IPA-`` prefixes, nor a parser function) renders as nothing."""
@@ -877,3 +1282,68 @@ _PREFIX_RENDERERS: tuple[tuple[str, _Renderer], ...] = (
     ("lang-", _lang_prefixed),
     ("ipa-", _first),
 )
+
+SILENT_TEMPLATES = frozenset({
+    # inline cleanup and maintenance tags: a reader sees a bracketed note, not words of the sentence
+    "citation needed", "cn", "fact", "cite needed", "citeneeded", "citation required", "cn-needed", "refneeded",
+    "clarify", "clarification needed", "when", "who", "whom", "by whom", "which", "which?", "where", "where?",
+    "why", "why?", "how", "how?", "what", "dubious", "dubious discuss", "disputed inline", "according to whom",
+    "vague", "weasel inline", "weasel word", "peacock term", "peacock inline", "verify source", "verify credibility",
+    "failed verification", "better source", "better source needed",
+    "unreliable source?", "unreliable source", "unreliable medical source", "self-published inline",
+    "self-published source", "primary source inline", "third-party inline", "non-primary source needed",
+    "full", "full citation", "page needed", "pages needed", "year needed", "date missing", "page missing",
+    "update inline", "update after", "out of date", "outdated", "original research inline", "or", "or inline",
+    "syn", "synthesis inline", "lopsided", "non sequitur", "example needed", "definition needed", "specify",
+    "elucidate", "expand acronym", "explain", "further explanation needed", "qualify evidence", "nonspecific",
+    "importance inline", "irrelevant citation", "inappropriate person", "sic?", "says who", "speculation inline",
+    "time frame", "dead link", "deadlink", "cbignore", "bots", "citation not found", "not in citation given",
+    "request quotation", "rquote", "quote needed", "attribution needed", "medical citation needed",
+    "contradict inline", "contradictory inline", "fv", "pov statement", "npov inline", "neutrality inline",
+    "ambiguous", "huh", "awkward", "incomprehensible inline", "typo help inline", "spelling?",
+    "pronunciation needed", "ipa needed", "translation needed", "transliteration needed", "circular reference",
+    "dated info", "when?", "refimprove", "more citations needed", "unreferenced", "citation style",
+    "refimprove section", "more citations needed section", "unreferenced section", "update", "expand section",
+    "inflation-fn", "inflation/fn", "inflation-year/fn",
+    # footnotes, note marks and the page numbers that follow a citation (the statement walker handles refs)
+    "efn", "efn-ua", "efn-lr", "efn-la", "efn-lg", "efn-ur", "refn", "notetag", "nb", "note label", "ref label",
+    "cref", "cnote", "cnote2", "ref", "note", "fn", "fnb", "r", "rp", "sfn", "sfnp", "sfnm", "sfnmp", "sfnref",
+    "notelist", "reflist", "refbegin", "refend", "references", "notelist-ua", "notelist-lr", "page number",
+    # pronunciation in IPA-for-English, audio, icons and images: asides that leave no word out of the sentence
+    "ipac-en", "ipac-ga", "ipac-es", "ipac-fr", "ipac-de", "ipac-it", "ipac-pl", "ipac-ar", "ipac-cmn", "ipac-yue",
+    "ipac-ja", "ipac-ru", "ipac-hu", "ipac-nl", "ipac-pt", "ipac-sv", "ipac-nb", "pronunciation", "listen",
+    "flagicon", "flag icon", "flagdeco", "flagicon image", "country flag icon", "in lang", "en icon", "fr icon",
+    "de icon", "es icon", "ru icon", "it icon", "ja icon", "zh icon", "ar icon", "pt icon", "languageicon",
+    "increase", "decrease", "steady", "up", "down",
+    # layout, navigation and page-level templates
+    "anchor", "anchors", "visible anchor end", "clear", "clr", "-", "clear left", "clear right",
+    "nowrap begin", "nowrap end", "nobr begin", "nobr end", "endflatlist", "endplainlist", "end",
+    "main", "main article", "see also", "further", "further information", "details", "for", "about", "redirect",
+    "distinguish", "other uses", "hatnote", "selfref", "self reference", "portal", "portal bar", "commons",
+    "commons category", "wiktionary", "wikiquote", "wikisource", "sister project links", "authority control",
+    "taxonbar", "coord missing", "short description", "italic title", "lowercase title", "toc", "toc limit",
+    "tocright", "toc right", "compact toc", "multiple image", "double image", "wide image", "panorama", "image",
+    "col-begin", "col-end", "col-break", "div col", "div col end", "columns-list", "quote box", "pull quote",
+    "rquote box", "sidebar", "stack", "stack begin", "stack end", "sticky header",
+    "defaultsort", "displaytitle", "good article", "featured article", "featured list", "engvarb",
+    "spoken wikipedia", "pp", "pp-semi", "pp-move", "pp-protected", "pp-vandalism", "pp-semi-indef",
+    "pp-move-indef", "pp-pc1", "pp-sock", "pp-dispute", "pp-template",
+})  # fmt: skip
+"""Templates that render no words of the running text and are dropped silently (no hole): inline cleanup tags,
+footnote marks, pronunciation asides, icons, and layout or navigation templates. Besides these, names ending with
+``" needed"`` or ``" inline"`` and names starting with ``infobox``, ``navbox``, ``pp-``, ``use `` (``{{use dmy
+dates}}``), ``ipac-`` or ``flagicon`` are silent. Any other template that :data:`TEMPLATE_RENDERERS` does not render
+leaves a hole (:func:`find_holes`)."""
+
+_SILENT_SUFFIXES = (" needed", " inline")
+_SILENT_PREFIXES = ("infobox", "navbox", "pp-", "use ", "ipac-", "flagicon", "campaignbox", "s-", "taxobox",
+                    "automatic taxobox", "speciesbox", "good article", "featured", "wikiproject")
+
+
+def is_silent_template(name: str) -> bool:
+    """Whether the template of canonical ``name`` renders no words of the running text (see
+    :data:`SILENT_TEMPLATES`); parser functions count by their function (``defaultsort:X`` → ``defaultsort``)."""
+    if ":" in name:
+        name = name.split(":", 1)[0].strip()
+    return (name in SILENT_TEMPLATES or name.endswith(_SILENT_SUFFIXES)
+            or name.startswith(_SILENT_PREFIXES))

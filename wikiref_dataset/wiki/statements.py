@@ -17,13 +17,16 @@ How a page is read (:meth:`StatementExtractor.extract`):
    ``<small>`` ...) refs are still found. ``{{r|name}}`` reuses a named ref, ``{{#tag:ref|...}}`` is a ref,
    ``{{sfn}}``-style short footnotes are citations of type ``sfn``; grouped refs (``<ref group="note">``) and
    ``{{efn}}``-style notes are explanatory notes: not citations, no boundary.
-4. Each cited span is rendered to plain text (:mod:`~wikiref_dataset.wiki.plaintext`); spans with no letters or
-   digits (the text between two refs that stand together) are not statements. Every span gets the next
-   ``position`` of the page, kept or not, so statement ids (``"{page_id}-{position}"``) do not depend on which
-   citation types are kept.
+4. Each cited span is rendered to plain text (:mod:`~wikiref_dataset.wiki.plaintext`), templates relative to today
+   (``{{age}}``, ``{{CURRENTYEAR}}``) at the date of the revision; spans with no letters or digits (the text between
+   two refs that stand together) are not statements. A template that is neither rendered nor known to show no words
+   (:func:`~wikiref_dataset.wiki.plaintext.is_silent_template`), or a ``<math>`` formula, standing inside a sentence
+   leaves a hole (:func:`~wikiref_dataset.wiki.plaintext.find_holes`): such a statement would not say what the
+   article says, and it is dropped. Every span gets the next ``position`` of the page, kept or not, so statement ids
+   (``"{page_id}-{position}"``) do not depend on which citation types are kept.
 5. The ref is resolved (named refs), typed (:func:`~wikiref_dataset.wiki.citations.classify_ref`), filtered by
    :attr:`StatementConfig.keep_types`, and the citation's fields are read. Statements that are too short, have no
-   fetchable url, or would still contain markup are dropped. Everything is counted in
+   fetchable url, have a hole, or would still contain markup are dropped. Everything is counted in
    :attr:`StatementExtractor.stats`.
 
 A page that raises is logged with its id and counted as ``pages_failed``; extraction goes on with the next page.
@@ -35,6 +38,7 @@ import logging
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import date
 from typing import Any
 
 import mwparserfromhell
@@ -51,7 +55,18 @@ from .citations import (
 )
 from .dump import WikiPage
 from .markup import PLACEHOLDER, PreparedPage, RefTag, prepare, split_sections
-from .plaintext import LIST_MARKUP, canonical_template_name, find_markup, render, render_pieces, template_renderer
+from .plaintext import (
+    HOLE_START,
+    LIST_MARKUP,
+    canonical_template_name,
+    find_holes,
+    find_markup,
+    is_silent_template,
+    render,
+    render_pieces,
+    strip_holes,
+    template_renderer,
+)
 
 __all__ = [
     "DEFAULT_KEEP_TYPES",
@@ -74,8 +89,14 @@ DEFAULT_SKIP_SECTIONS: tuple[str, ...] = (
 )  # fmt: skip
 """Non-prose sections skipped by default (compared lowercased, whitespace collapsed)."""
 
-DEFAULT_KEEP_TYPES: tuple[str, ...] = ("cite web", "cite news", "cite press release")
-"""Citation types kept by default: web pages, news articles and press releases (§II-A of Zhu et al., 2022)."""
+DEFAULT_KEEP_TYPES: tuple[str, ...] = (
+    "cite web", "cite news", "cite press release", "cite magazine", "citation", "wayback", "webarchive",
+)  # fmt: skip
+"""Citation types kept by default: web pages, news articles, magazine articles ("press") and press releases, the four
+kinds of source of §II-A of Zhu et al. (2022): ``cite web``, ``cite news``, ``cite press release``, ``cite
+magazine``, a ``{{citation}}`` with a url that cites a web page or a periodical (type ``citation``; its book, journal,
+encyclopedia and conference uses are typed apart and skipped) and archived web pages cited through ``{{wayback}}`` or
+``{{webarchive}}`` (their url is the original page's)."""
 
 # Templates that stand for a citation in the text.
 _REUSE_TEMPLATES = frozenset({"r"})  # {{r|name}} reuses <ref name="name">
@@ -110,12 +131,18 @@ class StatementConfig:
             (case-insensitive). Default: :data:`DEFAULT_SKIP_SECTIONS`.
         keep_types (`tuple[str, ...]`): citation types kept (canonical names; variants such as ``Cite_Web`` or
             redirects such as ``cite newspaper`` are folded). Default: ``cite web``, ``cite news``, ``cite press
-            release``.
+            release``, ``cite magazine``, ``citation``, ``wayback``, ``webarchive`` (:data:`DEFAULT_KEEP_TYPES`).
         include_bare_urls (`bool`): also keep refs that hold only a link (type ``bare url``). Default ``False``.
         min_statement_chars (`int`): shortest statement kept, in characters of plain text. Default 10.
         include_list_items (`bool`): take statements from list items (``* ...``) as well as paragraphs.
         archive_when_status_missing (`bool`): fetch the archive when a citation gives ``archive-url`` but no
             ``url-status`` (Citation Style 1 then treats the url as dead). Default ``True``.
+        drop_unrendered_templates (`bool`): drop (and count) a statement when a template that is neither rendered
+            nor known to show no words stands inside one of its sentences (the text would have a hole); off, such
+            templates vanish from the text. Default ``True``.
+        render_relative_dates (`bool`): render templates relative to today (``{{age}}``, ``{{CURRENTYEAR}}``, the
+            age of ``{{birth date and age}}``) at the date of the page's revision; off, they are unrendered (and
+            their statements dropped). Default ``True``.
     """
 
     skip_sections: tuple[str, ...] = field(
@@ -139,6 +166,14 @@ class StatementConfig:
         default=True,
         metadata={"help": "Fetch archive-url when a citation gives no url-status (CS1 then assumes 'dead')."},
     )
+    drop_unrendered_templates: bool = field(
+        default=True,
+        metadata={"help": "Drop statements with an unrendered template inside a sentence (off: it vanishes)."},
+    )
+    render_relative_dates: bool = field(
+        default=True,
+        metadata={"help": "Render {{age}}, {{CURRENTYEAR}} ... at the revision's date (off: they are unrendered)."},
+    )
 
     def __post_init__(self):
         for name in ("skip_sections", "keep_types"):
@@ -156,7 +191,8 @@ class StatementConfig:
             raise ValueError(f"StatementConfig.min_statement_chars must be an int, got {self.min_statement_chars!r}")
         if self.min_statement_chars < 0:
             raise ValueError(f"StatementConfig.min_statement_chars must be >= 0, got {self.min_statement_chars}")
-        for name in ("include_bare_urls", "include_list_items", "archive_when_status_missing"):
+        for name in ("include_bare_urls", "include_list_items", "archive_when_status_missing",
+                     "drop_unrendered_templates", "render_relative_dates"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"StatementConfig.{name} must be a bool, got {getattr(self, name)!r}")
 
@@ -167,7 +203,7 @@ class StatementConfig:
 _CITATION_METADATA = {  # Citation field → Document metadata key
     "type": "citation_type", "url": "url", "archive_url": "archive_url", "url_status": "url_status",
     "fetch_url": "fetch_url", "title": "citation_title", "publisher": "publisher", "work": "work", "date": "date",
-    "ref_name": "ref_name",
+    "ref_name": "ref_name", "access_date": "access_date", "archive_date": "archive_date",
 }  # fmt: skip
 
 
@@ -260,18 +296,20 @@ class _Marker:
 class _BlockWalker:
     """Walks the nodes of one section and collects its cited spans, ``(plain text, marker)``, block by block."""
 
-    __slots__ = ("refs", "counts", "include_list_items", "segment", "line_has_content", "in_list", "after_citation",
-                 "spans")
+    __slots__ = ("refs", "counts", "include_list_items", "current_date", "segment", "line_has_content", "in_list",
+                 "after_citation", "spans")
 
-    def __init__(self, refs: list[RefTag], counts: Counter, include_list_items: bool):
+    def __init__(self, refs: list[RefTag], counts: Counter, include_list_items: bool,
+                 current_date: date | None = None):
         self.refs = refs
         self.counts = counts
         self.include_list_items = include_list_items
+        self.current_date = current_date
         self.segment: list[Any] = []
         self.line_has_content = False
         self.in_list = False
         self.after_citation = False
-        self.spans: list[tuple[str, _Marker]] = []
+        self.spans: list[tuple[str, _Marker, list[str]]] = []  # (text, citation, unrendered templates in the text)
 
     # -- blocks --------------------------------------------------------------------------------------------------
 
@@ -312,7 +350,7 @@ class _BlockWalker:
     def text(self, value: str) -> None:
         if "\n" not in value and "\ue000" not in value:
             self.segment.append(value)
-            if not self.line_has_content and not value.isspace():
+            if not self.line_has_content and _shows_text(value):
                 self.line_has_content = True
             return
         for piece in _SPLIT_TEXT.split(value):
@@ -329,7 +367,7 @@ class _BlockWalker:
                     self.cite(_Marker(ref=ref))
             else:
                 self.segment.append(piece)
-                if not self.line_has_content and not piece.isspace():
+                if not self.line_has_content and _shows_text(piece):
                     self.line_has_content = True
 
     def tag(self, node: Tag) -> None:
@@ -344,8 +382,8 @@ class _BlockWalker:
                 return
         name = str(node.tag).strip().lower()
         if name in _INLINE_TAGS:
-            if name == "nowiki":
-                self.segment.append(node)
+            if name == "nowiki" or (name == "sup" and not _holds_citation(node)):
+                self.segment.append(node)  # a superscript is rendered whole: 10<sup>18</sup> → 10^18
                 self.line_has_content = True
             elif node.contents is not None and not node.self_closing:
                 self.walk(node.contents.nodes)
@@ -384,6 +422,9 @@ class _BlockWalker:
         elif template_renderer(node, name) is not None:
             self.segment.append(node)
             self.line_has_content = True
+        elif not is_silent_template(name):
+            # rendered as a hole; a line holding only such templates (an infobox, a navbox) still shows nothing
+            self.segment.append(node)
 
     def tag_ref(self, node: Template) -> None:
         """``{{#tag:ref|content|name=x|group=y}}``: a ref written as a parser function."""
@@ -402,20 +443,32 @@ class _BlockWalker:
         segment, self.segment = self.segment, []
         if self.in_list and not self.include_list_items:
             return
-        text = _render_segment(segment)
+        with_holes = render_pieces(segment, self.current_date, keep_holes=True)
+        # rendered again without the holes rather than cleaned twice (cleaning is not idempotent on "(, ,")
+        text = render_pieces(segment, self.current_date) if HOLE_START in with_holes else with_holes
+        text = _strip_leading_junk(text)
         if not _WORD.search(text):
             self.counts["refs_grouped" if self.after_citation else "refs_without_text"] += 1
             self.after_citation = True
             return
         self.after_citation = True
-        self.spans.append((text, marker))
+        self.spans.append((text, marker, find_holes(with_holes)))
 
 
-def _render_segment(segment: list[Any]) -> str:
-    text = render_pieces(segment)
+def _strip_leading_junk(text: str) -> str:
     if text and not text[0].isalnum():
         text = _LEADING_JUNK.sub("", text)
     return text
+
+
+def _shows_text(piece: str) -> bool:
+    """Whether a piece of text shows anything (hole markers of unrendered tags such as ``<math>`` alone do not)."""
+    return bool(strip_holes(piece).strip())
+
+
+def _holds_citation(node: Tag) -> bool:
+    wikitext = str(node)
+    return "\ue000" in wikitext or bool(_CITATION_HINT.search(wikitext))
 
 
 class StatementExtractor:
@@ -426,7 +479,8 @@ class StatementExtractor:
     ``kept/<type>``, ``skipped/<type>`` (citation types not kept), ``bare_urls_skipped``, ``named_refs_resolved``,
     ``refs_unresolved``, ``refs_grouped`` (refs after the first of a group), ``refs_without_text``,
     ``refs_unclosed``, ``notes_skipped``, ``sections_skipped``, ``archive_urls_used``, ``dropped_no_url``,
-    ``dropped_too_short``, ``dropped_markup``, ``wikitext_chars``.
+    ``dropped_too_short``, ``dropped_markup``, ``dropped_unrendered_template`` (with ``unrendered_template/<name>``
+    for each template that left a hole), ``wikitext_chars``.
     """
 
     def __init__(self, config: StatementConfig | None = None):
@@ -464,6 +518,7 @@ class StatementExtractor:
         skip_level: int | None = None
         statements: list[Statement] = []
         position = 0
+        current_date = _revision_date(page.timestamp) if self.config.render_relative_dates else None
         for section in split_sections(prepared.text):
             if section.level:
                 heading = _heading_text(section.title)
@@ -480,12 +535,12 @@ class StatementExtractor:
             body = section.body
             if "\ue000" not in body and not _CITATION_HINT.search(body):
                 continue
-            walker = _BlockWalker(prepared.refs, counts, self.config.include_list_items)
+            walker = _BlockWalker(prepared.refs, counts, self.config.include_list_items, current_date)
             walker.walk(mwparserfromhell.parse(body).nodes)
             section_path = [heading for _, heading in path]
-            for text, marker in walker.spans:
+            for text, marker, holes in walker.spans:
                 counts["spans"] += 1
-                statement = self._statement(page, prepared, section_path, text, position, marker, counts)
+                statement = self._statement(page, prepared, section_path, text, position, marker, holes, counts)
                 position += 1
                 if statement is not None:
                     statements.append(statement)
@@ -493,13 +548,20 @@ class StatementExtractor:
 
     def _statement(
         self, page: WikiPage, prepared: PreparedPage, section_path: list[str], text: str, position: int,
-        marker: _Marker, counts: Counter,
+        marker: _Marker, holes: list[str], counts: Counter,
     ) -> Statement | None:
         citation = self._citation(marker, prepared, counts)
         if citation is None:
             return None
         if len(text) < self.config.min_statement_chars:
             counts["dropped_too_short"] += 1
+            return None
+        if holes and self.config.drop_unrendered_templates:
+            counts["dropped_unrendered_template"] += 1
+            for name in dict.fromkeys(holes):
+                counts[f"unrendered_template/{name}"] += 1
+            logger.debug("page %s (%r): statement %d dropped, unrendered template(s) %s in %r", page.page_id,
+                         page.title, position, ", ".join(dict.fromkeys(holes)), text[:200])
             return None
         markup = find_markup(text)
         if markup is not None:
@@ -563,6 +625,14 @@ class StatementExtractor:
                          content[:300])
             return None
         return replace(citation, ref_name=ref_name)
+
+
+def _revision_date(timestamp: str) -> date | None:
+    """The date of a revision timestamp (``2016-05-01T12:00:00Z``); ``None`` when it is missing or malformed."""
+    try:
+        return date.fromisoformat(timestamp[:10])
+    except (TypeError, ValueError):
+        return None
 
 
 def _heading_text(title: str) -> str:

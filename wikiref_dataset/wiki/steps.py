@@ -144,8 +144,9 @@ def build_statements_pipeline(
         limit: pages per task (``-1``: all).
         progress: tqdm bar over pages (only sensible with ``workers=1``).
     """
-    from datatrove.executor import LocalPipelineExecutor
     from datatrove.pipeline.writers import JsonlWriter
+
+    from ..executors import local_executor  # datatrove's LocalPipelineExecutor, quiet under --quiet
 
     dumps = [str(path) for path in dumps]
     if not dumps:
@@ -162,7 +163,7 @@ def build_statements_pipeline(
         WikiDumpStatements(dumps, config=config, limit=limit, progress=progress),
         JsonlWriter(str(output_dir), output_filename="${rank}.jsonl.gz", compression="gzip"),
     ]
-    return LocalPipelineExecutor(pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir))
+    return local_executor(pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -241,7 +242,8 @@ class StatementsSummary:
             f"  bare-url refs skipped: {self.bare_urls_skipped:,}; named refs resolved: {self.named_refs_resolved:,},"
             f" unresolved: {self.refs_unresolved:,}; archive urls used: {self.archive_urls_used:,}",
         ]
-        dropped = {key: self.counts.get(key, 0) for key in ("dropped_no_url", "dropped_too_short", "dropped_markup")}
+        dropped = {key: self.counts.get(key, 0) for key in ("dropped_no_url", "dropped_too_short", "dropped_markup",
+                                                            "dropped_unrendered_template")}
         if any(dropped.values()):
             lines.append("  dropped: " + ", ".join(f"{key[8:].replace('_', ' ')} {value:,}"
                                                    for key, value in dropped.items()))

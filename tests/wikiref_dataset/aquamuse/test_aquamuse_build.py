@@ -49,7 +49,7 @@ def build(tmp_path_factory):
               REALDATA / "warc" / "whirlwind" / "whirlwind.warc.wet.gz", FIXTURES / "paraphrase_pages.jsonl", warc]
     out = work / "out"
     argv = ["aquamuse", "--nq", str(work / "dev.jsonl"), str(FIXTURES / "nq_simplified.jsonl"), "--corpus",
-            *map(str, corpus), "--out", str(out), "--tasks", "2", "--no-progress"]
+            *map(str, corpus), "--out", str(out), "--tasks", "2", "--quiet"]
     import contextlib
 
     stdout = io.StringIO()
@@ -121,7 +121,7 @@ def test_damaged_corpus_files_are_named_in_the_summary_and_build_json(tmp_path):
                        0.5)
     out = tmp_path / "out"
     argv = ["aquamuse", "--nq", str(FIXTURES / "nq_simplified.jsonl"), "--corpus",
-            str(FIXTURES / "paraphrase_pages.jsonl"), str(cut_wet), str(bad_warc), "--out", str(out), "--no-progress"]
+            str(FIXTURES / "paraphrase_pages.jsonl"), str(cut_wet), str(bad_warc), "--out", str(out), "--quiet"]
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
         assert main(argv) == 0
@@ -147,7 +147,7 @@ def test_a_build_that_keeps_nothing_exits_1_and_publishes_nothing(tmp_path, caps
 
     out = tmp_path / "out"
     assert main(["aquamuse", "--nq", str(FIXTURES / "nq_simplified.jsonl"), "--corpus", str(c4), "--out", str(out),
-                 "--no-progress"]) == 1
+                 "--quiet"]) == 1
     error = capsys.readouterr().err
     assert "no example kept from 4 NQ lines read: the tightest filter is 'questions without a sentence match'" in error
     assert "nothing was published" in error

@@ -136,3 +136,54 @@ def test_approximate_index_finds_the_exact_neighbours_of_clustered_vectors():
     _, rows = approximate.search(queries, 3)
     _, exact_rows = exact.search(queries, 3)
     assert (rows[:, 0] == np.arange(50)).all() and (rows[:, 0] == exact_rows[:, 0]).all()
+
+
+def test_assembly_keeps_no_document_and_spills_the_chosen_texts(tmp_path, monkeypatch):
+    """60 matched documents streamed past :class:`ExampleAssembly`: ranking keeps none of them (only each question's
+    top-K ids, scores and matches), the chosen texts go through a ~300-byte sort buffer (spilled to disk), and the
+    examples are those :func:`assemble_examples` builds from lists, in question-id order."""
+    import weakref
+    from collections import Counter
+
+    from wikiref_dataset.aquamuse.matching import ExampleAssembly, MatchedDocument, SentenceMatch
+
+    other = Question(id="q0", query="what is gamma", answer=ANSWER[1], answer_sentences=[ANSWER[1]])
+    alive = [0]
+
+    def freed() -> None:
+        alive[0] -= 1
+
+    def documents():
+        for i in [*range(60), 7]:  # page 7 read twice (two corpus files): counted once
+            sentences = [f"Intro of page {i}.", f"Page {i} on alpha.", f"Page {i} on beta."]
+            text, spans = "", []
+            for sentence in sentences:
+                spans.append((len(text), len(text) + len(sentence)))
+                text += sentence + "\n"
+            matches = [SentenceMatch("q1", 0, 1, round(0.8 + i / 1000, 6)), SentenceMatch("q1", 1, 2, 0.85)]
+            if i % 3 == 0:
+                matches.append(SentenceMatch("q0", 0, 2, round(0.9 - i / 1000, 6)))
+            url = f"https://example.org/{i:02d}"
+            document = MatchedDocument(url, url, text, sentences, spans, matches)
+            alive[0] += 1
+            weakref.finalize(document, freed)
+            yield document
+
+    config = MatchingConfig(top_k=3)
+    assembly = ExampleAssembly([QUESTION, other], config)
+    for document in documents():
+        assembly.rank(document)
+    del document  # the loop's own reference to the last one
+    stats = assembly.select()
+    assert alive[0] == 0 and stats["examples"] == 2
+    monkeypatch.setenv("WIKIREF_SORT_BUFFER_MB", "0.0003")
+    sorting: Counter[str] = Counter()
+    streamed = list(assembly.examples(documents(), spill_dir=tmp_path, sort_stats=sorting))
+    assert sorting["sort_runs_spilled"] >= 2 and not any(tmp_path.iterdir())
+    assert [abstractive.id for _, abstractive, _ in streamed] == ["q0", "q1"]  # id order, not question order
+    abstractive, extractive, listed = assemble_examples([QUESTION, other], list(documents()), config)
+    assert listed == stats
+    assert [(a, e) for _, a, e in streamed] == sorted(zip(abstractive, extractive), key=lambda pair: pair[0].id)
+    assert [d["url"][-2:] for d in abstractive[0].documents] == ["59", "58", "57"]  # ψ grows with i: top 3
+    assert [d["url"][-2:] for d in abstractive[1].documents] == ["00", "03", "06"]
+    assert extractive[0].documents[0]["text"] == f"Intro of page 59.\n{ANSWER[0]}\n{ANSWER[1]}\n"

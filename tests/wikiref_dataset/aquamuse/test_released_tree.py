@@ -126,7 +126,7 @@ def test_command_on_the_release_tree(release, tmp_path):
         pytest.skip("the wikiref script is not installed next to this Python")
     root, written = release
     out = tmp_path / "out"
-    result = subprocess.run([str(script), "aquamuse", "--released", str(root), "--out", str(out), "--no-progress"],
+    result = subprocess.run([str(script), "aquamuse", "--released", str(root), "--out", str(out), "--quiet"],
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     sizes = expected_sizes(written)
@@ -155,7 +155,7 @@ def test_files_given_twice_are_counted_once(release, tmp_path):
     copy.parent.mkdir(parents=True)
     shutil.copy(shard, copy)
     status, stdout, stderr = run(["aquamuse", "--released", str(root / "extractive"), str(shard), str(shard),
-                                  str(copy), "--out", str(tmp_path / "out"), "--no-progress"])
+                                  str(copy), "--out", str(tmp_path / "out"), "--quiet"])
     assert status == 0, stderr
     build = json.loads((tmp_path / "out" / "build.json").read_text(encoding="utf-8"))
     assert build["splits"] == {"extractive": expected_sizes(written)["extractive"]}
@@ -178,7 +178,7 @@ def test_damaged_shards_keep_the_records_before_the_damage(release, tmp_path):
     data[16 + length + 12 + 5] ^= 0xFF  # a byte of the second record's payload
     flipped.write_bytes(bytes(data))
     status, stdout, stderr = run(["aquamuse", "--released", str(tree), "--out", str(tmp_path / "out"),
-                                  "--no-progress"])
+                                  "--quiet"])
     assert status == 0, stderr
     half = len(written["abstractive"]["test"]) // 2
     build = json.loads((tmp_path / "out" / "build.json").read_text(encoding="utf-8"))
@@ -197,7 +197,7 @@ def test_a_file_in_neither_format_is_refused_naming_it(release, tmp_path):
     stray = tmp_path / "release-set-tf-examples-00000-of-00001"
     stray.write_bytes(b"\x0a\xf8\x01" + bytes(range(256)))
     status, stdout, stderr = run(["aquamuse", "--released", str(root), str(stray), "--out", str(tmp_path / "out"),
-                                  "--no-progress"])
+                                  "--quiet"])
     assert status == 2 and stdout == ""
     assert stderr == (f"wikiref aquamuse: error: {stray}: neither a TFRecord shard (its first 12 bytes are not a length "
                       "and its CRC-32C) nor JSON lines (it does not start with '{')\n")

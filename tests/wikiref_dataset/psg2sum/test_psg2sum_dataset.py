@@ -8,6 +8,7 @@ import datasets
 import numpy as np
 import pytest
 
+from wikiref_dataset.command import dispatch
 from wikiref_dataset.psg2sum.baselines import evaluate_baselines, format_table, lead1, textrank, textrank_scores
 from wikiref_dataset.psg2sum.cli import add_psg2sum_parser
 from wikiref_dataset.psg2sum.dataset import deduplicate, split_pairs, split_sizes, write_psg2sum_folder
@@ -96,13 +97,12 @@ def test_datatrove_step_shards_pages():
 def run_cli(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="wikiref")
     add_psg2sum_parser(parser.add_subparsers())
-    args = parser.parse_args(["psg2sum", *argv])
-    return args.func(args)
+    return dispatch(parser, ["psg2sum", *argv])
 
 
 def test_cli_builds_a_loadable_folder(tmp_path, capsys):
     out = tmp_path / "psg2sum"
-    assert run_cli(str(FIXTURE), "--out", str(out), "--min-score", "0.5", "--no-progress") == 0
+    assert run_cli(str(FIXTURE), "--out", str(out), "--min-score", "0.5", "--quiet") == 0
     printed = capsys.readouterr().out
     assert "1 pages, 11 revisions, 8 revision pairs" in printed
     assert "1 deleted, 1 without text, 2 reverts (2 revisions undone), 1 rewrites" in printed

@@ -10,6 +10,7 @@ from pathlib import Path
 import datasets
 import pytest
 
+from wikiref_dataset.command import dispatch
 from wikiref_dataset.psg2sum.cli import add_psg2sum_parser
 from wikiref_dataset.psg2sum.history import iter_histories
 from wikiref_dataset.psg2sum.mining import MiningConfig
@@ -27,8 +28,7 @@ REAL_WINDOWS = [REALDATA / "derived_Anarchism_history_first400.xml.bz2",
 def run_cli(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="wikiref")
     add_psg2sum_parser(parser.add_subparsers())
-    args = parser.parse_args(["psg2sum", *argv])
-    return args.func(args)
+    return dispatch(parser, ["psg2sum", *argv])
 
 
 def multi_page_dump(path: Path) -> Path:
@@ -55,9 +55,9 @@ def test_same_output_for_one_and_two_tasks(tmp_path):
     dump = multi_page_dump(tmp_path / "history.xml")
     assert [page.page_id for page in iter_histories(dump, rank=1, world_size=2)] == [4]  # page 4 is task 1's
     mining = MiningConfig(min_score=0.5)
-    one = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "one"), mining=mining,
+    one = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], output_dir=str(tmp_path / "one"), mining=mining,
                                                dev_size=1, test_size=1, baselines=False))
-    two = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "two"), tasks=2, workers=2,
+    two = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], output_dir=str(tmp_path / "two"), tasks=2, workers=2,
                                                mining=mining, dev_size=1, test_size=1, baselines=False))
     assert parquet_hashes(tmp_path / "one") == parquet_hashes(tmp_path / "two") != {}
     assert one.counts == two.counts
@@ -66,10 +66,10 @@ def test_same_output_for_one_and_two_tasks(tmp_path):
     rows = [row for split in loaded.values() for row in split]
     assert sorted((row["page_id"], row["revision_id"]) for row in rows) == [(4, 2), (4, 7)]
     # a rerun skips the finished mining tasks and gives the same folder; other inputs redo the mining
-    again = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "two"), tasks=2, workers=2,
+    again = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], output_dir=str(tmp_path / "two"), tasks=2, workers=2,
                                                  mining=mining, dev_size=1, test_size=1, baselines=False))
     assert again.counts == two.counts and parquet_hashes(tmp_path / "two") == parquet_hashes(tmp_path / "one")
-    three = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], str(tmp_path / "two"), tasks=3, mining=mining,
+    three = run_psg2sum_build(Psg2SumBuildConfig([str(dump)], output_dir=str(tmp_path / "two"), tasks=3, mining=mining,
                                                  dev_size=1, test_size=1, baselines=False))
     assert three.counts == two.counts and parquet_hashes(tmp_path / "two") == parquet_hashes(tmp_path / "one")
     assert len(list((tmp_path / "two.work" / "logs" / "pairs" / "completions").iterdir())) == 3  # mined again
@@ -77,7 +77,7 @@ def test_same_output_for_one_and_two_tasks(tmp_path):
 
 def test_cli_without_pairs_exits_1_and_names_a_lambda(tmp_path, capsys):
     out = tmp_path / "empty"
-    assert run_cli(str(FIXTURE), "--out", str(out), "--min-score", "0.9", "--no-progress", "--no-baselines") == 1
+    assert run_cli(str(FIXTURE), "--out", str(out), "--min-score", "0.9", "--quiet", "--no-baselines") == 1
     captured = capsys.readouterr()
     assert "kept at λ=0.9: 0" in captured.out
     assert "no example kept from 3 candidate pairs: the tightest filter is 'score below λ=0.9'" in captured.err
@@ -91,13 +91,13 @@ def test_cli_on_the_real_windows(tmp_path, capsys):
     """At the paper's λ = 0.6 the real windows hold no pair (exit 1, the message names λ = 0.4); at λ = 0.3 the
     command writes a folder that load_dataset reads: the five pairs of test_psg2sum_mining.ANARCHISM_PAIRS_AT_0_3."""
     windows = [str(path) for path in REAL_WINDOWS]
-    assert run_cli(*windows, "--out", str(tmp_path / "at06"), "--no-progress", "--no-baselines") == 1
+    assert run_cli(*windows, "--out", str(tmp_path / "at06"), "--quiet", "--no-baselines") == 1
     captured = capsys.readouterr()
     assert "4 pages, 710 revisions, 705 revision pairs" in captured.out
     assert "candidate pairs: 66 (λ≥0.3: 6, λ≥0.4: 1, λ≥0.5: 0, λ≥0.6: 0, λ≥0.7: 0)" in captured.out
     assert "rerun with --min-score 0.4" in captured.err
     out = tmp_path / "at03"
-    assert run_cli(*windows, "--out", str(out), "--min-score", "0.3", "--no-progress", "--tasks", "2") == 0
+    assert run_cli(*windows, "--out", str(out), "--min-score", "0.3", "--quiet", "--tasks", "2") == 0
     printed = capsys.readouterr().out
     assert "kept at λ=0.3: 5" in printed and "| LEAD1 |" in printed
     loaded = datasets.load_dataset(str(out))
@@ -173,7 +173,7 @@ def test_cli_keeps_the_pairs_mined_before_a_damaged_dump(tmp_path, capsys):
     whole = tmp_path / "anarchism.xml.bz2"
     whole.write_bytes(bz2.compress(two_page_history()))
     cut = truncated(whole.read_bytes(), tmp_path / "anarchism-cut.xml.bz2", 0.7)
-    options = ["--min-score", "0.3", "--no-progress", "--no-baselines"]
+    options = ["--min-score", "0.3", "--quiet", "--no-baselines"]
     assert main(["psg2sum", str(whole), "--out", str(tmp_path / "whole"), *options]) == 0
     assert "PSG2SUM: 2 pages, 700 revisions" in capsys.readouterr().out
     assert main(["psg2sum", str(cut), "--out", str(tmp_path / "cut"), "--tasks", "2", *options]) == 0
@@ -195,15 +195,60 @@ def test_cli_keeps_the_pairs_mined_before_a_damaged_dump(tmp_path, capsys):
     assert kept and kept == [pair for pair in pairs(tmp_path / "whole") if pair[0] in first_page]
 
 
-def test_cli_exits_1_when_no_page_could_be_read(tmp_path, capsys):
+def test_cli_exits_2_when_no_page_could_be_read(tmp_path, capsys):
     from damaged_files import real_file, truncated
 
     from wikiref_dataset.cli import main
 
     window = real_file("revision_history/derived_Anarchism_history_first400.xml.bz2")
     cut = truncated(window.read_bytes(), tmp_path / "first400-cut.xml.bz2", 0.5)  # its only page is cut
-    assert main(["psg2sum", str(cut), "--out", str(tmp_path / "out"), "--no-progress", "--no-baselines"]) == 1
+    assert main(["psg2sum", str(cut), "--out", str(tmp_path / "out"), "--quiet", "--no-baselines"]) == 2
     captured = capsys.readouterr()
     assert "PSG2SUM: 0 pages" in captured.out and "damaged dump: first400-cut.xml.bz2 (EOFError" in captured.out
     assert "wikiref psg2sum: error: nothing could be read: 1 damaged dump(s)" in captured.err
     assert not (tmp_path / "out").exists()
+
+
+def test_dataset_stage_streams_and_spills_to_the_same_bytes(tmp_path, monkeypatch):
+    """The dataset stage run again on the same pair shards with a ~1 KB sort buffer: its sort spills, the folder has
+    the same Parquet bytes, and at most two pairs are alive at any time (a return to deduplicating a list of every
+    pair would hold the six the shards hold)."""
+    import weakref
+
+    from wikiref_dataset.psg2sum import pipeline
+    from wikiref_dataset.psg2sum.dataset import Psg2SumFolderWriter
+
+    dump = multi_page_dump(tmp_path / "history.xml")
+    options = dict(tasks=2, mining=MiningConfig(min_score=0.5), dev_size=1, test_size=1, baselines=False)
+    first = Psg2SumBuildConfig([str(dump)], output_dir=str(tmp_path / "first"), **options)
+    summary = run_psg2sum_build(first)
+    assert summary.counts["pairs"] == 2 and summary.counts["duplicates"] == 4
+
+    alive, created, peaks = [0], [0], []
+
+    def freed() -> None:
+        alive[0] -= 1
+
+    def tracked(record):
+        pair = pair_from_document(record)
+        alive[0] += 1
+        created[0] += 1
+        weakref.finalize(pair, freed)
+        return pair
+
+    add = Psg2SumFolderWriter.add
+
+    def counting_add(self, split, pair):
+        peaks.append(alive[0])
+        add(self, split, pair)
+
+    pair_from_document = pipeline.pair_from_document
+    monkeypatch.setattr(pipeline, "pair_from_document", tracked)
+    monkeypatch.setattr(Psg2SumFolderWriter, "add", counting_add)
+    monkeypatch.setenv("WIKIREF_SORT_BUFFER_MB", "0.001")
+    again = Psg2SumBuildConfig([str(dump)], output_dir=str(tmp_path / "again"), work_dir=str(first.work), **options)
+    step = pipeline.WritePsg2SumDataset(again)
+    list(step.run())
+    assert parquet_hashes(tmp_path / "again") == parquet_hashes(tmp_path / "first") != {}
+    assert step.stats["sort_runs_spilled"].total >= 2
+    assert created[0] == 2 * 6 and len(peaks) == 2 and max(peaks) <= 2

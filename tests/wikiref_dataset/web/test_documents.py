@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from datatrove.data import Document
-from web_testing import LocalServer, Route
+from web_testing import LocalServer, Route, serve
 
 from wikiref_dataset.text import BLANK_MODEL, TextConfig
 from wikiref_dataset.web.documents import (
@@ -18,7 +20,7 @@ from wikiref_dataset.web.documents import (
     StatementReader,
     run_documents,
 )
-from wikiref_dataset.web.http import HttpConfig
+from wikiref_dataset.web.http import HttpConfig, crawl_order
 from wikiref_dataset.web.warc import WarcIndex
 
 BLANK = TextConfig(model=BLANK_MODEL)
@@ -223,3 +225,74 @@ def test_find_files_enters_linked_folders(tmp_path):
     (top / "crawl-again").symlink_to(real, target_is_directory=True)
     (real / "up").symlink_to(top, target_is_directory=True)
     assert find_files([top], (".warc.gz",), "WARC file") == [top / "crawl" / "a.warc.gz"]
+
+
+def test_http_documents_do_not_depend_on_scheduling(tmp_path: Path, web_fixtures: Path) -> None:
+    """Pages of three hosts (127.0.0.2-4), cited in reverse URL order: with several hosts downloading at once and
+    later batches started ahead, the documents are those of one download at a time, batch after batch (same records,
+    same order: the crawl order of the sorted URLs), while the hosts were served at the same time."""
+    article = (web_fixtures / "article.html").read_bytes()
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(serve(host=f"127.0.0.{number}")) for number in (2, 3, 4)]
+        urls = []
+        for server in servers:
+            for page in range(4):
+                title = f"Page {page} of {server.host}".encode()
+                server.routes[f"/p{page}"] = Route(body=article.replace(b"Harbour bridge reopens", title), delay=0.05)
+                urls.append(server.url(f"/p{page}"))
+        servers[1].routes["/p3"] = Route(404, b"gone")
+        statements = [Document(text=f"s{i}", id=f"s{i}", metadata={"url": url}) for i, url in enumerate(reversed(urls))]
+
+        def run(**settings) -> list[tuple]:
+            config = HttpConfig(min_interval_s=0.1, backoff_s=0.0, retries=0,
+                                allow_hosts_for_testing={server.host for server in servers}, **settings)
+            step = FetchCitedDocuments(http_config=config, text_config=BLANK, batch_size=2)
+            records = []
+            for document in step.run(iter(statements)):
+                metadata = dict(document.metadata)
+                assert metadata.pop("capture_date")  # the download time: the one field that may differ
+                records.append((document.id, document.text, metadata))
+            return records
+
+        one_at_a_time = run(concurrency=1, lookahead=1)
+        for server in servers:
+            server.log.clear()
+        scheduled = run(concurrency=4)
+
+    assert scheduled == one_at_a_time
+    in_crawl_order = [sorted(urls)[i] for i in crawl_order(sorted(urls))]
+    assert [metadata["normalized_url"] for _, _, metadata in scheduled] == in_crawl_order
+    assert in_crawl_order != sorted(urls) and in_crawl_order[0].rsplit("/", 1)[1] == "p0"
+    assert Counter(metadata["status"] for _, _, metadata in scheduled) == {"ok": 11, "not_found": 1}
+    first_host = in_crawl_order[0].split("/")[2].split(":")[0]
+    assert scheduled[0][2]["title"].startswith(f"Page 0 of {first_host}")
+    first_page_of_last_host = min(when for path, when in servers[-1].log if path.startswith("/p"))
+    last_page_of_first_host = max(when for path, when in servers[0].log if path.startswith("/p"))
+    assert first_page_of_last_host < last_page_of_first_host  # not one host after the other
+
+
+def test_a_host_with_more_urls_in_a_row_than_lookahead_does_not_hold_back_the_others(web_fixtures: Path) -> None:
+    """One host (127.0.0.2, first in URL order) cited 40 times, three others (127.0.0.3-5) 4 times each, lookahead 8.
+    In URL order the other hosts would come within reach only after the big host's 32nd page; the stage takes the
+    URLs in crawl order, so every host is fetched from the start, and the documents come out in that order."""
+    article = (web_fixtures / "article.html").read_bytes()
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(serve(host=f"127.0.0.{number}")) for number in (2, 3, 4, 5)]
+        urls = []
+        for server, pages in zip(servers, (40, 4, 4, 4)):
+            for page in range(pages):
+                server.routes[f"/p{page:02d}"] = Route(body=article)
+                urls.append(server.url(f"/p{page:02d}"))
+        statements = [Document(text=f"s{i}", id=f"s{i}", metadata={"url": url}) for i, url in enumerate(urls)]
+        config = HttpConfig(min_interval_s=0.03, backoff_s=0.0, retries=0, concurrency=4, lookahead=8,
+                            allow_hosts_for_testing={server.host for server in servers})
+        step = FetchCitedDocuments(http_config=config, text_config=BLANK, batch_size=2)
+        documents = [document.metadata for document in step.run(iter(statements))]
+
+    assert [metadata["normalized_url"] for metadata in documents] == [urls[i] for i in crawl_order(urls)]
+    assert all(metadata["status"] == "ok" for metadata in documents)
+    big_host_pages = sorted(when for path, when in servers[0].log if path.startswith("/p"))
+    assert len(big_host_pages) == 40
+    for server in servers[1:]:
+        first_page = min(when for path, when in server.log if path.startswith("/p"))
+        assert first_page < big_host_pages[19], server.host  # in URL order: after the 32nd

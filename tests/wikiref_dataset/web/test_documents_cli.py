@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from wikiref_dataset.command import dispatch
 from wikiref_dataset.web.cli import add_documents_parser, warc_files
 
 
@@ -20,8 +21,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
-    return args.func(args)
+    return dispatch(parser(), argv)
 
 
 def test_documents_command(tmp_path: Path, web_fixtures: Path, warc_builder, capsys) -> None:

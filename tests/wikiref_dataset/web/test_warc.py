@@ -55,6 +55,37 @@ def test_index_lookup_and_read(tmp_path: Path, warc_builder) -> None:
     assert error.value.reason == "too_large" and str(capture.path) in str(error.value)
 
 
+def test_lookup_near_a_date_takes_the_nearest_capture(tmp_path: Path, warc_builder) -> None:
+    from datetime import datetime, timezone
+
+    warc = (
+        warc_builder()
+        .response("http://example.com/page", b"<html>2019</html>", date="2019-01-01T00:00:00Z")
+        .response("http://example.com/page", b"<html>2021</html>", date="2021-06-01T00:00:00Z")
+        .response("http://example.com/page", b"<html>2016</html>", date="2016-03-01T00:00:00Z")
+        .response("http://example.com/page", b"gone", status="404 Not Found", date="2019-01-02T00:00:00Z")
+        .response("http://example.com/old", b"", status="301 Moved Permanently", headers=[("Location", "/a")],
+                  date="2015-01-01T00:00:00Z")
+        .response("http://example.com/old", b"", status="301 Moved Permanently", headers=[("Location", "/b")],
+                  date="2022-01-01T00:00:00Z")
+        .response("http://example.com/a", b"<html>a</html>")
+        .response("http://example.com/b", b"<html>b</html>")
+        .write(tmp_path / "dated.warc.gz")
+    )  # fmt: skip
+    index = WarcIndex()
+    index.add(warc)
+
+    def read(url: str, year: int | None) -> bytes:
+        near = datetime(year, 1, 1, tzinfo=timezone.utc) if year else None
+        return index.read(index.lookup(url, near=near))
+
+    assert read("http://example.com/page", None) == b"<html>2021</html>"  # no date: the latest 200
+    assert read("http://example.com/page", 2018) == b"<html>2019</html>"  # the nearest 200, never the 404
+    assert read("http://example.com/page", 2010) == b"<html>2016</html>"
+    assert read("http://example.com/old", 2014) == b"<html>a</html>"  # the redirect captured nearest the date
+    assert read("http://example.com/old", 2023) == b"<html>b</html>"
+
+
 def test_prefers_latest_200_and_follows_captured_redirects(tmp_path: Path, warc_builder) -> None:
     warc = (
         warc_builder()

@@ -1,5 +1,6 @@
 """Helpers of the web tests: WARC files written with warcio's writer, and a local HTTP server (stdlib
-ThreadingHTTPServer on 127.0.0.1, port 0, in a thread) whose routes a test sets and whose request log it reads."""
+ThreadingHTTPServer on a loopback address, 127.0.0.1 by default, port 0, in a thread) whose routes a test sets and
+whose request log it reads."""
 
 from __future__ import annotations
 
@@ -135,11 +136,14 @@ class Handler(BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve(wrap_socket: Callable[[socket.socket], socket.socket] | None = None) -> Iterator[LocalServer]:
-    """A ThreadingHTTPServer bound to 127.0.0.1 port 0, serving in a thread; shut down on exit."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+def serve(
+    wrap_socket: Callable[[socket.socket], socket.socket] | None = None, host: str = "127.0.0.1"
+) -> Iterator[LocalServer]:
+    """A ThreadingHTTPServer bound to `host` (a loopback address: 127.0.0.1, 127.0.0.2, ...) port 0, serving in a
+    thread; shut down on exit."""
+    server = ThreadingHTTPServer((host, 0), Handler)
     server.daemon_threads = True
-    state = LocalServer("127.0.0.1", server.server_address[1])
+    state = LocalServer(host, server.server_address[1])
     server.state = state  # type: ignore[attr-defined]
     if wrap_socket is not None:
         server.socket = wrap_socket(server.socket)

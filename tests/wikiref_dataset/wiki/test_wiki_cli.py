@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from wikiref_dataset.command import dispatch
 from wikiref_dataset.wiki.cli import add_statements_parser
 from wikiref_dataset.wiki.steps import iter_statements
 
@@ -15,8 +16,7 @@ def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="wikiref")
     commands = parser.add_subparsers(dest="command", required=True)
     add_statements_parser(commands)
-    args = parser.parse_args(argv)
-    return args.func(args)
+    return dispatch(parser, argv)
 
 
 def test_statements_command(tmp_path, capsys):
@@ -80,14 +80,14 @@ def test_statements_command_keeps_the_pages_before_a_damaged_dump(tmp_path, caps
     assert 0 < len(kept) < len(whole) and [s.to_document().text for s in kept] == whole[: len(kept)]
 
 
-def test_statements_command_exits_1_when_nothing_could_be_read(tmp_path, capsys):
+def test_statements_command_exits_2_when_nothing_could_be_read(tmp_path, capsys):
     from damaged_files import real_file, truncated
 
     from wikiref_dataset.cli import main
 
     sample = real_file("wikipedia_dump/enwiki-pages-articles-sample.xml.bz2")
     cut = truncated(sample.read_bytes(), tmp_path / "enwiki-head.xml.bz2", 0.01)  # inside the first bz2 block
-    assert main(["statements", str(cut), "--out", str(tmp_path / "out"), "--quiet"]) == 1
+    assert main(["statements", str(cut), "--out", str(tmp_path / "out"), "--quiet"]) == 2  # bad input
     captured = capsys.readouterr()
     assert "damaged dump: enwiki-head.xml.bz2 (EOFError" in captured.out and "0 pages read" in captured.out
     assert "wikiref statements: error: nothing could be read: 1 damaged dump(s)" in captured.err

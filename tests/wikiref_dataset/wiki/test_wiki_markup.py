@@ -3,6 +3,7 @@
 import pytest
 
 from wikiref_dataset.wiki.markup import PLACEHOLDER, parse_ref_attributes, prepare, split_sections
+from wikiref_dataset.wiki.plaintext import hole
 
 
 @pytest.mark.parametrize("attributes, expected", [
@@ -65,3 +66,11 @@ def test_split_sections():
     assert [(section.level, section.title) for section in sections] == [(0, ""), (2, "A"), (3, "B"), (2, "C"),
                                                                         (2, "D =")]
     assert sections[0].body == "lead\n" and sections[2].body.strip() == "b text"
+
+
+def test_formulas_leave_a_hole_and_other_tags_nothing():
+    page = prepare("E is <math>mc^2</math>, <chem>H2O</chem> and <ce>CO2</ce>.<ref>See <math>x</math></ref>"
+                   "<gallery>a.jpg</gallery><score>c d</score>")
+    assert page.text == f"E is {hole('math tag')}, {hole('chem tag')} and {hole('ce tag')}.\ue0000\ue001" + hole(
+        "score tag")
+    assert page.refs[0].content == "See "  # inside a ref a formula is no part of a statement

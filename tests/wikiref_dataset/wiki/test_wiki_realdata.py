@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from wikiref_dataset.wiki.dump import iter_pages
-from wikiref_dataset.wiki.statements import Statement, StatementExtractor
+from wikiref_dataset.wiki.statements import DEFAULT_KEEP_TYPES, Statement, StatementConfig, StatementExtractor
 
 REALDATA = Path(__file__).resolve().parents[4] / "shared" / "realdata" / "wikipedia_dump"
 SAMPLE = REALDATA / "enwiki-pages-articles-sample.xml.bz2"
@@ -41,15 +41,18 @@ def test_counts_on_the_sample(sample):
     statements, stats = sample
     assert stats["pages"] == 106 and stats["pages_failed"] == 0
     assert Counter(s.citation.type for s in statements) == {"cite web": 1868, "cite news": 263,
-                                                            "cite press release": 8}
-    assert stats["statements"] == len(statements) == 2139
+                                                            "cite press release": 8, "citation": 23, "wayback": 39}
+    assert stats["statements"] == len(statements) == 2201
     # what is not kept is counted by type
     assert stats["skipped/cite book"] == 899 and stats["skipped/cite journal"] == 770
     assert stats["skipped/text"] == 1640 and stats["skipped/harvnb"] == 487 and stats["skipped/sfn"] == 197
     assert stats["bare_urls_skipped"] == 599
     assert stats["named_refs_resolved"] == 1615 and stats["refs_unresolved"] == 0
-    assert stats["archive_urls_used"] == 326
-    assert stats["dropped_markup"] == 0
+    assert stats["archive_urls_used"] == 363
+    assert stats["dropped_markup"] == 0 and stats["dropped_unrendered_template"] == 0
+    # {{citation}} is kept only with a url and for a web page or periodical; its other uses are counted apart
+    assert (stats["skipped/citation (book)"], stats["skipped/citation (journal)"],
+            stats["skipped/citation (no url)"]) == (29, 6, 5)
     assert len({s.id for s in statements}) == len(statements)
 
 
@@ -283,8 +286,78 @@ def test_table_markup_dump(tables):
     assert stats["pages"] == 5 and stats["pages_failed"] == 0
     per_page = Counter(s.page_title for s in statements)
     assert per_page["List of Prison Break characters"] == 0  # tables only
-    assert per_page["Economy of Estonia"] == 38
-    assert sum(per_page.values()) == stats["statements"] == 49
+    assert per_page["Economy of Estonia"] == 39  # one {{webarchive}} ref, and "AA-" inside {{nowrap begin}}
+    assert per_page["Brahui language"] == 3  # two {{citation}}s of web pages
+    assert sum(per_page.values()) == stats["statements"] == 52
     constructive = [s for s in statements if s.page_title == "Constructive vote of no confidence"]
     assert constructive[0].section_path == ["Germany"]
     assert constructive[0].text == "(2) Forty-eight hours must elapse between the motion and the vote thereon."
+
+
+@pytest.fixture(scope="module")
+def broad_sample() -> tuple[list[Statement], Counter]:
+    """The sample with books, journals and bare links kept too: more statements to look for holes in."""
+    if not SAMPLE.is_file():
+        pytest.skip(f"{SAMPLE} is not present")
+    extractor = StatementExtractor(StatementConfig(
+        keep_types=DEFAULT_KEEP_TYPES + ("cite book", "cite journal", "cite encyclopedia"), include_bare_urls=True))
+    statements = [statement for page in iter_pages(SAMPLE) for statement in extractor.extract(page)]
+    return statements, extractor.stats
+
+
+# What a template or a tag left out of a sentence looks like once rendered (all seen in this sample before the
+# templates were rendered or their statements dropped): "was years old", "the -gauge line", "Dari:, Afġānistān",
+# "density of in 2011", "as in (read bar)", "a cost of $ (net", "notes A4, B4" for A♭4, "1018" for 10^18.
+HOLES = re.compile(r"\b(?:was|is|aged) (?:years|days) old|\bthe -|[:;],|\bof in \d|\bat and\b|\bas in \(|"
+                   r"[$£€] [(,.]|\bnotes A4|\b1018\b|\b10002\b|\(\s*[,;)]|\s[,.;:]\s")
+
+
+@pytest.mark.parametrize("which", ["sample", "tables", "broad_sample"])
+def test_no_holes_left_by_templates(request, which):
+    statements, stats = request.getfixturevalue(which)
+    holes = [(s.id, HOLES.search(s.text).group(0), s.text[:160]) for s in statements if HOLES.search(s.text)]
+    assert holes == []
+    assert not any("  " in s.text or "()" in s.text for s in statements)
+
+
+def test_holes_are_dropped_and_counted(broad_sample):
+    statements, stats = broad_sample
+    # a {{inflation}} amount, two <math> formulas and a formula made of element templates ({{carbon}}n{{hydrogen}})
+    assert stats["dropped_unrendered_template"] == 4
+    assert stats["unrendered_template/inflation"] == 1 and stats["unrendered_template/math tag"] == 2
+    assert stats["unrendered_template/carbon"] == stats["unrendered_template/hydrogen"] == 1
+    assert not {"25-218", "612-2", "639-1"} & {s.id for s in statements}
+
+
+@pytest.mark.parametrize("statement_id, fragment", [
+    ("600-62", "on the 1,435 mm-gauge line"),  # {{RailGauge|1435mm}}
+    ("717-47", "it had a population density of 5.7/km² in 2011"),  # {{Pop density|...}}
+    ("663-87", "officially reported as 8°08′N 165°01′W in the North Pacific"),  # {{Coord|...}}
+    ("737-0", "(Pashto/Dari: افغانستان, Afġānistān)"),  # {{nq|...}}
+    ("309-4", "the notes A♭4, B♭4, D5, and A4"),  # {{Music|flat}}
+    ("600-1", "an area of 468 km² (181 sq mi)"),  # km<sup>2</sup>, as {{convert}} writes it
+    ("666-264", "one francium atom for every 10^18 uranium atoms"),  # 10<sup>18</sup>
+    ("677-13", "powers of 1000 (1000, 1000^2 and 1000^3)"),
+    ("736-168", "On 11 November 1930, U.S. patent 1,781,541 was awarded"),  # {{US patent|...}}
+])
+def test_meaning_bearing_templates_are_rendered(broad_sample, statement_id, fragment):
+    statement = next(s for s in broad_sample[0] if s.id == statement_id)
+    assert fragment in statement.text
+
+
+def test_archive_first_refs_carry_their_original_url(sample):
+    wayback = [s for s in sample[0] if s.citation.type == "wayback"]
+    assert len(wayback) == 39
+    for statement in wayback:
+        citation = statement.citation
+        assert citation.url.startswith("http") and "archive.org" not in citation.url
+        if citation.archive_url is None:  # {{wayback}} without a date names no capture: the original is fetched
+            assert citation.archive_date is None and citation.fetch_url == citation.url
+            continue
+        stamp = citation.archive_url.split("/")[4]
+        assert citation.archive_url == f"https://web.archive.org/web/{stamp}/{citation.url}"
+        assert citation.archive_date == f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}"
+    assert sum(s.citation.archive_url is None for s in wayback) == 3
+    first = _by_key(sample[0])[("Anarchism", 85)].citation  # {{Wayback |date=20090312022528 |url=... |title=...}}
+    assert (first.url, first.archive_date) == ("http://www.zabalaza.net/theory/txt_anok_comm_ap.htm", "2009-03-12")
+    assert first.title == '"Anarchist-Communism" by Alain Pengam'

@@ -41,8 +41,6 @@ EXPECTED = [
      "https://press.example.org/hall", "https://press.example.org/hall", None, None),
     (8, ["History", "Modern times"], "The school opened 1 September 1999.", "cite news",
      "https://news.example.org/school", "https://news.example.org/school", "live", None),
-    (11, ["History", "Modern times"], "Its water is clean.", "cite web", "https://river.example.org/",
-     ARCHIVE + "2001/https://river.example.org/", None, None),
     (12, ["History", "Modern times"], "The population reached 12,000 in 2010.", "cite web",
      "https://census.example.org/testville", "https://census.example.org/testville", None, "census"),
     (13, ["History", "Modern times"], "The weather is mild and dry.", "cite web", "https://weather.example.org/",
@@ -58,11 +56,13 @@ def test_fixture_article_statements():
     assert [s.id for s in statements] == [f"7-{row[0]}" for row in EXPECTED]
     stats = extractor.stats
     assert stats["pages"] == 1 and stats["statements"] == len(EXPECTED) and stats["spans"] == 14
-    assert (stats["kept/cite web"], stats["kept/cite news"], stats["kept/cite press release"]) == (6, 4, 1)
+    assert (stats["kept/cite web"], stats["kept/cite news"], stats["kept/cite press release"]) == (5, 4, 1)
     assert stats["skipped/cite book"] == 1 and stats["skipped/sfn"] == 1 and stats["bare_urls_skipped"] == 1
     assert stats["named_refs_resolved"] == 4 and stats["refs_unresolved"] == 0
-    assert stats["archive_urls_used"] == 4 and stats["notes_skipped"] == 2 and stats["sections_skipped"] == 2
+    assert stats["archive_urls_used"] == 3 and stats["notes_skipped"] == 2 and stats["sections_skipped"] == 2
     assert stats["refs_grouped"] == 2
+    # "Its water is <math>H_2O</math> clean." would read "Its water is clean.": dropped and counted
+    assert stats["dropped_unrendered_template"] == 1 and stats["unrendered_template/math tag"] == 1
 
 
 def test_citation_fields_are_plain_text():
@@ -192,7 +192,8 @@ def test_document_round_trip():
         assert document.metadata["citation_type"] == statement.citation.type
         assert set(document.metadata) == {
             "page_id", "page_title", "revision_id", "timestamp", "section_path", "position", "citation_type", "url",
-            "archive_url", "url_status", "fetch_url", "citation_title", "publisher", "work", "date", "ref_name"}
+            "archive_url", "url_status", "fetch_url", "citation_title", "publisher", "work", "date", "ref_name",
+            "access_date", "archive_date"}
         assert Statement.from_document(document) == statement
 
 
@@ -231,3 +232,111 @@ def test_config_fields_have_help():
 
 def test_citation_is_reexported():
     assert Citation.__module__ == "wikiref_dataset.wiki.citations"
+
+
+# -- templates that carry words: rendered, or the statement is dropped and counted ------------------------------
+
+WEB = "<ref>{{cite web|url=https://a.example.org}}</ref>"
+
+
+@pytest.mark.parametrize("wikitext, expected", [
+    # rendered: the revision of the test page is dated 2020-05-01
+    ("He was {{age|1950|1|2}} years old." + WEB, "He was 70 years old."),
+    ("There is one atom for every 10<sup>18</sup> others." + WEB, "There is one atom for every 10^18 others."),
+    ("It came {{ordinal|3}} of twelve." + WEB, "It came 3rd of twelve."),
+    ("The word {{Wikt-lang|en|bitumen}} is old." + WEB, "The word bitumen is old."),
+    ("It is on the {{RailGauge|1000mm}} line." + WEB, "It is on the 1,000 mm line."),
+    # silent templates inside a sentence and unknown ones before it or after its end are harmless
+    ("Some say{{who}} it is true{{citation needed|date=May 2020}}." + WEB, "Some say it is true."),
+    ("{{quote|A quotation.}} He then left." + WEB, "He then left."),
+    ("It closed in 1990.{{frobnicate}}" + WEB, "It closed in 1990."),
+    # a formula displayed on a line of its own is no hole in the sentence after it
+    ("The mean is written\n:<math>\\bar x</math>\nwhere x is the value." + WEB, "where x is the value."),
+])
+def test_meaning_bearing_templates_in_statements(wikitext, expected):
+    statements, extractor = extract(wikitext)
+    assert [s.text for s in statements] == [expected]
+    assert extractor.stats["dropped_unrendered_template"] == 0
+
+
+@pytest.mark.parametrize("wikitext, name, without", [
+    ("It cost $800 ($ {{inflation|US|800|1861}} today)." + WEB, "inflation", "It cost $800 ($ today)."),
+    ("Its water is <math>H_2O</math> clean." + WEB, "math tag", "Its water is clean."),
+    ("The patent {{frobnicate|1781541}} was awarded." + WEB, "frobnicate", "The patent was awarded."),
+])
+def test_holes_drop_the_statement_and_are_counted(wikitext, name, without):
+    statements, extractor = extract(wikitext)
+    assert statements == []
+    assert extractor.stats["dropped_unrendered_template"] == 1
+    assert extractor.stats[f"unrendered_template/{name}"] == 1
+    assert extractor.stats["spans"] == 1  # the span kept its position: ids of later statements do not move
+    statements, extractor = extract(wikitext, drop_unrendered_templates=False)
+    assert [s.text for s in statements] == [without]
+    assert extractor.stats["dropped_unrendered_template"] == 0
+
+
+def test_relative_dates_can_be_left_unrendered():
+    wikitext = "He was {{age|1950|1|2}} years old." + WEB
+    statements, extractor = extract(wikitext, render_relative_dates=False)
+    assert statements == [] and extractor.stats["unrendered_template/age"] == 1
+    # a page without a usable timestamp cannot date {{age}} either
+    extractor = StatementExtractor()
+    undated = WikiPage(page_id=8, title="T", namespace=0, revision_id=1, timestamp="", text=wikitext, redirect=None)
+    assert extractor.extract(undated) == [] and extractor.stats["unrendered_template/age"] == 1
+
+
+def test_holes_are_only_counted_for_kept_citations():
+    _, extractor = extract("The patent {{frobnicate|1}} was awarded.<ref>{{cite book|title=B}}</ref>")
+    assert extractor.stats["skipped/cite book"] == 1 and extractor.stats["dropped_unrendered_template"] == 0
+
+
+# -- citation types kept by default (§II-A: web pages, news articles, press, press releases) ---------------------
+
+@pytest.mark.parametrize("ref, citation_type, url, fetched", [
+    ("{{cite magazine |url=https://mag.example.org/a |title=A |magazine=Time}}", "cite magazine",
+     "https://mag.example.org/a", "https://mag.example.org/a"),
+    ("{{Cite mag |url=https://mag.example.org/b}}", "cite magazine", "https://mag.example.org/b",
+     "https://mag.example.org/b"),
+    ("{{citation |url=https://site.example.org/c |title=C |publisher=P}}", "citation", "https://site.example.org/c",
+     "https://site.example.org/c"),
+    ("{{Wayback |date=20090312022528 |url=http://old.example.org/d |title=D}}", "wayback", "http://old.example.org/d",
+     "https://web.archive.org/web/20090312022528/http://old.example.org/d"),
+    ("[http://old.example.org/e E] {{wayback|url=http://old.example.org/e |date=20150427181510}}", "wayback",
+     "http://old.example.org/e", "https://web.archive.org/web/20150427181510/http://old.example.org/e"),
+    ("{{webarchive |url=https://web.archive.org/web/20070707071918/http://old.example.org/f |date=7 July 2007}}",
+     "webarchive", "http://old.example.org/f", "https://web.archive.org/web/20070707071918/http://old.example.org/f"),
+])
+def test_kept_citation_types(ref, citation_type, url, fetched):
+    statements, extractor = extract(f"A claim worth citing.<ref>{ref}</ref>")
+    assert len(statements) == 1
+    citation = statements[0].citation
+    assert (citation.type, citation.url, citation.fetch_url) == (citation_type, url, fetched)
+    assert extractor.stats[f"kept/{citation_type}"] == 1
+
+
+@pytest.mark.parametrize("ref, counted", [
+    ("{{citation |url=https://j.example.org |journal=Nature |title=T}}", "citation (journal)"),
+    ("{{citation |url=https://books.google.com/books?id=x |title=T |publisher=P}}", "citation (book)"),
+    ("{{citation |title=T |isbn=0-19-852663-6 |url=https://b.example.org}}", "citation (book)"),
+    ("{{citation |title=T |publisher=P |year=1990}}", "citation (no url)"),
+    ("{{cite journal |url=https://j.example.org |journal=Nature}}", "cite journal"),
+])
+def test_other_uses_of_citation_are_skipped_and_counted(ref, counted):
+    statements, extractor = extract(f"A claim worth citing.<ref>{ref}</ref>")
+    assert statements == []
+    assert extractor.stats[f"skipped/{counted}"] == 1
+
+
+def test_archive_date_is_kept_in_the_statement_metadata():
+    wikitext = ("A claim worth citing.<ref>{{cite web |url=https://a.example.org |archive-url=https://web.archive.org/"
+                "web/2016/https://a.example.org |archive-date=3 May 2016}}</ref>")
+    statement = extract(wikitext)[0][0]
+    document = statement.to_document()
+    assert document.metadata["archive_date"] == "3 May 2016"
+    assert Statement.from_document(document).citation.archive_date == "3 May 2016"
+
+
+def test_new_config_fields_are_validated():
+    for name in ("drop_unrendered_templates", "render_relative_dates"):
+        with pytest.raises(ValueError, match=name):
+            StatementConfig(**{name: "no"})

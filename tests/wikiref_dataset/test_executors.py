@@ -1,0 +1,110 @@
+"""One executor configuration (``wikiref_dataset/executors.py``): the base the three build configs extend, its checks,
+its command-line options, and datatrove's console logs switched off by ``--quiet`` (also in the tasks' processes)
+while its log files keep everything."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from wikiref_dataset.aquamuse.build import AQuaMuSeBuildConfig
+from wikiref_dataset.executors import EXECUTORS, ExecutorConfig, add_executor_arguments, executor_settings
+from wikiref_dataset.pipeline import BuildConfig
+from wikiref_dataset.psg2sum.pipeline import Psg2SumBuildConfig
+
+SHARED = ["output_dir", "work_dir", "overwrite", "tasks", "workers", "executor", "executor_options"]
+CONFIGS = [(BuildConfig, {"dumps": ["d.xml"]}, 4), (Psg2SumBuildConfig, {"dumps": ["h.xml"]}, 1),
+           (AQuaMuSeBuildConfig, {"nq": ["n.jsonl"], "corpus": ["c.jsonl"]}, None)]
+
+
+def test_every_field_has_help_mirrored_in_the_docstring():
+    for item in dataclasses.fields(ExecutorConfig):
+        assert item.metadata["help"] and item.metadata["flag"].startswith("--")
+        assert f"{item.name} (`" in ExecutorConfig.__doc__
+
+
+@pytest.mark.parametrize(("config_class", "inputs", "tasks"), CONFIGS)
+def test_the_three_builds_share_one_base(tmp_path, config_class, inputs, tasks):
+    assert issubclass(config_class, ExecutorConfig)
+    assert [item.name for item in dataclasses.fields(config_class)][:len(SHARED)] == SHARED
+    config = config_class(**inputs, output_dir=tmp_path / "out")
+    assert config.tasks == tasks and config.workers == 1 and config.executor == "local"
+    assert config.output_dir == str(tmp_path / "out") and config.work == tmp_path / "out.work"
+    assert config_class(**inputs, output_dir="o", work_dir=tmp_path / "w").work == tmp_path / "w"
+    for bad in ({"workers": 0}, {"tasks": 0}, {"executor": "kubernetes"}, {"executor_options": "[]"},
+                {"output_dir": ""}):
+        with pytest.raises(ValueError):
+            config_class(**inputs, **{"output_dir": "o", **bad})
+    with pytest.raises(TypeError):  # only the inputs are positional: a second positional is a mistake, not `mining`
+        config_class(*inputs.values(), "out")
+
+
+def test_shards_is_the_old_name_of_wikiref_tasks():
+    config = BuildConfig(["d.xml"], output_dir="o", tasks=3)
+    assert config.shards == 3
+    with pytest.raises(ValueError, match="no dump file"):
+        BuildConfig([], output_dir="o")
+
+
+def test_options_come_from_the_fields_and_make_the_config():
+    parser = argparse.ArgumentParser()
+    groups = add_executor_arguments(parser, tasks_help="what the tasks share out")
+    assert set(groups) == {"output", "execution"}
+    helps = {option: action.help for action in parser._actions for option in action.option_strings}
+    fields = {item.name: item for item in dataclasses.fields(ExecutorConfig)}
+    assert helps["--out"] == fields["output_dir"].metadata["help"] and helps["--tasks"] == "what the tasks share out"
+    assert helps["--executor-options"] == fields["executor_options"].metadata["help"]
+    args = parser.parse_args(["--out", "o", "--workers", "3", "--executor", "ray", "--executor-options",
+                              '{"address": "ray://head:10001"}'])
+    settings = executor_settings(args)
+    assert settings == {"output_dir": "o", "work_dir": None, "overwrite": False, "workers": 3, "executor": "ray",
+                        "executor_options": {"address": "ray://head:10001"}}  # an unset --tasks: the build's default
+    assert BuildConfig(["d.xml"], **settings).tasks == 4
+    assert Psg2SumBuildConfig(["h.xml"], **executor_settings(parser.parse_args(["--out", "o", "--tasks", "5"]))).tasks == 5
+    for bad in (["--out", "o", "--tasks", "0"], ["--out", "o", "--executor-options", "[]"], ["--executor", "local"],
+                ["--out", "o", "--executor", "k8s"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(bad)
+    assert EXECUTORS == ("local", "slurm", "ray")
+
+
+QUIET_RUN = textwrap.dedent("""
+    import sys
+    from datatrove.data import Document
+    from datatrove.pipeline.writers import JsonlWriter
+    from wikiref_dataset.executors import datatrove_console, local_executor
+
+    def main(logs, workers, folder):
+        with datatrove_console(logs=logs):
+            documents = [Document(text=f"text {n}", id=str(n)) for n in range(4)]
+            local_executor([documents, JsonlWriter(folder + "/out")], tasks=2, workers=workers,
+                           logging_dir=folder + "/logs").run()
+        print("done")
+
+    if __name__ == "__main__":
+        main(sys.argv[1] == "logs", int(sys.argv[2]), sys.argv[3])
+""")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_quiet_console_keeps_the_log_files(tmp_path, workers):
+    """datatrove's console lines (its INFO and its statistics) go away in the tasks' processes too; the task log
+    files keep them."""
+    script = tmp_path / "run.py"
+    script.write_text(QUIET_RUN, encoding="utf-8")
+    runs = {}
+    for mode in ("logs", "quiet"):
+        folder = tmp_path / mode
+        runs[mode] = subprocess.run([sys.executable, str(script), mode, str(workers), str(folder)],
+                                    capture_output=True, text=True, timeout=120)
+        assert runs[mode].returncode == 0, runs[mode].stderr[-2000:]
+        assert runs[mode].stdout.strip() == "done"
+        logs = sorted((folder / "logs" / "logs").glob("task_*.log"))
+        assert len(logs) == 2 and all("Launching pipeline for rank" in path.read_text() for path in logs)
+    assert "INFO" in runs["logs"].stderr and "Launching pipeline" in runs["logs"].stderr
+    assert runs["quiet"].stderr.strip() == ""

@@ -1,0 +1,64 @@
+"""datatrove's local and Ray executors with a switch for their console logs (:func:`.executors.datatrove_console`).
+
+datatrove sends a task's logs to its log file (everything) and to the console (INFO and up for local rank 0, errors
+only for the others), and the executor's own messages (skipped tasks, the closing statistics) to a default console
+sink. With ``console_logs`` false (set from :func:`.executors.console_logs` when the executor is built, and pickled
+with it to the tasks' processes), every task runs as a non-zero local rank, which datatrove documents as affecting
+logging only, and the default console sink shows errors only; the log files are unchanged.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from datatrove.executor import LocalPipelineExecutor, RayPipelineExecutor
+from datatrove.utils.logging import DATATROVE_COLORIZE_LOGS, logger, setup_default_logger
+
+from .executors import console_logs
+
+__all__ = ["LocalExecutor", "RayExecutor"]
+
+
+def _errors_only_console() -> None:
+    logger.remove()
+    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR")
+
+
+class _ConsoleSwitch:
+    """Mixin over a datatrove executor: ``console_logs`` false shows only datatrove's errors on the console."""
+
+    console_logs: bool = True
+
+    def run(self) -> Any:
+        if self.console_logs:
+            return super().run()  # type: ignore[misc]
+        _errors_only_console()
+        try:
+            return super().run()  # type: ignore[misc]
+        finally:
+            setup_default_logger()
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
+        if self.console_logs:
+            return super()._run_for_rank(rank, local_rank, node_rank)  # type: ignore[misc]
+        try:
+            return super()._run_for_rank(rank, max(local_rank, 1), node_rank)  # type: ignore[misc]
+        finally:
+            _errors_only_console()  # the task's end put datatrove's default console sink back
+
+
+class LocalExecutor(_ConsoleSwitch, LocalPipelineExecutor):
+    """``LocalPipelineExecutor`` following :func:`.executors.datatrove_console`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.console_logs = console_logs()
+
+
+class RayExecutor(_ConsoleSwitch, RayPipelineExecutor):
+    """``RayPipelineExecutor`` following :func:`.executors.datatrove_console`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.console_logs = console_logs()
