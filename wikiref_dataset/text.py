@@ -39,10 +39,11 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import logging
+import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy
 import spacy
@@ -85,6 +86,18 @@ _LINE_BREAK = re.compile(r"\n\s*")
 _SPACE = re.compile(r"\s+")
 _WORD_CACHE: dict[str, bool] = {}
 """Token text -> holds a letter or digit (a token vocabulary is small; the check runs on every token)."""
+
+MAX_NEW_STRINGS = 500_000
+"""Strings a pipeline's vocabulary may gain after it is built before it is rebuilt (between two documents)."""
+
+MAX_NEW_STRINGS_ENV = "WIKIREF_SPACY_MAX_STRINGS"
+"""Environment variable that overrides :data:`MAX_NEW_STRINGS` (`0`: never rebuild), read when a
+:class:`TextPipeline` is made or unpickled."""
+
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
+_PipelineKey = tuple[str, str, str, int]
+_END = object()
 
 
 @dataclass(frozen=True)
@@ -405,8 +418,15 @@ def resolve_model(config: TextConfig) -> str:
     return BLANK_MODEL
 
 
+_PIPELINES: dict[_PipelineKey, tuple[Language, int]] = {}
+"""(lang, model, newline_breaks, max_length) -> the cached pipeline and its vocabulary size when it was built."""
+
+
 def get_pipeline(config: TextConfig | None = None) -> Language:
     """The spaCy pipeline for `config`, built once per (lang, model, newline_breaks, max_length) and cached.
+
+    The cached pipeline is replaced by a fresh one when its vocabulary outgrows the bound (see
+    :class:`TextPipeline`); call this again rather than keeping the result for long.
 
     Raises:
         ValueError: unknown language code, or a trained pipeline for another language than `config.lang`.
@@ -414,10 +434,42 @@ def get_pipeline(config: TextConfig | None = None) -> Language:
         ImportError: the language needs a tokenizer package that is not installed (e.g. Japanese).
     """
     config = config or TextConfig()
-    return _build_pipeline(config.lang, resolve_model(config), config.newline_breaks, config.max_length)
+    return _cached_pipeline(_pipeline_key(config))[0]
 
 
-@functools.cache
+def _pipeline_key(config: TextConfig) -> _PipelineKey:
+    return (config.lang, resolve_model(config), config.newline_breaks, config.max_length)
+
+
+def _cached_pipeline(key: _PipelineKey) -> tuple[Language, int]:
+    entry = _PIPELINES.get(key)
+    if entry is None:
+        nlp = _build_pipeline(*key)
+        entry = _PIPELINES[key] = (nlp, len(nlp.vocab.strings))
+    return entry
+
+
+def _rebuild_pipeline(key: _PipelineKey, stale: Language) -> tuple[Language, int]:
+    """Replaces the cached pipeline `stale` with a freshly built one, unless another caller already did."""
+    entry = _PIPELINES.get(key)
+    if entry is not None and entry[0] is stale:
+        del _PIPELINES[key]
+    return _cached_pipeline(key)
+
+
+def _max_new_strings() -> int:
+    value = os.environ.get(MAX_NEW_STRINGS_ENV, "").strip()
+    if not value:
+        return MAX_NEW_STRINGS
+    try:
+        limit = int(value)
+    except ValueError:
+        limit = -1
+    if limit < 0:
+        raise ValueError(f"{MAX_NEW_STRINGS_ENV} must be a non-negative integer, got {value!r}")
+    return limit
+
+
 def _build_pipeline(lang: str, model: str, newline_breaks: str, max_length: int) -> Language:
     nlp = _blank_pipeline(lang) if model == BLANK_MODEL else _trained_pipeline(lang, model, newline_breaks)
     if model == BLANK_MODEL:
@@ -521,34 +573,68 @@ def split_long_text(text: str, max_length: int) -> list[tuple[int, str]]:
     return pieces
 
 
+class _DocumentFeed:
+    """The items for one pipeline: all of them, or up to the first document boundary where the pipeline's
+    vocabulary (`strings`) holds more than `limit` strings (then `stopped` is set and the rest stay in `items`)."""
+
+    def __init__(self, items: Iterator[Any], ends_document: Callable[[Any], bool], strings: Any, limit: int | None):
+        self.items = items
+        self.ends_document = ends_document
+        self.strings = strings
+        self.limit = limit
+        self.stopped = False
+
+    def __iter__(self) -> Iterator[Any]:
+        at_boundary = False  # at least one item per pipeline: the stream always advances
+        while True:
+            if at_boundary and self.limit is not None and len(self.strings) > self.limit:
+                self.stopped = True
+                return
+            item = next(self.items, _END)
+            if item is _END:
+                return
+            at_boundary = self.ends_document(item)
+            yield item
+
+
 class TextPipeline:
     """Sentences, tokens, lemmas and stop words for one language, single texts or batches.
 
     The `*_many` methods stream through `nlp.pipe` (batched, optionally multi-process) and yield results in
     input order; use them for corpora. The object pickles as its configuration (the spaCy pipeline is rebuilt
     or taken from the cache in the receiving process), so it can travel to datatrove workers.
+
+    spaCy's vocabulary keeps every string it meets, so a long stream of texts would grow without bound: between two
+    documents, once the cached pipeline's vocabulary has gained more than `max_new_strings` strings since it was
+    built (:data:`MAX_NEW_STRINGS`, or the environment variable ``WIKIREF_SPACY_MAX_STRINGS``; `0` never), it is
+    replaced by a freshly built one. Results do not depend on it (every token attribute, lemma and stop-word flag
+    comes from the tables the pipeline is built with); `pipeline_reloads` counts the replacements.
     """
 
     def __init__(self, config: TextConfig | None = None) -> None:
         self.config = config or TextConfig()
-        self._nlp: Language | None = None
+        self._key: _PipelineKey | None = None
+        self.max_new_strings = _max_new_strings()
+        self.pipeline_reloads = 0
 
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.config = state["config"]
-        self._nlp = None
+        self.__init__(state["config"])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config!r})"
 
     @property
     def nlp(self) -> Language:
-        """The cached spaCy pipeline (built on first use)."""
-        if self._nlp is None:
-            self._nlp = get_pipeline(self.config)
-        return self._nlp
+        """The cached spaCy pipeline (built on first use; replaced when its vocabulary outgrows the bound)."""
+        return self._pipeline()[0]
+
+    def _pipeline(self) -> tuple[Language, int]:
+        if self._key is None:
+            self._key = _pipeline_key(self.config)
+        return _cached_pipeline(self._key)
 
     @property
     def description(self) -> str:
@@ -606,7 +692,9 @@ class TextPipeline:
     def tokenize_many(self, texts: Iterable[str]) -> Iterator[list[str]]:
         """Tokens of many texts, in order (tokenizer only: the other components never change tokens)."""
         checked = (_check_text(text, i) for i, text in enumerate(texts))
-        for doc in self.nlp.tokenizer.pipe(checked, batch_size=self.config.batch_size):
+        batch_size = self.config.batch_size
+        docs = self._bounded(checked, lambda nlp, items: nlp.tokenizer.pipe(items, batch_size), lambda text: True)
+        for doc in docs:
             yield [token.text for token in doc if not token.is_space]
 
     def content_lemmas_many(self, texts: Iterable[str]) -> Iterator[list[str]]:
@@ -615,6 +703,37 @@ class TextPipeline:
             yield analysis.content_lemmas
 
     # ---- internals ---------------------------------------------------------------------------------------------
+
+    def _bounded(
+        self,
+        items: Iterator[_Item],
+        run: Callable[[Language, Iterator[_Item]], Iterator[_Result]],
+        ends_document: Callable[[_Item], bool],
+    ) -> Iterator[_Result]:
+        """`run(nlp, items)`, with a fresh pipeline swapped in between documents when the vocabulary outgrew the bound.
+
+        The vocabulary is checked before the stream starts (single-text calls never come back to the stream) and
+        before the item after each document is pulled from `items`: spaCy tokenizes items as it pulls them, so it
+        then holds at most the bound plus one document's strings (plus, until the batch is processed, the lemmas
+        the lemmatizer adds). At least one item goes through each fresh pipeline, so the stream always advances.
+        """
+        check_first = True
+        while True:
+            nlp, built_size = self._pipeline()
+            strings = nlp.vocab.strings
+            limit = built_size + self.max_new_strings if self.max_new_strings else None
+            if not (check_first and limit is not None and len(strings) > limit):
+                feed = _DocumentFeed(items, ends_document, strings, limit)
+                yield from run(nlp, iter(feed))
+                if not feed.stopped:
+                    return
+            check_first = False
+            self.pipeline_reloads += 1
+            logger.info(
+                "spaCy vocabulary grew by %d strings (bound %d): pipeline %r rebuilt (%d rebuilds)",
+                len(strings) - built_size, self.max_new_strings, self._key, self.pipeline_reloads,
+            )  # fmt: skip
+            _rebuild_pipeline(self._key, nlp)
 
     def _pieces(self, texts: Iterator[Any]) -> Iterator[tuple[str, tuple[int, int, int]]]:
         max_length = self.config.max_length
@@ -630,13 +749,12 @@ class TextPipeline:
     def _analyze(
         self, texts: Iterator[Any], n_process: int, disable: list[str] | None = None
     ) -> Iterator[AnalyzedText]:
-        docs = self.nlp.pipe(
-            self._pieces(texts),
-            as_tuples=True,
-            batch_size=self.config.batch_size,
-            n_process=n_process,
-            disable=disable or [],
-        )
+        def run(nlp: Language, pieces: Iterator[tuple[str, tuple[int, int, int]]]) -> Iterator[Any]:
+            return nlp.pipe(
+                pieces, as_tuples=True, batch_size=self.config.batch_size, n_process=n_process, disable=disable or []
+            )
+
+        docs = self._bounded(self._pieces(texts), run, lambda piece: piece[1][1] == piece[1][2] - 1)
         with_lemmas = not disable
         parts: list[tuple[int, AnalyzedText]] = []
         for doc, (offset, number, count) in docs:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import pickle
+from pathlib import Path
 
 import pytest
 import spacy
@@ -11,6 +13,7 @@ from spacy.training import Example
 
 from wikiref_dataset.text import (
     BLANK_MODEL,
+    MAX_NEW_STRINGS,
     AnalyzedText,
     TextConfig,
     TextPipeline,
@@ -338,3 +341,77 @@ def test_long_texts_are_cut_at_paragraphs(text_pipeline: TextPipeline) -> None:
     assert analysis.n_sentences == 60
     assert [_normalized(text[start:end]) for start, end in analysis.sentence_char_spans] == analysis.sentences
     assert list(chunked.analyze_many([text, "Short.", text])) == [analysis, chunked.analyze("Short."), analysis]
+
+
+# ---- bounded vocabulary ------------------------------------------------------------------------------------------
+
+GOLDEN_ITEMS = Path(__file__).resolve().parents[3] / "shared" / "rouge_golden" / "items.jsonl"
+
+
+@pytest.fixture(scope="module")
+def golden_texts() -> list[str]:
+    """40 real multi-sentence texts (~300 sentences) from the ROUGE golden items; skipped when absent."""
+    if not GOLDEN_ITEMS.is_file():
+        pytest.skip(f"{GOLDEN_ITEMS} is absent")
+    lines = GOLDEN_ITEMS.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["system"] for line in lines[:40]]
+
+
+def _vocabulary_growth(pipeline: TextPipeline, texts: list[str]) -> tuple[list[AnalyzedText], list[int]]:
+    """Analyses, and the strings the pipeline in use had gained since it was built, after each text."""
+    analyses, growth = [], []
+    for analysis in pipeline.analyze_many(texts):
+        nlp, built_size = pipeline._pipeline()  # the pipeline that analysed this text: swaps happen between texts
+        analyses.append(analysis)
+        growth.append(len(nlp.vocab.strings) - built_size)
+    return analyses, growth
+
+
+def test_bounded_vocabulary_gives_the_same_results(golden_texts: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    config = TextConfig(model=BLANK_MODEL, batch_size=1)  # batch of 1: the vocabulary is read after each text
+    monkeypatch.setenv("WIKIREF_SPACY_MAX_STRINGS", "0")
+    unbounded = TextPipeline(config)
+    expected, unbounded_growth = _vocabulary_growth(unbounded, golden_texts)
+    assert unbounded.pipeline_reloads == 0
+    monkeypatch.setenv("WIKIREF_SPACY_MAX_STRINGS", "1")
+    fresh = TextPipeline(config)  # every text on a freshly built pipeline: what one text adds at most
+    analyses, added = _vocabulary_growth(fresh, golden_texts)
+    assert analyses == expected
+    assert fresh.pipeline_reloads == 1 + len(golden_texts)  # before the first text (the cache holds the grown
+    # pipeline of the unbounded run), then after each text, before the next item is asked for
+    monkeypatch.setenv("WIKIREF_SPACY_MAX_STRINGS", "50")
+    bounded = TextPipeline(config)
+    analyses, growth = _vocabulary_growth(bounded, golden_texts)
+    assert analyses == expected
+    assert sum(len(analysis.sentences) for analysis in analyses) > 250
+    assert 10 < bounded.pipeline_reloads < len(golden_texts)
+    assert all(g <= 50 + a for g, a in zip(growth, added, strict=True))
+    assert max(growth) < unbounded_growth[-1] / 4
+    assert list(bounded.split_sentences_many(golden_texts)) == [analysis.sentences for analysis in expected]
+    assert list(bounded.tokenize_many(golden_texts)) == [analysis.tokens for analysis in expected]
+    # the cache stays coherent: every pipeline object of this configuration sees the rebuilt spaCy pipeline
+    assert bounded.nlp is get_pipeline(config) is unbounded.nlp is TextPipeline(config).nlp
+
+
+def test_bounded_vocabulary_keeps_long_texts_and_trained_pipelines_whole(
+    golden_texts: list[str], saved_pipelines: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = golden_texts[:12] + BATCH
+    for config in (TextConfig(model=BLANK_MODEL, max_length=300), TextConfig(model=saved_pipelines["senter"])):
+        monkeypatch.setenv("WIKIREF_SPACY_MAX_STRINGS", "0")
+        expected = list(TextPipeline(config).analyze_many(texts))
+        monkeypatch.setenv("WIKIREF_SPACY_MAX_STRINGS", "50")
+        bounded = TextPipeline(config)
+        assert list(bounded.analyze_many(texts)) == expected  # pieces of one text never straddle a rebuild
+        assert bounded.pipeline_reloads > 5
+
+
+def test_bounded_vocabulary_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WIKIREF_SPACY_MAX_STRINGS", raising=False)
+    assert TextPipeline(BLANK).max_new_strings == MAX_NEW_STRINGS == 500_000
+    monkeypatch.setenv("WIKIREF_SPACY_MAX_STRINGS", "1234")
+    assert pickle.loads(pickle.dumps(TextPipeline(BLANK))).max_new_strings == 1234  # read where it runs
+    for value in ("-1", "many"):
+        monkeypatch.setenv("WIKIREF_SPACY_MAX_STRINGS", value)
+        with pytest.raises(ValueError, match="WIKIREF_SPACY_MAX_STRINGS must be a non-negative integer"):
+            TextPipeline(BLANK)

@@ -32,6 +32,16 @@ def add_statement_arguments(parser: argparse.ArgumentParser) -> argparse._Argume
     group.add_argument("--min-chars", type=int, default=None, metavar="N",
                        help="shortest statement kept, in characters (default 10)")
     group.add_argument("--no-list-items", action="store_true", help="ignore statements in list items")
+    group.add_argument("--no-archive-without-status", action="store_true",
+                       help="fetch the original url, not archive-url, when a citation gives no url-status (by "
+                            "default the archive, as Citation Style 1 then assumes the url is dead)")
+    group.add_argument("--keep-unrendered-templates", action="store_true",
+                       help="keep a statement in which a template that is not rendered stands inside a sentence (it "
+                            "vanishes from the text, leaving a hole); by default such statements are dropped and "
+                            "counted")
+    group.add_argument("--no-relative-dates", action="store_true",
+                       help="do not render {{age}}, {{CURRENTYEAR}} and the like at the page revision's date: their "
+                            "statements are then dropped as unrendered")
     return group
 
 
@@ -48,7 +58,10 @@ def statement_config(args: argparse.Namespace) -> StatementConfig:
         options["skip_sections"] = tuple(args.skip_sections)
     if args.min_chars is not None:
         options["min_statement_chars"] = args.min_chars
-    return StatementConfig(include_bare_urls=args.bare_urls, include_list_items=not args.no_list_items, **options)
+    return StatementConfig(include_bare_urls=args.bare_urls, include_list_items=not args.no_list_items,
+                           archive_when_status_missing=not args.no_archive_without_status,
+                           drop_unrendered_templates=not args.keep_unrendered_templates,
+                           render_relative_dates=not args.no_relative_dates, **options)
 
 
 def add_statements_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -56,8 +69,8 @@ def add_statements_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     parser = add_subcommand(
         subparsers, "statements", help="extract cited statements from Wikipedia dump files (WikiRef stage 1)",
         description="WikiRef stage 1 alone: extract the cited statements (the text between the previous citation "
-                    "and a <ref> citing a web page, news article or press release, with its section path and "
-                    "citation fields) from pages-articles dumps (.xml, .xml.bz2, multistream .xml.bz2) into JSON-lines "
+                    "and a <ref> citing a web page, news article, press release or magazine, with its section path "
+                    "and citation fields) from pages-articles dumps (.xml, .xml.bz2, multistream .xml.bz2) into JSON-lines "
                     "shards DIR/<task>.jsonl.gz, and print what was kept and skipped. A damaged dump keeps the pages "
                     "read before the damage; a rerun skips finished tasks. `wikiref build` runs this stage itself.",
         example="wikiref statements enwiki-pages-articles.xml.bz2 --out build/statements --tasks 4 --workers 4",

@@ -2,6 +2,7 @@
 
 import argparse
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import pytest
 
@@ -91,3 +92,35 @@ def test_statements_command_exits_2_when_nothing_could_be_read(tmp_path, capsys)
     captured = capsys.readouterr()
     assert "damaged dump: enwiki-head.xml.bz2 (EOFError" in captured.out and "0 pages read" in captured.out
     assert "wikiref statements: error: nothing could be read: 1 damaged dump(s)" in captured.err
+
+
+HOLE_WIKITEXT = (
+    "Gamma Town has a population of {{Unknown census figure|GT}} people in the valley."
+    "<ref>{{cite web |url=https://news.example.org/gamma |title=Census}}</ref>\n"
+    "The mayor was {{age|1950|1|1}} years old when elected in the spring."
+    "<ref>{{cite web |url=https://news.example.org/mayor |title=Mayor}}</ref>\n")
+
+
+def hole_dump(path: Path) -> Path:
+    """A one-page dump (revision of 2020-05-01) whose two statements hold an unknown template and {{age}}."""
+    head = TINY_DUMP.read_text(encoding="utf-8").split("<page>")[0]
+    page = ("<page><title>Gamma Town</title><ns>0</ns><id>77</id><revision><id>770</id>"
+            "<timestamp>2020-05-01T00:00:00Z</timestamp><model>wikitext</model><format>text/x-wiki</format>"
+            f'<text xml:space="preserve">{escape(HOLE_WIKITEXT)}</text></revision></page>')
+    path.write_text(f"{head}{page}\n</mediawiki>\n", encoding="utf-8")
+    return path
+
+
+def test_statement_text_options(tmp_path, capsys):
+    """--keep-unrendered-templates keeps a statement with a hole; --no-relative-dates drops {{age}} statements;
+    by default the first is dropped and counted and the age is rendered at the revision's date (70 in 2020)."""
+    dump = hole_dump(tmp_path / "holes.xml")
+    assert run(["statements", str(dump), "--out", str(tmp_path / "default"), "--quiet"]) == 0
+    texts = [s.text for s in iter_statements(tmp_path / "default")]
+    assert texts == ["The mayor was 70 years old when elected in the spring."]
+    assert "unrendered template 1" in capsys.readouterr().out
+    assert run(["statements", str(dump), "--out", str(tmp_path / "kept"), "--keep-unrendered-templates",
+                "--quiet"]) == 0
+    assert len(list(iter_statements(tmp_path / "kept"))) == 2
+    assert run(["statements", str(dump), "--out", str(tmp_path / "nodates"), "--no-relative-dates", "--quiet"]) == 0
+    assert list(iter_statements(tmp_path / "nodates")) == []
