@@ -350,11 +350,11 @@ GOLDEN_ITEMS = Path(__file__).resolve().parents[3] / "shared" / "rouge_golden" /
 
 @pytest.fixture(scope="module")
 def golden_texts() -> list[str]:
-    """40 real multi-sentence texts (~300 sentences) from the ROUGE golden items; skipped when absent."""
+    """64 real multi-sentence texts (~300 sentences) from the ROUGE golden items; skipped when absent."""
     if not GOLDEN_ITEMS.is_file():
         pytest.skip(f"{GOLDEN_ITEMS} is absent")
     lines = GOLDEN_ITEMS.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line)["system"] for line in lines[:40]]
+    return [json.loads(line)["system"] for line in lines[:64]]
 
 
 def _vocabulary_growth(pipeline: TextPipeline, texts: list[str]) -> tuple[list[AnalyzedText], list[int]]:
@@ -387,8 +387,12 @@ def test_bounded_vocabulary_gives_the_same_results(golden_texts: list[str], monk
     assert 10 < bounded.pipeline_reloads < len(golden_texts)
     assert all(g <= 50 + a for g, a in zip(growth, added, strict=True))
     assert max(growth) < unbounded_growth[-1] / 4
+    bounded.max_new_strings = 1000  # fewer rebuilds (~60 ms each) for the other entry points
     assert list(bounded.split_sentences_many(golden_texts)) == [analysis.sentences for analysis in expected]
     assert list(bounded.tokenize_many(golden_texts)) == [analysis.tokens for analysis in expected]
+    reloads = bounded.pipeline_reloads
+    assert [bounded.analyze(text) for text in golden_texts] == expected  # single texts: checked before each
+    assert bounded.pipeline_reloads > reloads
     # the cache stays coherent: every pipeline object of this configuration sees the rebuilt spaCy pipeline
     assert bounded.nlp is get_pipeline(config) is unbounded.nlp is TextPipeline(config).nlp
 
@@ -408,7 +412,7 @@ def test_bounded_vocabulary_keeps_long_texts_and_trained_pipelines_whole(
 
 def test_bounded_vocabulary_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WIKIREF_SPACY_MAX_STRINGS", raising=False)
-    assert TextPipeline(BLANK).max_new_strings == MAX_NEW_STRINGS == 500_000
+    assert TextPipeline(BLANK).max_new_strings == MAX_NEW_STRINGS == 200_000
     monkeypatch.setenv("WIKIREF_SPACY_MAX_STRINGS", "1234")
     assert pickle.loads(pickle.dumps(TextPipeline(BLANK))).max_new_strings == 1234  # read where it runs
     for value in ("-1", "many"):

@@ -23,6 +23,25 @@ __all__ = ["add_documents_parser", "add_source_arguments", "document_sources", "
 
 WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 
+SOURCE_DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
+    "common_crawl": {
+        "cc_data": ("https://data.commoncrawl.org",
+                    "where the WARC files named by the index are: URL prefix (Range requests) or local folder"),
+        "lookup_workers": (8, "CDX lookups and record reads at once, per task"),
+        "cdx_min_interval_s": (None, "least seconds between requests to one CDX server (default: cdx_toolkit's)"),
+    },
+    "http": {
+        "min_interval_s": (1.0, "least seconds between requests to one host"),
+        "concurrency": (8, "requests in flight at once, all hosts together"),
+        "per_host_connections": (1, "requests in flight at once to one host"),
+        "read_timeout_s": (20.0, "seconds a read may wait for data"),
+        "max_bytes": (5_000_000, "largest body received (before decoding)"),
+    },
+}
+"""Defaults and help of the source options, as :class:`~.commoncrawl.CommonCrawlConfig` and :class:`~.http.HttpConfig`
+declare them (:func:`field_defaults`): copied, because importing those modules loads spaCy, and ``--help`` must stay
+fast."""
+
 
 def warc_files(paths: list[str]) -> list[Path]:
     """The WARC/ARC files named by `paths`: files as given, folders searched recursively (`*.warc[.gz]`,
@@ -41,10 +60,7 @@ def add_source_arguments(parser: argparse.ArgumentParser, group: argparse._Argum
     documents folder, Common Crawl (a CDX server or the columnar URL index) and the live web, each with its options
     (help texts from :class:`~.commoncrawl.CommonCrawlConfig` and :class:`~.http.HttpConfig`).
     :func:`document_sources` turns the parsed arguments into :class:`~.documents.DocumentSources`."""
-    from .commoncrawl import CommonCrawlConfig
-    from .http import HttpConfig
-
-    crawl, http = _field_defaults(CommonCrawlConfig), _field_defaults(HttpConfig)
+    crawl, http = SOURCE_DEFAULTS["common_crawl"], SOURCE_DEFAULTS["http"]
     group.add_argument("--documents", metavar="DIR",
                        help="reuse a `wikiref documents` output folder (or a build's OUT.work/documents): its documents "
                             "are taken as they are, the pages it lacks go to the other sources")
@@ -82,12 +98,12 @@ def add_source_arguments(parser: argparse.ArgumentParser, group: argparse._Argum
     live.add_argument("--user-agent", help="User-Agent header (its first word is the robots.txt token)")
 
 
-def _field_defaults(config: type) -> dict[str, tuple[Any, str]]:
+def field_defaults(config: type) -> dict[str, tuple[Any, str]]:
     """``{field: (default, help)}`` of a config dataclass, the help as a command-line phrase (lower case first
-    letter, no final period)."""
+    letter, no final period): what :data:`SOURCE_DEFAULTS` copies (a test keeps the two equal)."""
     def phrase(text: str) -> str:
         text = text.strip().rstrip(".")
-        return text[:1].lower() + text[1:]
+        return text if text[1:2].isupper() else text[:1].lower() + text[1:]  # "CDX ..." stays
 
     return {item.name: (item.default, phrase(item.metadata.get("help", ""))) for item in fields(config)}
 

@@ -401,19 +401,23 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class _HostSpacing:
-    """Per-host minimum interval between request starts (thread-safe: each caller reserves its slot)."""
+    """Per-host minimum interval between request starts (thread-safe). A caller takes the host when its next start
+    is due and sets the one after from the time it actually took it: a thread that wakes late (a busy CPU) pushes
+    the next request back rather than letting it land early, which reserving slots ahead of time would do."""
 
     def __init__(self) -> None:
         self._next: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def wait(self, host: str, interval: float) -> None:
-        with self._lock:
-            now = time.monotonic()
-            slot = max(now, self._next.get(host, 0.0))
-            self._next[host] = slot + interval
-        if slot > now:
-            time.sleep(slot - now)
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                due = self._next.get(host, 0.0)
+                if now >= due:
+                    self._next[host] = now + interval
+                    return
+            time.sleep(due - now)
 
     def ready_at(self, host: str) -> float:
         """The `time.monotonic()` from which a request to `host` starts without waiting."""

@@ -72,3 +72,16 @@ def test_warc_files(tmp_path: Path) -> None:
     assert [p.name for p in warc_files([str(tmp_path)])] == ["a.warc.gz", "b.ARC"]
     with pytest.raises(FileNotFoundError):
         warc_files([str(tmp_path / "none")])
+
+
+def test_source_option_defaults_match_the_configs():
+    """The command line's copy of the source settings' defaults and help (kept to keep --help light) equals what
+    CommonCrawlConfig and HttpConfig declare."""
+    from wikiref_dataset.web.cli import SOURCE_DEFAULTS, field_defaults
+    from wikiref_dataset.web.commoncrawl import CommonCrawlConfig
+    from wikiref_dataset.web.http import HttpConfig
+
+    for name, config in (("common_crawl", CommonCrawlConfig), ("http", HttpConfig)):
+        declared = field_defaults(config)
+        for option, copied in SOURCE_DEFAULTS[name].items():
+            assert copied == declared[option], (name, option)
