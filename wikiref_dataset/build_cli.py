@@ -84,11 +84,11 @@ def _add_curation_arguments(parser: argparse.ArgumentParser) -> None:
 def add_build_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``build`` on the ``wikiref`` subcommands."""
     parser = add_subcommand(
-        commands, "build", help="build WikiRef: dump + WARC files -> Parquet dataset with card",
+        commands, "build", help="build WikiRef: dump + cited pages -> Parquet dataset with card",
         description="Build the WikiRef dataset in one command, as datatrove stages: cited statements from "
-                    "pages-articles dumps, the cited pages from WARC archives, curation statistics, the filters and "
-                    "oracle labels of Zhu et al. (2022), a split grouped by cited URL, and a Parquet folder with its "
-                    "dataset card, published whole at the end (datasets.load_dataset(DIR)). Intermediate, resumable "
+                    "pages-articles dumps, the cited pages (WARC archives, Common Crawl, the live web), curation "
+                    "statistics, the filters and oracle labels of Zhu et al. (2022), a split grouped by cited URL, "
+                    "and a Parquet folder with its dataset card, published whole at the end (datasets.load_dataset(DIR)). Intermediate, resumable "
                     "state lives beside it in OUT.work: an interrupted build resumes when rerun, and a rerun with "
                     "other options redoes only the stages they feed. The example builds the sample shipped with the "
                     "package (a dump and a WARC written for this project) in about half a minute.",
