@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from datatrove.executor import LocalPipelineExecutor, RayPipelineExecutor
-from datatrove.utils.logging import DATATROVE_COLORIZE_LOGS, logger, setup_default_logger
+from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, setup_default_logger
 
 from .executors import console_logs
 
@@ -21,8 +21,24 @@ __all__ = ["LocalExecutor", "RayExecutor"]
 
 
 def _errors_only_console() -> None:
+    """datatrove's console sink, quiet: its errors only, one line each (the traceback stays in the task's log file;
+    a format function, unlike a format string, does not make loguru append the exception)."""
     logger.remove()
-    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR")
+    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR", backtrace=False, diagnose=False,
+               format=lambda record: "datatrove: {message} (traceback in the task's log file)\n")
+
+
+def _quiet_task_logger(logging_dir: Any, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
+    """datatrove's ``add_task_logger`` (the task's log file gets everything, in datatrove's format) with the quiet
+    console of :func:`_errors_only_console`: a task that fails prints one line, its traceback goes to the file."""
+    logfile = logging_dir.open(f"logs/task_{rank:05d}.log", "w")
+    prefix = f"[NODE {node_rank}] " if node_rank != -1 else ""
+    _errors_only_console()
+    logger.add(logfile, colorize=DATATROVE_COLORIZE_LOG_FILES, level="DEBUG",
+               format=f"{prefix}{{time:YYYY-MM-DD HH:mm:ss.SSS}} | <level>{{level: <8}}</level> | "
+                      "{name}:{function}:{line} - <level>{message}</level>")
+    logger.info(f"Launching pipeline for {rank=}")
+    return logfile
 
 
 class _ConsoleSwitch:
@@ -42,9 +58,13 @@ class _ConsoleSwitch:
     def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
         if self.console_logs:
             return super()._run_for_rank(rank, local_rank, node_rank)  # type: ignore[misc]
+        import datatrove.executor.base as base
+
+        original, base.add_task_logger = base.add_task_logger, _quiet_task_logger
         try:
-            return super()._run_for_rank(rank, max(local_rank, 1), node_rank)  # type: ignore[misc]
+            return super()._run_for_rank(rank, local_rank, node_rank)  # type: ignore[misc]
         finally:
+            base.add_task_logger = original
             _errors_only_console()  # the task's end put datatrove's default console sink back
 
 

@@ -108,3 +108,43 @@ def test_quiet_console_keeps_the_log_files(tmp_path, workers):
         assert len(logs) == 2 and all("Launching pipeline for rank" in path.read_text() for path in logs)
     assert "INFO" in runs["logs"].stderr and "Launching pipeline" in runs["logs"].stderr
     assert runs["quiet"].stderr.strip() == ""
+
+
+FAILING_RUN = textwrap.dedent("""
+    import sys
+    from datatrove.pipeline.base import PipelineStep
+    from wikiref_dataset.executors import datatrove_console, local_executor
+
+    class Fails(PipelineStep):
+        name = "fails"
+
+        def run(self, data=None, rank=0, world_size=1):
+            raise RuntimeError(f"server gone in task {rank}")
+            yield
+
+    def main(workers, folder):
+        with datatrove_console(logs=False):
+            try:
+                local_executor([Fails()], tasks=2, workers=workers, logging_dir=folder + "/logs").run()
+            except Exception as error:
+                print("raised:", type(error).__name__)
+
+    if __name__ == "__main__":
+        main(int(sys.argv[1]), sys.argv[2])
+""")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_quiet_console_shows_a_failed_task_in_one_line(tmp_path, workers):
+    """Quiet, a task that raises prints one line (its message) on the console, not datatrove's traceback with
+    variable values; the task's log file keeps the traceback."""
+    script = tmp_path / "fail.py"
+    script.write_text(FAILING_RUN, encoding="utf-8")
+    run = subprocess.run([sys.executable, str(script), str(workers), str(tmp_path)], capture_output=True, text=True,
+                         timeout=120)
+    assert "raised:" in run.stdout, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    failed = [line for line in run.stderr.splitlines() if "server gone in task" in line]
+    assert failed and all(line.startswith("datatrove: server gone in task") for line in failed)
+    logs = sorted((tmp_path / "logs" / "logs").glob("task_*.log"))
+    assert logs and any("Traceback" in path.read_text() for path in logs)

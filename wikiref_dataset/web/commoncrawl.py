@@ -65,6 +65,9 @@ from .urls import normalize_url, unwrap_wayback, url_key
 from .warc import WarcReadError
 
 logger = logging.getLogger(__name__)
+# cdx_toolkit logs every failed attempt of every lookup at ERROR; the outcomes are counted here and a server that
+# stops answering ends the task with one message (IndexUnavailableError), so its own log is kept to critical ones.
+logging.getLogger("cdx_toolkit.myrequests").setLevel(logging.CRITICAL)
 
 __all__ = [
     "COMMON_CRAWL_DATA", "COMMON_CRAWL_INDEX", "OUTCOMES", "CaptureRequest", "CdxServer", "ColumnarIndex",

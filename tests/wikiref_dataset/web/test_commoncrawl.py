@@ -561,3 +561,4 @@ def test_documents_command_with_the_columnar_index(archive: Archive, tmp_path: P
                     str(archive.columnar), "--out", str(tmp_path / "bad")], tmp_path)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.startswith("wikiref documents: error:") and "not both" in bad.stderr
+
