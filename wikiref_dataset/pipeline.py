@@ -365,23 +365,31 @@ class WriteDataset(PipelineStep):
 
 
 def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep], int]]:
-    """The five stages as (name, datatrove steps, tasks). Every step lists its input files when it runs, not when it
-    is built, so all five can be built (and submitted to a cluster) before stage 1 has run."""
+    """The stages as (name, datatrove steps, tasks): the five of :data:`STAGES`, and with Common Crawl's columnar
+    index a ``captures`` stage before ``documents`` (one join of all cited URLs with the index, split by index file:
+    :class:`~wikiref_dataset.web.documents.JoinColumnarIndex`). Every step lists its input files when it runs, not
+    when it is built, so all stages can be built (and submitted to a cluster) before stage 1 has run."""
     from datatrove.pipeline.writers import JsonlWriter
 
-    from .web.documents import documents_pipeline
+    from .web.documents import JoinColumnarIndex, documents_pipeline
     from .wiki.steps import WikiDumpStatements
 
     work = config.work
     rejects = work / "rejects"
     curation = config.curation
     jsonl = dict(output_filename="${rank}.jsonl.gz", compression="gzip")
+    crawl = config.sources.common_crawl
+    joined = crawl is not None and bool(crawl.cc_index)
+    join = [("captures", [JoinColumnarIndex([str(work / "statements")], work / "captures", crawl)],
+             config.tasks)] if joined else []
     return [
         ("statements", [WikiDumpStatements(config.dumps, config=config.statements), BucketByCitedUrl(config.tasks),
                         JsonlWriter(str(work / "statements"), output_filename="${url_bucket}/${rank}.jsonl.gz",
                                     compression="gzip")], statement_tasks(config)),
+        *join,
         ("documents", documents_pipeline([str(work / "statements")], work / "documents",
                                          warc_index=work / "warc_index.sqlite", bucketed=True,
+                                         captures_dir=work / "captures" if joined else None,
                                          **_source_options(config)), config.tasks),
         ("statistics", [
             CurationExamples(str(work / "statements"), str(work / "documents"), str(rejects / "missing"),
@@ -484,6 +492,11 @@ def collect_counts(work: Path) -> dict[str, int]:
         with WarcIndex(work / "warc_index.sqlite") as index:
             counts |= warc_damage_counts(index.file_stats())
     counts |= _document_counts(stage_stats(work, "documents"))
+    joined = sum(counter.get("index_files", 0) for counter in stage_stats(work, "captures").values())
+    if joined:
+        counts["Common Crawl index files joined (each once)"] = joined
+        counts["Common Crawl index files read again (redirects)"] = sum(
+            counter.get("cc_index/files_read", 0) for counter in stage_stats(work, "documents").values())
     stats = stage_stats(work, "statistics")
     curated = stage_stats(work, "curation")
     for name, counter in stats.items():
@@ -601,10 +614,10 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
             return None
         return _read_summary(config, {})
     seconds: dict[str, float] = {}
-    for position, stage in enumerate(STAGES, start=1):
-        steps, tasks = stage_steps(config, stage)
+    stages = build_stages(config)
+    for position, (stage, steps, tasks) in enumerate(stages, start=1):
         if progress:
-            print(f"[{position}/{len(STAGES)}] {stage}: {tasks} task(s), {config.workers} worker(s)", flush=True)
+            print(f"[{position}/{len(stages)}] {stage}: {tasks} task(s), {config.workers} worker(s)", flush=True)
         started = time.perf_counter()
         make_executor(config, stage, steps, tasks).run()  # local and Ray run the stage's tasks and wait for them
         if config.executor == "ray" and not stage_done(config.work, stage, tasks):  # Ray logs failed tasks only
@@ -683,6 +696,7 @@ def _check_inputs(config: BuildConfig) -> list[str]:
     return restart_changed_stages(config.work, [
         ("statements", {"dumps": file_identities(config.dumps), "buckets": config.tasks,
                         "statements": config.statements.to_dict()}, ["statements"]),
+        ("captures", _sources_input(config), ["captures"]),
         ("documents", {"warcs": file_identities(config.warcs), **_sources_input(config)},
          ["documents", "warc_index.sqlite"]),
         ("statistics", {"curation": config.curation.to_dict()},

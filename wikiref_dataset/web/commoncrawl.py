@@ -45,8 +45,10 @@ lookups in a row raises :class:`IndexUnavailableError` instead: the task stops, 
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import io
+import json
 import logging
 import re
 import threading
@@ -71,8 +73,9 @@ logging.getLogger("cdx_toolkit.myrequests").setLevel(logging.CRITICAL)
 
 __all__ = [
     "COMMON_CRAWL_DATA", "COMMON_CRAWL_INDEX", "OUTCOMES", "CaptureRequest", "CdxServer", "ColumnarIndex",
-    "CommonCrawl", "CommonCrawlConfig", "CrawlResult", "IndexLookupError", "IndexUnavailableError", "IndexedCapture",
-    "ArchivedResponse", "WarcRecordReader", "surt_key",
+    "CaptureTable", "CommonCrawl", "CommonCrawlConfig", "CrawlResult", "IndexFiles", "IndexLookupError",
+    "IndexUnavailableError", "IndexedCapture", "ArchivedResponse", "WarcRecordReader", "file_key_ranges",
+    "files_for_keys", "index_files", "index_shares", "join_index_share", "surt_key",
 ]  # fmt: skip
 
 COMMON_CRAWL_INDEX = "https://index.commoncrawl.org"
@@ -421,6 +424,8 @@ class ColumnarIndex:
         location (`str`): see :attr:`CommonCrawlConfig.cc_index`.
         crawls (`Sequence[str]`): keep only these crawls' rows (needs a ``crawl`` column or ``crawl=`` folders).
         data_prefix (`str`): what the paths of a ``.paths`` listing are relative to.
+        files (`Sequence[str]`, *optional*): read only these of the index's files (a task's share, or the files
+            whose key range holds the URLs looked up); by default all of them (:func:`index_files`).
 
     Raises:
         FileNotFoundError: `location` names no Parquet file.
@@ -432,26 +437,37 @@ class ColumnarIndex:
                 "warc_record_length")
     OPTIONAL = ("fetch_redirect", "content_mime_detected", "content_mime_type", "crawl", "subset")
 
-    def __init__(self, location: str, crawls: Sequence[str] = (), data_prefix: str = COMMON_CRAWL_DATA) -> None:
+    def __init__(self, location: str, crawls: Sequence[str] = (), data_prefix: str = COMMON_CRAWL_DATA,
+                 files: Sequence[str] | None = None) -> None:
         import duckdb
 
         self.location = location
         self.crawls = tuple(crawls)
         self.queries = 0
+        self.files_scanned = 0  # index files read by the joins so far (a file read by two joins counts twice)
+        if files is None:
+            listed = index_files(location, self.crawls, data_prefix)
+        else:  # a share of a listing: remote and partition base as index_files gives them
+            first = files[0] if files else ""
+            listed = IndexFiles(list(files), _is_remote(first),
+                                first.split("/crawl=", 1)[0] + "/" if "/crawl=" in first and _is_remote(first) else "")
+        self.files = list(listed.files)
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone = 'UTC'")  # fetch_time is a UTC instant; print it as one
-        files, remote, hive_base = _parquet_files(location, self.crawls, data_prefix)
-        if remote:
+        if not self.files:  # a share without a file: every lookup finds nothing
+            self._source, self._params, self._columns = "", [], set(self.REQUIRED)
+            return
+        if listed.remote:
             import pyarrow.dataset as ds
 
             self._con.register("cc_index", ds.dataset(
-                files, format="parquet", filesystem=_arrow_filesystem(files[0]),
+                self.files, format="parquet", filesystem=_arrow_filesystem(self.files[0]),
                 partitioning=ds.HivePartitioning.discover(infer_dictionary=False),
-                partition_base_dir=hive_base))  # fmt: skip
+                partition_base_dir=listed.hive_base or None))  # fmt: skip
             self._source, self._params = "cc_index", []
         else:
             self._source = "read_parquet(?, hive_partitioning = true, union_by_name = true)"
-            self._params = [files]
+            self._params = [self.files]
         try:
             columns = {row[0] for row in self._con.execute(f"DESCRIBE SELECT * FROM {self._source}",
                                                            self._params).fetchall()}
@@ -479,7 +495,7 @@ class ColumnarIndex:
                 wanted.append(url)
                 keys.append(key)
         result: dict[str, list[IndexedCapture]] = {url: [] for url in unique}  # a URL without a SURT: no capture
-        if not wanted:
+        if not wanted or not self.files:
             return result
 
         def column(name: str, cast: str = "VARCHAR") -> str:
@@ -502,6 +518,7 @@ class ColumnarIndex:
         finally:
             self._con.unregister("wanted")
         self.queries += 1
+        self.files_scanned += len(self.files)
         for wanted_url, url, fetched, status, mime_type, filename, offset, length, redirect, crawl in rows:
             result[wanted_url].append(IndexedCapture(
                 url=url, timestamp=iso_utc(fetched) or str(fetched), status=status, mime=mime_type,
@@ -537,40 +554,131 @@ def _is_remote(location: str) -> bool:
     return "://" in location and not location.lower().startswith("file://")
 
 
-def _parquet_files(location: str, crawls: Sequence[str], data_prefix: str) -> tuple[list[str], bool, str]:
-    """(files or globs, remote?, the folder their ``crawl=`` partitions hang from) of a `cc_index` location."""
+@dataclass(frozen=True)
+class IndexFiles:
+    """The Parquet files of a columnar index, as :func:`index_files` lists them.
+
+    Args:
+        files (`list[str]`): paths or URLs, sorted; only the named crawls' when their folders (``crawl=``) say so.
+        remote (`bool`): read through fsspec (``http(s)://``, ``s3://``) rather than from local disk.
+        hive_base (`str`): the folder the ``crawl=``/``subset=`` partition folders hang from ("" when none).
+    """
+
+    files: list[str]
+    remote: bool
+    hive_base: str
+
+
+def index_files(location: str, crawls: Sequence[str] = (), data_prefix: str = COMMON_CRAWL_DATA) -> IndexFiles:
+    """Every Parquet file of a `cc_index` location (see :attr:`CommonCrawlConfig.cc_index`), one by one, so that a
+    join can be split among tasks by file.
+
+    Raises:
+        FileNotFoundError: `location` names no Parquet file (of `crawls`, when the files are in crawl folders).
+    """
     lowered = location.lower()
     if lowered.endswith((".paths", ".paths.gz")):
         lines = _read_listing(location)
         files = [line if "://" in line or line.startswith("/") else f"{data_prefix.rstrip('/')}/{line}"
                  for line in lines if line.lower().endswith(".parquet")]
-        if crawls:
-            files = [path for path in files if any(f"crawl={crawl}/" in path for crawl in crawls)]
-        if not files:
-            raise FileNotFoundError(f"{location}: the listing names no Parquet file"
-                                    + (f" of crawls {list(crawls)}" if crawls else ""))
-        base = files[0].split("/crawl=", 1)[0] + "/" if "/crawl=" in files[0] else ""
-        return files, _is_remote(files[0]), base
-    if _is_remote(location):
-        files = [location]
-        if any(char in location for char in "*?["):
-            files = _remote_glob(location)
+        base = files[0].split("/crawl=", 1)[0] + "/" if files and "/crawl=" in files[0] else ""
+        remote = bool(files) and _is_remote(files[0])
+    elif _is_remote(location):
+        files = _remote_glob(location) if any(char in location for char in "*?[") else [location]
         base = location.split("/crawl=", 1)[0] + "/" if "/crawl=" in location else ""
-        return files, True, base
-    path = Path(location.removeprefix("file://"))
-    if path.is_dir():
-        if not any(path.rglob("*.parquet")):
-            raise FileNotFoundError(f"{location}: no Parquet file in this folder")
-        return [str(path / "**" / "*.parquet")], False, str(path)
-    if path.is_file():
-        return [str(path)], False, ""
-    if any(char in location for char in "*?["):
-        import glob
+        remote = True
+    else:
+        path = Path(location.removeprefix("file://"))
+        if path.is_dir():
+            files = sorted(str(file) for file in path.rglob("*.parquet") if file.is_file())
+            if not files:
+                raise FileNotFoundError(f"{location}: no Parquet file in this folder")
+            base = str(path)
+        elif path.is_file():
+            files, base = [str(path)], ""
+        elif any(char in location for char in "*?["):
+            import glob
 
-        if not glob.glob(location, recursive=True):
-            raise FileNotFoundError(f"{location}: no file matches")
-        return [location], False, ""
-    raise FileNotFoundError(f"{location}: no such file or folder")
+            files, base = sorted(glob.glob(location, recursive=True)), ""
+            if not files:
+                raise FileNotFoundError(f"{location}: no file matches")
+        else:
+            raise FileNotFoundError(f"{location}: no such file or folder")
+        remote = False
+    if crawls and files and all("crawl=" in file for file in files):  # the partition folders say which crawl
+        files = [file for file in files if any(f"crawl={crawl}/" in file for crawl in crawls)]
+    if not files:
+        raise FileNotFoundError(f"{location}: names no Parquet file" + (f" of crawls {list(crawls)}" if crawls else ""))
+    return IndexFiles(sorted(files), remote, base)
+
+
+def index_shares(files: Sequence[str], tasks: int, sizes: Sequence[int | None] | None = None) -> list[list[str]]:
+    """`files` dealt among `tasks` tasks, each file to exactly one task: the largest first, each to the task with the
+    fewest bytes so far (by count where sizes are unknown), ties to the lowest rank; each share sorted. The same
+    inputs always give the same shares, whichever task computes them."""
+    if tasks < 1:
+        raise ValueError(f"tasks must be >= 1, got {tasks}")
+    weights = [size if size is not None else 1 for size in (sizes if sizes is not None else [None] * len(files))]
+    shares: list[list[str]] = [[] for _ in range(tasks)]
+    loads = [0] * tasks
+    for weight, file in sorted(zip(weights, files, strict=True), key=lambda item: (-item[0], item[1])):
+        task = min(range(tasks), key=lambda t: (loads[t], len(shares[t]), t))
+        shares[task].append(file)
+        loads[task] += weight
+    return [sorted(share) for share in shares]
+
+
+def file_key_ranges(files: Sequence[str]) -> list[tuple[str, str | None, str | None]]:
+    """(file, smallest url_surtkey, largest url_surtkey) of each index file, from its Parquet footer (a few KB read
+    per file, no row). Common Crawl's index files each hold one sorted range of SURT keys, so a later lookup of a few
+    URLs reads only the files whose range holds one of their keys. (None, None) when the footer has no statistics."""
+    import pyarrow.parquet as pq
+
+    ranges: list[tuple[str, str | None, str | None]] = []
+    for file in files:
+        low = high = None
+        try:
+            if _is_remote(file):
+                import fsspec
+
+                with fsspec.open(file, "rb") as handle:
+                    metadata = pq.ParquetFile(handle).metadata
+            else:
+                metadata = pq.read_metadata(file)
+            names = [metadata.schema.column(i).name for i in range(metadata.num_columns)]
+            column = names.index("url_surtkey")
+            lows, highs = [], []
+            for group in range(metadata.num_row_groups):
+                stats = metadata.row_group(group).column(column).statistics
+                if stats is None or not stats.has_min_max:
+                    lows = highs = []
+                    break
+                lows.append(_text(stats.min))
+                highs.append(_text(stats.max))
+            if lows:
+                low, high = min(lows), max(highs)
+        except (OSError, ValueError) as error:  # unreadable footer: the file is read by every lookup
+            logger.warning("%s: no key range (%s); every later lookup reads this file", file, error)
+        ranges.append((file, low, high))
+    return ranges
+
+
+def files_for_keys(ranges: Sequence[tuple[str, str | None, str | None]], keys: Iterable[str]) -> list[str]:
+    """The files of `ranges` that may hold one of `keys` (those without a range always may)."""
+    keys = sorted(set(keys))
+    chosen = []
+    for file, low, high in ranges:
+        if low is None or high is None:
+            chosen.append(file)
+            continue
+        at = bisect.bisect_left(keys, low)
+        if at < len(keys) and keys[at] <= high:
+            chosen.append(file)
+    return chosen
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def _read_listing(location: str) -> list[str]:
@@ -605,6 +713,129 @@ def _arrow_filesystem(url: str) -> Any:
     from pyarrow.fs import FSSpecHandler, PyFileSystem
 
     return PyFileSystem(FSSpecHandler(fsspec.filesystem(url.split("://", 1)[0])))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The join's output: captures per bucket of cited URLs
+# ----------------------------------------------------------------------------------------------------------------
+
+
+_CAPTURE_FIELDS = ("wanted", "url", "timestamp", "status", "mime", "filename", "offset", "length", "redirect",
+                   "crawl")
+
+
+class CaptureTable:
+    """What one join of every cited URL with the whole columnar index found, for one bucket of the URLs.
+
+    The join is split by index file, not by URL: join task r reads only its share of the index files
+    (:func:`index_shares`), joins it with all cited URLs and writes ``<folder>/<bucket>/<r>.parquet`` — the captures
+    it found, filed under the bucket of the cited URL they answer — and ``<folder>/ranges/<r>.json``, the key range
+    of each of its files. Task 0 also writes every cited URL once, without a capture (``filename`` null), so that a
+    fetch task knows which URLs the join covered. Every index file is read once, whatever the number of tasks.
+
+    Args:
+        captures (`dict[str, list[IndexedCapture]]`): the captures of each covered URL (empty: none in the index).
+        ranges (`list[tuple[str, str | None, str | None]]`): every index file with its key range
+            (:func:`file_key_ranges`), for the URLs the join did not cover (the targets of captured redirects).
+    """
+
+    def __init__(self, captures: dict[str, list[IndexedCapture]],
+                 ranges: list[tuple[str, str | None, str | None]]) -> None:
+        self.captures = captures
+        self.ranges = ranges
+
+    @staticmethod
+    def write(folder: str | Path, rank: int, found: dict[str, list[IndexedCapture]],
+              buckets_of: dict[str, list[int]], ranges: list[tuple[str, str | None, str | None]],
+              markers: bool) -> int:
+        """Write join task `rank`'s captures (`found`, by cited URL) under each bucket of the URL (`buckets_of`:
+        a URL cited both as itself and through an archive copy may be asked by two fetch tasks), with the markers
+        of every URL of `buckets_of` when `markers`; returns the captures written (once per URL, not per bucket). Each file is written
+        beside its place and renamed into it, so a task that is run again leaves no half file."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pa.schema([("wanted", pa.string()), ("url", pa.string()), ("timestamp", pa.string()),
+                            ("status", pa.int32()), ("mime", pa.string()), ("filename", pa.string()),
+                            ("offset", pa.int64()), ("length", pa.int64()), ("redirect", pa.string()),
+                            ("crawl", pa.string())])
+        rows: dict[int, list[tuple]] = {}
+        written = 0
+        for wanted, captures in found.items():
+            for capture in captures:
+                row = (wanted, capture.url, capture.timestamp, capture.status, capture.mime, capture.filename,
+                       capture.offset, capture.length, capture.redirect, capture.crawl)
+                for bucket in buckets_of[wanted]:
+                    rows.setdefault(bucket, []).append(row)
+                written += 1
+        if markers:
+            for wanted, buckets in buckets_of.items():
+                for bucket in buckets:
+                    rows.setdefault(bucket, []).append((wanted, *([None] * (len(_CAPTURE_FIELDS) - 1))))
+        root = Path(folder)
+        for bucket, bucket_rows in sorted(rows.items()):
+            bucket_rows.sort(key=lambda row: (row[0], row[2] or "", row[5] or "", row[6] or 0))
+            columns = list(zip(*bucket_rows, strict=True))
+            table = pa.table({name: list(values) for name, values in zip(_CAPTURE_FIELDS, columns, strict=True)},
+                             schema=schema)
+            target = root / f"{bucket:05d}" / f"{rank:05d}.parquet"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(target.name + ".partial")
+            pq.write_table(table, partial)
+            partial.replace(target)
+        target = root / "ranges" / f"{rank:05d}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.with_name(target.name + ".partial").write_text(json.dumps(ranges), encoding="utf-8")
+        target.with_name(target.name + ".partial").replace(target)
+        return written
+
+    @classmethod
+    def read(cls, folder: str | Path, bucket: int) -> CaptureTable:
+        """Bucket `bucket`'s captures, from every join task's file of it.
+
+        Raises:
+            FileNotFoundError: the join left no key ranges in `folder` (it did not run, or not to its end).
+        """
+        import pyarrow.parquet as pq
+
+        root = Path(folder)
+        range_files = sorted((root / "ranges").glob("*.json"))
+        if not range_files:
+            raise FileNotFoundError(f"{root}: no join of the columnar index here (no ranges/*.json)")
+        ranges = [tuple(item) for path in range_files for item in json.loads(path.read_text(encoding="utf-8"))]
+        captures: dict[str, list[IndexedCapture]] = {}
+        for path in sorted((root / f"{bucket:05d}").glob("*.parquet")):
+            for row in pq.read_table(path).to_pylist():
+                found = captures.setdefault(row["wanted"], [])
+                if row["filename"] is not None:
+                    found.append(IndexedCapture(url=row["url"], timestamp=row["timestamp"], status=row["status"],
+                                                mime=row["mime"], filename=row["filename"], offset=row["offset"],
+                                                length=row["length"], redirect=row["redirect"], crawl=row["crawl"]))
+        for found in captures.values():
+            found.sort(key=lambda c: (c.timestamp, c.filename, c.offset or 0))
+        return cls(captures, ranges)  # type: ignore[arg-type]
+
+
+def join_index_share(config: CommonCrawlConfig, rank: int, tasks: int, buckets_of: dict[str, list[int]],
+                     folder: str | Path) -> dict[str, int]:
+    """Join task `rank` of `tasks`: join the cited URLs (`buckets_of`: URL -> the fetch tasks that ask for it) with this task's share of the index files and write what it found (see :class:`CaptureTable`).
+    Returns counts: ``index_files``, ``index_bytes`` (local files), ``captures``, ``cited_urls`` (task 0)."""
+    listed = index_files(config.cc_index or "", config.crawls, config.cc_data)
+    sizes = [None if listed.remote else Path(file).stat().st_size for file in listed.files]
+    share = index_shares(listed.files, tasks, sizes)[rank]
+    index = ColumnarIndex(config.cc_index or "", config.crawls, config.cc_data, files=share)
+    try:
+        found = index.captures_many(buckets_of) if share else {}
+    finally:
+        index.close()
+    written = CaptureTable.write(folder, rank, {url: captures for url, captures in found.items() if captures},
+                                 buckets_of, file_key_ranges(share), markers=rank == 0)
+    by_file = dict(zip(listed.files, sizes, strict=True))
+    counts = {"index_files": len(share), "captures": written,
+              "index_bytes": sum(by_file[file] or 0 for file in share)}
+    if rank == 0:
+        counts["cited_urls"] = len(buckets_of)
+    return counts
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -761,16 +992,25 @@ class CommonCrawl:
 
     Args:
         config (:class:`CommonCrawlConfig`): where and how.
+        captures (:class:`CaptureTable`, *optional*): with a columnar index, what the join of all cited URLs found
+            for this task's URLs; then the index itself is read only for URLs the join did not cover (targets of
+            captured redirects), and only the files whose key range holds them.
     """
 
-    def __init__(self, config: CommonCrawlConfig) -> None:
+    def __init__(self, config: CommonCrawlConfig, captures: CaptureTable | None = None) -> None:
+        if captures is not None and not config.cc_index:
+            raise ValueError("captures (a join's output) need a columnar index (cc_index)")
         self.config = config
-        self.columnar = ColumnarIndex(config.cc_index, config.crawls, config.cc_data) if config.cc_index else None
-        self.cdx = None if self.columnar else CdxServer(config.cdx_endpoints(), config.cdx_min_interval_s,
-                                                       retries=config.retries)
+        self.captures = captures
+        self.columnar = None
+        if config.cc_index and captures is None:
+            self.columnar = ColumnarIndex(config.cc_index, config.crawls, config.cc_data)
+        self.cdx = None if config.cc_index else CdxServer(config.cdx_endpoints(), config.cdx_min_interval_s,
+                                                          retries=config.retries)
         self.reader = WarcRecordReader(config.cc_data, config.timeout_s, config.retries, config.max_record_bytes)
         self._pool = ThreadPoolExecutor(config.lookup_workers, thread_name_prefix="commoncrawl")
-        self._cache: dict[str, list[IndexedCapture]] = {}
+        self._cache: dict[str, list[IndexedCapture]] = dict(captures.captures) if captures is not None else {}
+        self.files_scanned = 0  # index files read by this task's own joins (those after the join stage's)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -784,11 +1024,32 @@ class CommonCrawl:
         self.close()
 
     def prepare(self, urls: Iterable[str]) -> None:
-        """With the columnar index, look every URL of the task up in one join now (later lookups hit the cache);
-        with a CDX server, nothing (lookups are per URL)."""
-        if self.columnar is not None:
+        """With the columnar index, look every URL of the task up in one join now (later lookups hit the cache; with
+        `captures`, only the URLs the join did not cover); with a CDX server, nothing (lookups are per URL)."""
+        if self.config.cc_index:
             wanted = [url for url in dict.fromkeys(urls) if url not in self._cache]
-            self._cache.update(self.columnar.captures_many(wanted))
+            if wanted:
+                self._cache.update(self._join(wanted))
+
+    def _join(self, urls: Sequence[str]) -> dict[str, list[IndexedCapture]]:
+        """The captures of `urls` from the columnar index: the whole index, or (with `captures`) the files whose
+        key range holds one of the URLs' keys."""
+        if self.columnar is not None:
+            before = self.columnar.files_scanned
+            found = self.columnar.captures_many(urls)
+            self.files_scanned += self.columnar.files_scanned - before
+            return found
+        assert self.captures is not None
+        files = files_for_keys(self.captures.ranges, (key for url in urls for key in _surt_keys(url)))
+        if not files:
+            return {url: [] for url in urls}
+        index = ColumnarIndex(self.config.cc_index or "", self.config.crawls, self.config.cc_data, files=files)
+        try:
+            found = index.captures_many(urls)
+        finally:
+            index.close()
+        self.files_scanned += index.files_scanned
+        return found
 
     def _lookup(self, urls: Sequence[str], newest_only: set[str]) -> dict[str, list[IndexedCapture] | Exception]:
         found: dict[str, list[IndexedCapture] | Exception] = {url: self._cache[url] for url in urls
@@ -796,8 +1057,8 @@ class CommonCrawl:
         missing = [url for url in urls if url not in found]
         if not missing:
             return found
-        if self.columnar is not None:
-            captures = self.columnar.captures_many(missing)
+        if self.config.cc_index:
+            captures = self._join(missing)
             self._cache.update(captures)
             found.update(captures)
             return found
@@ -931,8 +1192,8 @@ class CommonCrawl:
                            redirects)
 
     def _index_name(self) -> str:
-        if self.columnar is not None:
-            return f"the columnar index {self.columnar.location}"
+        if self.config.cc_index:
+            return f"the columnar index {self.config.cc_index}"
         return "CDX " + ", ".join(endpoint for endpoint, _ in self.cdx.endpoints)
 
 

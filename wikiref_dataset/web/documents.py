@@ -69,7 +69,7 @@ from ..jsonl import iter_json_objects
 from ..text import TextConfig, TextPipeline
 from ..walk import walk_files
 from .captures import target_date
-from .commoncrawl import CaptureRequest, CommonCrawl, CommonCrawlConfig, CrawlResult
+from .commoncrawl import CaptureRequest, CaptureTable, CommonCrawl, CommonCrawlConfig, CrawlResult
 from .extract import ExtractedPage, ExtractionConfig, ExtractionError, extract_pages
 from .http import CrawlScheduler, FetchResult, HttpConfig, HttpFetcher, crawl_order
 from .urls import normalize_url, unwrap_wayback, wayback_raw_url
@@ -78,8 +78,8 @@ from .warc import IndexStats, WarcIndex, WarcReadError
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "CitedDocument", "DocumentSources", "DocumentsSummary", "FetchCitedDocuments", "KeepFetched", "StatementReader",
-    "documents_pipeline", "run_documents",
+    "CitedDocument", "DocumentSources", "DocumentsSummary", "FetchCitedDocuments", "JoinColumnarIndex", "KeepFetched",
+    "StatementReader", "citation_bucket", "documents_pipeline", "run_documents",
 ]  # fmt: skip
 
 MISSING_STATUSES = ("not_archived", "not_found")
@@ -310,6 +310,19 @@ def url_bucket(fetch_url: str, buckets: int) -> int:
     return _bucket(citation_key(fetch_url), buckets)
 
 
+def citation_bucket(fetch_url: str, buckets: int, by: Literal["url", "host"] = "url") -> int:
+    """The fetch task (of ``buckets``) that handles a cited URL: by its normalized URL (:func:`url_bucket`), or by
+    its host (``by="host"``: a crawl keeps each host in one task)."""
+    key = citation_key(fetch_url)
+    if by == "host":
+        try:
+            normalize_url(fetch_url)
+            key = urlsplit(key).hostname or key
+        except ValueError:
+            pass
+    return _bucket(key, buckets)
+
+
 class BucketByCitedUrl(PipelineStep):
     """Tags each statement with the bucket of its cited URL (``metadata["url_bucket"]``, 5 digits), so that the
     writer after it (``output_filename="${url_bucket}/${rank}.jsonl.gz"``) writes one file per bucket per task and
@@ -333,6 +346,75 @@ class BucketByCitedUrl(PipelineStep):
             yield document
 
 
+class JoinColumnarIndex(PipelineStep):
+    """Join every cited URL with Common Crawl's columnar URL index once, split by index file: task r reads its share
+    of the index files (:func:`~wikiref_dataset.web.commoncrawl.index_shares`) and files the captures it finds under
+    the fetch task that will ask for each URL (:class:`~wikiref_dataset.web.commoncrawl.CaptureTable`). The fetch
+    tasks after it then read only their bucket's captures, not the index: each index file is read once, rather
+    than once per fetch task.
+
+    Every task reads every statement (only their URLs are kept): a few bytes per statement against the index's
+    hundreds of GB per crawl.
+
+    Args:
+        statement_paths (`Iterable[str]`): statement files or folders (searched recursively when the task runs, so
+            the folder may be written by an earlier stage).
+        captures_dir (`str`): where the captures go.
+        common_crawl (`CommonCrawlConfig`): the index (`cc_index`), its crawls and `cc_data`.
+        partition_by (`str`, defaults to `url`): how the fetch tasks split the URLs (see :func:`citation_bucket`).
+    """
+
+    name = "🗂️ Common Crawl index join"
+    type = "🔗 - FETCH"
+
+    def __init__(self, statement_paths: Iterable[str | os.PathLike], captures_dir: str | os.PathLike,
+                 common_crawl: CommonCrawlConfig, partition_by: Literal["url", "host"] = "url") -> None:
+        super().__init__()
+        if not common_crawl.cc_index:
+            raise ValueError("JoinColumnarIndex needs a columnar index (common_crawl.cc_index)")
+        self.paths = [str(path) for path in statement_paths]
+        self.captures_dir = str(captures_dir)
+        self.common_crawl = common_crawl
+        self.partition_by = partition_by
+
+    def cited_urls(self, buckets: int) -> dict[str, list[int]]:
+        """Every URL Common Crawl will be asked for (a citation's page, not an archive's copy of it), with the
+        fetch tasks (of `buckets`) that ask for it: the URLs :meth:`FetchCitedDocuments.run` prepares."""
+        cited: dict[str, list[int]] = {}
+        for file in statement_files(self.paths):
+            try:
+                for _, record in iter_json_objects(str(file), on_error=lambda *_: None, errors="replace"):
+                    metadata = record.get("metadata")
+                    if not isinstance(metadata, dict):
+                        continue
+                    url = metadata.get("url") or ""
+                    fetch_url = metadata.get("fetch_url") or url
+                    if not isinstance(fetch_url, str) or not fetch_url.strip():
+                        continue
+                    try:
+                        normalize_url(fetch_url)
+                    except ValueError:
+                        continue  # never asked: the fetch step records it as a bad URL
+                    asked = cited.setdefault(unwrap_wayback(str(url or fetch_url)), [])
+                    bucket = citation_bucket(fetch_url, buckets, self.partition_by)
+                    if bucket not in asked:
+                        asked.append(bucket)
+            except (OSError, EOFError) as error:  # the fetch step's reader counts it; its URLs are looked up there
+                logger.warning("%s: cannot read further (%s)", file, error)
+        return cited
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        from .commoncrawl import join_index_share
+
+        with self.track_time():
+            counts = join_index_share(self.common_crawl, rank, world_size, self.cited_urls(world_size),
+                                      self.captures_dir)
+        for key, value in counts.items():
+            self.stat_update(key, value=value)
+        return
+        yield
+
+
 class FetchCitedDocuments(PipelineStep):
     """Statement Documents in, one cited-document Document per normalized URL out (see the module docstring).
 
@@ -351,6 +433,8 @@ class FetchCitedDocuments(PipelineStep):
             HTTP).
         reuse_documents (`str`, *optional*): a previous documents folder (with `documents/`, `failed/`) whose `ok`
             documents are taken as they are, before any other source.
+        captures_dir (`str`, *optional*): with a columnar index, the output of :class:`JoinColumnarIndex` run
+            with as many tasks: task k reads bucket k's captures there instead of joining the whole index itself.
     """
 
     name = "🌐 cited documents"
@@ -369,8 +453,11 @@ class FetchCitedDocuments(PipelineStep):
         progress: bool = False,
         common_crawl: CommonCrawlConfig | None = None,
         reuse_documents: str | os.PathLike | None = None,
+        captures_dir: str | os.PathLike | None = None,
     ) -> None:
         super().__init__()
+        if captures_dir is not None and (common_crawl is None or not common_crawl.cc_index):
+            raise ValueError("captures_dir (a join of the columnar index) needs common_crawl with a cc_index")
         if warc_index is None and http_config is None and common_crawl is None and reuse_documents is None:
             raise ValueError("FetchCitedDocuments needs a source: a WARC index, an HTTP configuration, Common Crawl "
                              "or a documents folder")
@@ -389,6 +476,7 @@ class FetchCitedDocuments(PipelineStep):
         self.progress = progress
         self.common_crawl = common_crawl
         self.reuse_documents = None if reuse_documents is None else str(reuse_documents)
+        self.captures_dir = None if captures_dir is None else str(captures_dir)
         self._crawl: CommonCrawl | None = None  # open while `run` runs
         self._reused: dict[str, CitedDocument] = {}
 
@@ -414,12 +502,8 @@ class FetchCitedDocuments(PipelineStep):
                 normalize_url(fetch_url)
             except ValueError as error:
                 problem = f"statement {document.id}: {error}"
-            if self.partition and world_size > 1:
-                bucket_key = key
-                if self.partition_by == "host" and not problem:
-                    bucket_key = urlsplit(key).hostname or key
-                if _bucket(bucket_key, world_size) != rank:
-                    continue
+            if self.partition and world_size > 1 and citation_bucket(fetch_url, world_size, self.partition_by) != rank:
+                continue
             group = groups.get(key)
             if group is None:
                 group = groups[key] = _Citations(str(url or fetch_url), fetch_url, key, problem=problem,
@@ -496,7 +580,8 @@ class FetchCitedDocuments(PipelineStep):
         fetcher = HttpFetcher(self.http_config) if self.http_config is not None else None
         self._reused = self._load_reused({group.normalized_url for group in groups}) if self.reuse_documents else {}
         if self.common_crawl is not None:
-            self._crawl = CommonCrawl(self.common_crawl)
+            captures = CaptureTable.read(self.captures_dir, rank) if self.captures_dir is not None else None
+            self._crawl = CommonCrawl(self.common_crawl, captures)
             self._crawl.prepare(group.original_url for group in groups
                                 if not group.problem and group.normalized_url not in self._reused)
         progress = None
@@ -529,6 +614,8 @@ class FetchCitedDocuments(PipelineStep):
             if index is not None:
                 index.close()
             if self._crawl is not None:
+                if self.common_crawl.cc_index:
+                    self.stat_update("cc_index/files_read", value=self._crawl.files_scanned)
                 self._crawl.close()
                 self._crawl = None
             if progress is not None:
@@ -721,6 +808,9 @@ class DocumentsSummary:
         common_crawl (`Counter[str]`): what Common Crawl gave for the URLs it was asked (`found`, `not_captured`,
             `non_200`, `not_html`, `fetch_failed`, `lookup_failed`).
         reused (`int`): documents taken from a previous documents folder.
+        index_files_joined (`int`): columnar index files read by the join of all cited URLs (each once).
+        index_files_reread (`int`): index files read again by the fetch tasks, for URLs the join did not cover
+            (targets of captured redirects), only those whose key range holds one.
     """
 
     statements: int = 0
@@ -735,6 +825,8 @@ class DocumentsSummary:
     output_dir: str = ""
     common_crawl: Counter[str] = field(default_factory=Counter)
     reused: int = 0
+    index_files_joined: int = 0
+    index_files_reread: int = 0
 
     @property
     def n_fetched(self) -> int:
@@ -772,6 +864,9 @@ class DocumentsSummary:
         ]
         if self.common_crawl:
             lines.append(f"Common Crawl: {sum(self.common_crawl.values())} URLs looked up ({counts(self.common_crawl)})")
+        if self.index_files_joined:
+            lines.append(f"Common Crawl index: {self.index_files_joined} files joined once with all cited URLs, "
+                         f"{self.index_files_reread} read again for redirect targets")
         if self.reused:
             lines.append(f"reused: {self.reused} documents of the documents folder")
         if self.archive is not None:
@@ -792,6 +887,7 @@ def documents_pipeline(
     bucketed: bool = False,
     common_crawl: CommonCrawlConfig | None = None,
     reuse_documents: str | os.PathLike | None = None,
+    captures_dir: str | os.PathLike | None = None,
 ) -> list[PipelineStep]:
     """The stage as datatrove steps: read statements, fetch + extract, keep `ok`, write JSONL.
 
@@ -806,7 +902,8 @@ def documents_pipeline(
         StatementReader(statement_paths, bucketed=bucketed),
         FetchCitedDocuments(warc_index=warc_index, http_config=http_config, extraction=extraction,
                             text_config=text_config, partition=not bucketed, progress=progress,
-                            common_crawl=common_crawl, reuse_documents=reuse_documents),
+                            common_crawl=common_crawl, reuse_documents=reuse_documents,
+                            captures_dir=captures_dir),
         KeepFetched(exclusion_writer=JsonlWriter(str(output / "failed"))),
         JsonlWriter(str(output / "documents")),
     ]
@@ -907,36 +1004,54 @@ def run_documents(
     else:
         http_config = None
 
+    summary = DocumentsSummary(archive=archive, output_dir=str(output))
+    captures_dir = None
+    crawl = sources.common_crawl
+    if crawl is not None and crawl.cc_index:  # one join of all cited URLs with the index, split by index file
+        captures_dir = output / "captures"
+        join = JoinColumnarIndex(statements, captures_dir, crawl, "host" if http_config is not None else "url")
+        local_executor([join], tasks=tasks, workers=workers, logging_dir=str(output / "logs" / "captures")).run()
+        for step in _task_stats(output / "logs" / "captures", tasks):
+            summary.index_files_joined += int(_totals(step).get("index_files", 0))
     pipeline = documents_pipeline(statement_paths, output, index_path, http_config, extraction, text_config,
                                   progress=progress and workers == 1, common_crawl=sources.common_crawl,
-                                  reuse_documents=sources.documents)
+                                  reuse_documents=sources.documents, captures_dir=captures_dir)
     executor = local_executor(pipeline, tasks=tasks, workers=workers, logging_dir=str(output / "logs"))
     executor.run()
 
-    summary = DocumentsSummary(archive=archive, output_dir=str(output))
     reader_name, fetch_name = str(pipeline[0]), str(pipeline[1])
-    for rank in range(tasks):
-        stats_file = output / "logs" / "stats" / f"{rank:05d}.json"
-        if not stats_file.is_file():
-            logger.warning("task %d left no statistics (%s): it failed, see %s", rank, stats_file, output / "logs")
-            continue
-        for step in json.loads(stats_file.read_text(encoding="utf-8")):
-            # datatrove writes a counter as its total, or as {"total": ..., ...} when it has more to say
-            totals = {k: int(v["total"] if isinstance(v, dict) else v) for k, v in step.get("stats", {}).items()}
-            if step["name"] == reader_name:
-                summary.bad_statements += totals.get("bad_records", 0) + totals.get("bad_files", 0)
-            elif step["name"] == fetch_name:
-                summary.statements += totals.get("statements", 0)
-                summary.statements_without_url += totals.get("statements_without_url", 0)
-                summary.urls += totals.get("urls", 0)
-                summary.citing_statements += totals.get("citing_statements", 0)
-                summary.reused += totals.get("reused", 0)
-                for label, value in totals.items():
-                    kind, _, name = label.partition("/")
-                    if kind == "status" and name != "ok":
-                        summary.add_status(name, "", value)
-                    elif kind == "source":
-                        summary.add_status("ok", name, value)
-                    elif kind == "cc":
-                        summary.common_crawl[name] += value
+    for step in _task_stats(output / "logs", tasks):
+        totals = _totals(step)
+        if step["name"] == reader_name:
+            summary.bad_statements += totals.get("bad_records", 0) + totals.get("bad_files", 0)
+        elif step["name"] == fetch_name:
+            summary.statements += totals.get("statements", 0)
+            summary.statements_without_url += totals.get("statements_without_url", 0)
+            summary.urls += totals.get("urls", 0)
+            summary.citing_statements += totals.get("citing_statements", 0)
+            summary.reused += totals.get("reused", 0)
+            for label, value in totals.items():
+                kind, _, name = label.partition("/")
+                if kind == "status" and name != "ok":
+                    summary.add_status(name, "", value)
+                elif kind == "source":
+                    summary.add_status("ok", name, value)
+                elif kind == "cc":
+                    summary.common_crawl[name] += value
+            summary.index_files_reread += totals.get("cc_index/files_read", 0)
     return summary
+
+
+def _task_stats(logs: Path, tasks: int) -> Iterator[dict]:
+    """Every step's statistics of every task under a datatrove logging folder (a task without any is named)."""
+    for rank in range(tasks):
+        stats_file = logs / "stats" / f"{rank:05d}.json"
+        if not stats_file.is_file():
+            logger.warning("task %d left no statistics (%s): it failed, see %s", rank, stats_file, logs)
+            continue
+        yield from json.loads(stats_file.read_text(encoding="utf-8"))
+
+
+def _totals(step: dict) -> dict[str, int]:
+    # datatrove writes a counter as its total, or as {"total": ..., ...} when it has more to say
+    return {k: int(v["total"] if isinstance(v, dict) else v) for k, v in step.get("stats", {}).items()}

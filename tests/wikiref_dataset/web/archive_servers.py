@@ -131,10 +131,11 @@ def range_server(folder: Path) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-def write_columnar_index(warcs: dict[str, Sequence[Path]], folder: Path) -> list[Path]:
-    """Common Crawl's columnar URL index of the response records of `warcs` (crawl -> files): one Parquet file per
-    crawl and subset (``warc`` for 200s, ``crawldiagnostics`` for the rest, as Common Crawl splits them) under
-    ``folder/crawl=<crawl>/subset=<subset>/``, with Common Crawl's column names and types."""
+def write_columnar_index(warcs: dict[str, Sequence[Path]], folder: Path, parts: int = 1) -> list[Path]:
+    """Common Crawl's columnar URL index of the response records of `warcs` (crawl -> files): per crawl and subset
+    (``warc`` for 200s, ``crawldiagnostics`` for the rest, as Common Crawl splits them) up to `parts` Parquet files
+    under ``folder/crawl=<crawl>/subset=<subset>/``, each one contiguous range of the sorted SURT keys (as Common
+    Crawl's 300 files per crawl are), with Common Crawl's column names and types."""
     from datetime import datetime, timezone
 
     import pyarrow as pa
@@ -176,9 +177,11 @@ def write_columnar_index(warcs: dict[str, Sequence[Path]], folder: Path) -> list
         for subset, subset_rows in rows.items():
             if not subset_rows:
                 continue
-            target = folder / f"crawl={crawl}" / f"subset={subset}" / "part-00000.parquet"
-            target.parent.mkdir(parents=True, exist_ok=True)
             subset_rows.sort(key=lambda row: (row["url_surtkey"], row["fetch_time"]))  # Common Crawl sorts by key
-            pq.write_table(pa.Table.from_pylist(subset_rows, schema=schema), target)
-            written.append(target)
+            size = -(-len(subset_rows) // parts)
+            for part, start in enumerate(range(0, len(subset_rows), size)):
+                target = folder / f"crawl={crawl}" / f"subset={subset}" / f"part-{part:05d}.parquet"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                pq.write_table(pa.Table.from_pylist(subset_rows[start : start + size], schema=schema), target)
+                written.append(target)
     return written

@@ -32,12 +32,16 @@ from archive_servers import Capture, pywb_server, range_server, write_columnar_i
 from wikiref_dataset.web.captures import choose_capture, citation_date, target_date  # noqa: E402
 from wikiref_dataset.web.commoncrawl import (  # noqa: E402
     CaptureRequest,
+    CaptureTable,
     CdxServer,
     CommonCrawl,
     CommonCrawlConfig,
     IndexedCapture,
     IndexLookupError,
     WarcRecordReader,
+    file_key_ranges,
+    files_for_keys,
+    index_shares,
 )
 from wikiref_dataset.web.documents import CitedDocument, DocumentSources, citation_key, run_documents  # noqa: E402
 from wikiref_dataset.web.urls import normalize_url  # noqa: E402
@@ -335,6 +339,11 @@ def test_columnar_index_gives_the_same_documents(archive: Archive, tmp_path: Pat
     remote = run_documents([archive.statements], tmp_path / "remote", progress=False,
                            sources=DocumentSources(common_crawl=_config(archive, cc_index=str(archive.columnar_listing))))
     assert cdx.common_crawl == local.common_crawl == remote.common_crawl
+    index_files = sorted(archive.columnar.rglob("*.parquet"))
+    assert local.index_files_joined == remote.index_files_joined == len(index_files)  # each file read once
+    assert cdx.index_files_joined == 0
+    assert 0 < local.index_files_reread < len(index_files) * 2  # only the files that may hold a redirect target
+    assert "files joined once" in local.format()
     expected = _documents(tmp_path / "cdx")
     _check_expected(archive, _documents(tmp_path / "local"))
     for folder in ("local", "remote"):
@@ -562,3 +571,88 @@ def test_documents_command_with_the_columnar_index(archive: Archive, tmp_path: P
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.startswith("wikiref documents: error:") and "not both" in bad.stderr
 
+
+
+def _key_ranges_by_hand(files: list[Path]) -> dict[str, tuple[str, str]]:
+    import pyarrow.parquet as pq
+
+    ranges = {}
+    for file in files:
+        keys = pq.read_table(file, columns=["url_surtkey"]).column("url_surtkey").to_pylist()
+        ranges[str(file)] = (min(keys), max(keys))
+    return ranges
+
+
+def test_build_command_with_the_columnar_index_joins_each_index_file_once(archive: Archive, tmp_path: Path) -> None:
+    """``wikiref build DUMP --warc LOCAL --crawl C --cc-index DIR --cc-data URL --tasks 3`` on an index of several
+    files, each a sorted range of keys as Common Crawl's are: a ``captures`` stage joins all cited URLs with the
+    index, each file read by exactly one task; the fetch tasks read the index again only for the captured redirect's
+    target, in the files whose key range holds it; the rows point at the records that served them."""
+    import pyarrow.parquet as pq
+    import surt
+
+    from wikiref_dataset.pipeline import sample_inputs
+
+    dumps, _ = sample_inputs()
+    index = tmp_path / "index"
+    files = write_columnar_index({SAMPLE_CRAWL: [archive.root / "data" / "sample-cc-00000.warc.gz"]}, index,
+                                 parts=3)
+    assert len(files) >= 4
+    out = tmp_path / "wikiref"
+    result = _wikiref(["build", *dumps, "--warc", str(archive.sample.local_warc), "--crawl", SAMPLE_CRAWL,
+                       "--cc-index", str(index), "--cc-data", archive.data_url, "--out", str(out), "--tasks", "3",
+                       "--quiet"], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [row for path in sorted((out / "data").glob("*.parquet")) for row in pq.read_table(path).to_pylist()]
+    assert rows and {row["document_source"] for row in rows} == {"warc", "cc"}
+    for row in rows:
+        if row["document_source"] == "cc":
+            assert row["warc_filename"] == "sample-cc-00000.warc.gz"
+            assert row["final_url"] == archive.sample.crawled[row["url"]]
+        else:
+            assert row["warc_offset"] == archive.sample.local[row["url"]]
+    assert any(row["final_url"] != row["url"] for row in rows)  # the redirect was followed
+    counts = json.loads((out / "build.json").read_text(encoding="utf-8"))["counts"]
+    assert counts["cited pages from Common Crawl"] == len(archive.sample.crawled)
+    assert counts["Common Crawl index files joined (each once)"] == len(files)
+    target = surt.surt(archive.sample.crawled[archive.sample.moved])
+    holding = [file for file, (low, high) in _key_ranges_by_hand(files).items() if low <= target <= high]
+    assert len(holding) >= 1
+    assert counts["Common Crawl index files read again (redirects)"] == len(holding) < len(files)
+    shares = [[file for file, _, _ in json.loads(path.read_text(encoding="utf-8"))]
+              for path in sorted((tmp_path / "wikiref.work" / "captures" / "ranges").glob("*.json"))]
+    assert len(shares) == 3 and all(shares)
+    assert sorted(file for share in shares for file in share) == sorted(str(file) for file in files)
+    assert "Common Crawl index files joined" in result.stdout
+
+
+def test_index_shares_deal_each_file_to_one_task() -> None:
+    files = [f"part-{i}.parquet" for i in range(7)]
+    sizes = [70, 10, 10, 10, 30, 30, 40]
+    shares = index_shares(files, 3, sizes)
+    assert sorted(file for share in shares for file in share) == sorted(files)
+    loads = [sum(sizes[files.index(file)] for file in share) for share in shares]
+    assert max(loads) == 70 and min(loads) >= 60  # the largest file alone; the others balanced around it
+    assert index_shares(files[::-1], 3, sizes[::-1]) == shares  # the order given does not matter
+    assert [len(share) for share in index_shares(files, 10)] == [1] * 7 + [0] * 3
+    with pytest.raises(ValueError, match="tasks"):
+        index_shares(files, 0)
+
+
+def test_key_ranges_choose_the_files_that_may_hold_a_key(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    files = []
+    for name, keys, statistics in (("a", ["com,a)/", "com,b)/", "com,c)/"], True),
+                                   ("b", ["com,d)/", "com,f)/"], True), ("c", ["org,x)/"], False)):
+        files.append(str(tmp_path / f"{name}.parquet"))
+        pq.write_table(pa.table({"url_surtkey": keys, "url": keys}), files[-1], write_statistics=statistics)
+    ranges = file_key_ranges(files)
+    assert ranges[:2] == [(files[0], "com,a)/", "com,c)/"), (files[1], "com,d)/", "com,f)/")]
+    assert ranges[2] == (files[2], None, None)  # no statistics: read for every lookup
+    assert files_for_keys(ranges, ["com,e)/"]) == [files[1], files[2]]
+    assert files_for_keys(ranges, ["com,c)/x"]) == [files[2]]  # between two files' ranges
+    assert files_for_keys(ranges, ["com,a)/", "com,f)/"]) == files
+    with pytest.raises(FileNotFoundError, match="no join"):
+        CaptureTable.read(tmp_path / "nothing", 0)
