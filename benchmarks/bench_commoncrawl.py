@@ -33,6 +33,11 @@ Measured (best of ``--repeats``; the client pinned to one CPU, the servers not):
 (c) ``ColumnarIndex.captures_many`` (one DuckDB join) on the synthetic index for each ``--cited`` size vs per-URL
     CDX lookups of the same URLs on the same rows (``--cdx-sample`` of them measured, the rest at that rate). The
     two must return the same captures.
+(e) On as many cited URLs per index row as a full build has (``--index-rows`` / 2,000: ~1.5M cited URLs against
+    ~3 billion rows of one crawl), the join split among ``--join-tasks`` tasks by index file, as the build's ``index_keys`` + ``index_join``
+    stages do (each URL's keys computed once by its task; each join task joins all keys with its share of the
+    files; each fetch task reads its captures back), vs split by URL bucket (baseline: each task joins its bucket
+    with the whole index); total time of the tasks run one after the other, and index files read.
 (d) The documents stage end to end (``run_documents``, 1 task: lookup, read, trafilatura extraction, sentence
     splitting, JSONL) on the first ``--stage-urls`` cited URLs from Common Crawl via CDX and via the columnar index,
     vs the same WARC files as a local WARC index (baseline; indexed before timing).
@@ -273,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cdx-sample", type=int, default=1000, help="per-URL CDX lookups measured on that index")
     parser.add_argument("--stage-urls", type=int, default=200, help="cited URLs through the documents stage")
     parser.add_argument("--workers", type=int, default=8, help="lookup workers (CommonCrawlConfig.lookup_workers)")
+    parser.add_argument("--join-tasks", type=int, default=4, help="(e): tasks of the split join")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each measure (the best is reported)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--crawl-rows", type=float, default=3e9, help="projection: captures in one crawl's index")
@@ -421,6 +427,46 @@ def run(args: argparse.Namespace, cited_sizes: list[int], root: Path) -> int:
         joined = index.captures_many(sample)
         same_c = all(sorted(per_url[i], key=repr) == sorted(joined[url], key=repr) for i, url in enumerate(sample))
         index.close()
+
+        # (e) the join split by index file (index_keys + index_join stages) vs each fetch task joining its URLs with it all ---
+        from wikiref_dataset.web.commoncrawl import CaptureTable, join_index_share
+        from wikiref_dataset.web.documents import url_bucket
+
+        bucket_urls: list[list[str]] = [[] for _ in range(args.join_tasks)]
+        # as many cited URLs per index row as a full build has: ~1.5M cited URLs against ~3e9 rows of one crawl
+        join_wanted = wanted[: max(100, args.index_rows // 2000)]
+        for url in join_wanted:
+            bucket_urls[url_bucket(url, args.join_tasks)].append(url)
+
+        def split_by_url() -> tuple[dict, int]:
+            found, scanned = {}, 0
+            for urls in bucket_urls:
+                task_index = ColumnarIndex(str(synth_index), (SYNTH,))
+                found.update(task_index.captures_many(urls))
+                scanned += task_index.files_scanned
+                task_index.close()
+            return found, scanned
+
+        def split_by_file() -> tuple[dict, int]:
+            folder = root / f"join-{time.perf_counter_ns()}"  # the captures stages' own code and files
+            config = CommonCrawlConfig(crawls=(SYNTH,), cc_index=str(synth_index))
+            for bucket, urls in enumerate(bucket_urls):
+                CaptureTable.write_keys(folder, bucket, urls)
+            scanned = sum(join_index_share(config, rank, args.join_tasks, folder)["index_files"]
+                          for rank in range(args.join_tasks))
+            found: dict[str, list] = {}
+            for bucket in range(args.join_tasks):
+                found.update(CaptureTable.read(folder, bucket).captures)
+            return found, scanned
+
+        by_url_s, (by_url, by_url_files) = best_of(args.repeats, split_by_url)
+        by_file_s, (by_file, by_file_files) = best_of(args.repeats, split_by_file)
+        same_e = all(sorted(by_url[url], key=repr) == sorted(by_file[url], key=repr) for url in join_wanted)
+        rows.append((f"(e) {len(join_wanted):,} URLs, {args.join_tasks} tasks each joining its bucket with the whole index "
+                     "(baseline)", f"{by_url_s:.2f} s", f"{by_url_files} index files read"))
+        rows.append(("(e) the same split by index file (index_keys + index_join)", f"{by_file_s:.2f} s",
+                     f"{by_file_files} index files read; {by_url_s / by_file_s:.2f}x less time, "
+                     f"{by_url_files / by_file_files:.1f}x fewer file reads"))
         seq_rate, par_rate = seq_count / seq_s, len(sample) / par_s
         for size in cited_sizes:
             label = "measured" if size <= len(sample) else "at the measured rate"
@@ -473,7 +519,7 @@ def run(args: argparse.Namespace, cited_sizes: list[int], root: Path) -> int:
         print(f"{name:{width}}  {value:>18}  {note}")
     print(f"same lookups 1 vs {args.workers} workers: True; same resolved captures and bodies CDX 1/N workers and "
           f"columnar: {same_b}; same captures per-URL CDX vs join on the synthetic index ({len(sample):,} URLs): "
-          f"{same_c}; DuckDB threads: {threads}")
+          f"{same_c}; same captures split by URL vs by index file: {same_e}; DuckDB threads: {threads}")
     shares = ", ".join(f"{name} {count / len(urls):.0%}" for name, count in outcomes.most_common())
     print(f"outcome shares on the test servers (set by the fixture, not measured): {shares}; "
           f"decoded body {body_bytes / max(outcomes['found'], 1) / 1e3:.0f} KB per found page")
@@ -498,8 +544,10 @@ def run(args: argparse.Namespace, cited_sizes: list[int], root: Path) -> int:
           f"{rate_many:,.0f} URLs/s)")
     print(f"  lookups, columnar join: {per_row * 1e9:.1f} ns per index row + {per_key * 1e6:.1f} us per cited URL "
           f"(measured on {args.index_rows:,} rows, one CPU) x {args.crawl_rows:.1e} rows per crawl (assumption) = "
-          f"{duration(join_full)} per stage-2 task (each task joins its own URLs with the whole index), after "
-          "copying the crawl's index (about 300 GB per crawl, as Common Crawl states)")
+          f"{duration(join_full)} of core time for the whole build: the index read once, split among the "
+          f"index_join tasks by file (split by URL, each of 16 tasks would read all of it: "
+          f"{duration(16 * per_row * args.crawl_rows * args.crawls + per_key * million)}); from a copy of the "
+          "crawl's index (about 300 GB per crawl, as Common Crawl states)")
     print(f"  Range reads from data.commoncrawl.org: {args.workers} in flight (one task) at an assumed "
           f"{args.range_latency:g} s "
           f"each = {remote_rate:.0f}/s -> {duration(reads / remote_rate)}; at cdx_toolkit's 0.55 s spacing "
@@ -512,7 +560,8 @@ def run(args: argparse.Namespace, cited_sizes: list[int], root: Path) -> int:
           f"{rate_many / rate_one:.2f}x 1 worker; resolve {cdxn_s * per_k:.2f} s per 1k URLs via CDX, "
           f"{col_s * per_k:.2f} s via the columnar index; join of {largest:,} URLs on {args.index_rows / 1e6:g}M rows "
           f"{join_times[largest]:.2f} s = {join_vs_cdx[largest]:.0f}x faster than per-URL CDX with {args.workers} "
-          f"workers; documents stage {stage_rate:.1f} URLs/s ({stage['Common Crawl via columnar index'][0] / base_s:.2f}x "
+          f"workers; join split by index file {by_url_s / by_file_s:.2f}x faster than by URL with "
+          f"{args.join_tasks} tasks ({by_file_files} vs {by_url_files} file reads); documents stage {stage_rate:.1f} URLs/s ({stage['Common Crawl via columnar index'][0] / base_s:.2f}x "
           f"the local WARC time); per 1M URLs (projected): CDX on Common Crawl {duration(cdx_public)}, columnar join "
           f"{duration(join_full)} + Range reads {duration(reads / remote_rate)}")
     assert fetched["Common Crawl via CDX"][0] == fetched["Common Crawl via columnar index"][0] == fetched[

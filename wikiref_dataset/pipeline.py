@@ -366,12 +366,12 @@ class WriteDataset(PipelineStep):
 
 def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep], int]]:
     """The stages as (name, datatrove steps, tasks): the five of :data:`STAGES`, and with Common Crawl's columnar
-    index a ``captures`` stage before ``documents`` (one join of all cited URLs with the index, split by index file:
-    :class:`~wikiref_dataset.web.documents.JoinColumnarIndex`). Every step lists its input files when it runs, not
+    index two stages before ``documents``, ``index_keys`` and ``index_join``: one join of all cited URLs with the
+    index, split by index file (:func:`~wikiref_dataset.web.documents.columnar_join_stages`). Every step lists its input files when it runs, not
     when it is built, so all stages can be built (and submitted to a cluster) before stage 1 has run."""
     from datatrove.pipeline.writers import JsonlWriter
 
-    from .web.documents import JoinColumnarIndex, documents_pipeline
+    from .web.documents import columnar_join_stages, documents_pipeline
     from .wiki.steps import WikiDumpStatements
 
     work = config.work
@@ -380,8 +380,8 @@ def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep], int
     jsonl = dict(output_filename="${rank}.jsonl.gz", compression="gzip")
     crawl = config.sources.common_crawl
     joined = crawl is not None and bool(crawl.cc_index)
-    join = [("captures", [JoinColumnarIndex([str(work / "statements")], work / "captures", crawl)],
-             config.tasks)] if joined else []
+    join = [(name, steps, config.tasks) for name, steps in columnar_join_stages(
+        [str(work / "statements")], work / "captures", crawl, bucketed=True)] if joined else []
     return [
         ("statements", [WikiDumpStatements(config.dumps, config=config.statements), BucketByCitedUrl(config.tasks),
                         JsonlWriter(str(work / "statements"), output_filename="${url_bucket}/${rank}.jsonl.gz",
@@ -492,7 +492,7 @@ def collect_counts(work: Path) -> dict[str, int]:
         with WarcIndex(work / "warc_index.sqlite") as index:
             counts |= warc_damage_counts(index.file_stats())
     counts |= _document_counts(stage_stats(work, "documents"))
-    joined = sum(counter.get("index_files", 0) for counter in stage_stats(work, "captures").values())
+    joined = sum(counter.get("index_files", 0) for counter in stage_stats(work, "index_join").values())
     if joined:
         counts["Common Crawl index files joined (each once)"] = joined
         counts["Common Crawl index files read again (redirects)"] = sum(
@@ -696,7 +696,8 @@ def _check_inputs(config: BuildConfig) -> list[str]:
     return restart_changed_stages(config.work, [
         ("statements", {"dumps": file_identities(config.dumps), "buckets": config.tasks,
                         "statements": config.statements.to_dict()}, ["statements"]),
-        ("captures", _sources_input(config), ["captures"]),
+        ("index_keys", _sources_input(config), ["captures"]),
+        ("index_join", {}, []),
         ("documents", {"warcs": file_identities(config.warcs), **_sources_input(config)},
          ["documents", "warc_index.sqlite"]),
         ("statistics", {"curation": config.curation.to_dict()},

@@ -75,7 +75,7 @@ __all__ = [
     "COMMON_CRAWL_DATA", "COMMON_CRAWL_INDEX", "OUTCOMES", "CaptureRequest", "CdxServer", "ColumnarIndex",
     "CaptureTable", "CommonCrawl", "CommonCrawlConfig", "CrawlResult", "IndexFiles", "IndexLookupError",
     "IndexUnavailableError", "IndexedCapture", "ArchivedResponse", "WarcRecordReader", "file_key_ranges",
-    "files_for_keys", "index_files", "index_shares", "join_index_share", "surt_key",
+    "files_for_keys", "index_files", "index_shares", "join_index_share", "surt_key", "url_keys_table",
 ]  # fmt: skip
 
 COMMON_CRAWL_INDEX = "https://index.commoncrawl.org"
@@ -486,47 +486,76 @@ class ColumnarIndex:
 
     def captures_many(self, urls: Iterable[str]) -> dict[str, list[IndexedCapture]]:
         """Every capture of each URL (keyed by its SURT, and by the SURT of its normalized form), in one join."""
-        import pyarrow as pa
-
         unique = list(dict.fromkeys(urls))
-        wanted, keys = [], []
-        for url in unique:
-            for key in _surt_keys(url):
-                wanted.append(url)
-                keys.append(key)
         result: dict[str, list[IndexedCapture]] = {url: [] for url in unique}  # a URL without a SURT: no capture
-        if not wanted or not self.files:
-            return result
+        for _, wanted_url, capture in self.join(url_keys_table(unique)):
+            result[wanted_url].append(capture)
+        for captures in result.values():
+            captures.sort(key=lambda c: (c.timestamp, c.filename, c.offset or 0))
+        return result
+
+    def join(self, wanted: Any) -> list[tuple[int | None, str, IndexedCapture]]:
+        """(bucket, wanted URL, capture) of every capture of the wanted URLs, in one join. `wanted` is a pyarrow
+        table with the columns ``wanted`` and ``key`` (:func:`url_keys_table`), and optionally ``bucket``, or a
+        list of Parquet files of such tables (:class:`CitedUrlKeys`' output: DuckDB reads them, no row in Python)."""
+        if not self.files:
+            return []
+        if isinstance(wanted, list):
+            if not wanted:
+                return []
+            relation, wanted_params = "read_parquet(?, union_by_name = true)", [wanted]
+            has_bucket = True
+        else:
+            if wanted.num_rows == 0:
+                return []
+            self._con.register("wanted", wanted)
+            relation, wanted_params = "wanted", []
+            has_bucket = "bucket" in wanted.column_names
 
         def column(name: str, cast: str = "VARCHAR") -> str:
             return f"CAST(i.{name} AS {cast})" if name in self._columns else f"CAST(NULL AS {cast})"
 
         mime = (f"COALESCE({column('content_mime_detected')}, {column('content_mime_type')})")
         where = ""
-        params = list(self._params)
+        params = [*self._params, *wanted_params]
         if self.crawls:
             where = "WHERE i.crawl IN (SELECT UNNEST(?))"
             params.append(list(self.crawls))
-        query = (f"SELECT DISTINCT w.wanted, i.url, strftime(CAST(i.fetch_time AS TIMESTAMP), '%Y%m%d%H%M%S'), "
-                 f"CAST(i.fetch_status AS INTEGER), "
+        bucket = "CAST(w.bucket AS INTEGER)" if has_bucket else "CAST(NULL AS INTEGER)"
+        query = (f"SELECT DISTINCT {bucket}, w.wanted, i.url, "
+                 f"strftime(CAST(i.fetch_time AS TIMESTAMP), '%Y%m%d%H%M%S'), CAST(i.fetch_status AS INTEGER), "
                  f"{mime}, i.warc_filename, CAST(i.warc_record_offset AS BIGINT), "
                  f"CAST(i.warc_record_length AS BIGINT), {column('fetch_redirect')}, {column('crawl')} "
-                 f"FROM {self._source} AS i JOIN wanted AS w ON i.url_surtkey = w.key {where}")
-        self._con.register("wanted", pa.table({"wanted": wanted, "key": keys}))
+                 f"FROM {self._source} AS i JOIN {relation} AS w ON i.url_surtkey = w.key {where}")
         try:
             rows = self._con.execute(query, params).fetchall()
         finally:
-            self._con.unregister("wanted")
+            if relation == "wanted":
+                self._con.unregister("wanted")
         self.queries += 1
         self.files_scanned += len(self.files)
-        for wanted_url, url, fetched, status, mime_type, filename, offset, length, redirect, crawl in rows:
-            result[wanted_url].append(IndexedCapture(
-                url=url, timestamp=iso_utc(fetched) or str(fetched), status=status, mime=mime_type,
-                filename=filename or "", offset=offset, length=length, redirect=redirect or None, crawl=crawl,
-            ))  # fmt: skip
-        for captures in result.values():
-            captures.sort(key=lambda c: (c.timestamp, c.filename, c.offset or 0))
-        return result
+        return [(row_bucket, wanted_url, IndexedCapture(
+                    url=url, timestamp=iso_utc(fetched) or str(fetched), status=status, mime=mime_type,
+                    filename=filename or "", offset=offset, length=length, redirect=redirect or None, crawl=crawl))
+                for row_bucket, wanted_url, url, fetched, status, mime_type, filename, offset, length, redirect, crawl
+                in rows]  # fmt: skip
+
+
+def url_keys_table(urls: Iterable[str], bucket: int | None = None) -> Any:
+    """The pyarrow table (``wanted``, ``key``[, ``bucket``]) a join takes: each URL with the SURT keys it is
+    looked up by (its own and its normalized form's); a URL without a SURT has no row (it has no capture)."""
+    import pyarrow as pa
+
+    wanted: list[str] = []
+    keys: list[str | None] = []
+    for url in dict.fromkeys(urls):
+        for key in _surt_keys(url) or [None]:  # without a key: listed (looked up), never matched
+            wanted.append(url)
+            keys.append(key)
+    columns: dict[str, Any] = {"wanted": pa.array(wanted, pa.string()), "key": pa.array(keys, pa.string())}
+    if bucket is not None:
+        columns["bucket"] = pa.array([bucket] * len(wanted), pa.int32())
+    return pa.table(columns)
 
 
 def _surt_keys(url: str) -> list[str]:
@@ -725,18 +754,22 @@ _CAPTURE_FIELDS = ("wanted", "url", "timestamp", "status", "mime", "filename", "
 
 
 class CaptureTable:
-    """What one join of every cited URL with the whole columnar index found, for one bucket of the URLs.
+    """What one join of every cited URL with the whole columnar index found, for one fetch task's URLs.
 
-    The join is split by index file, not by URL: join task r reads only its share of the index files
-    (:func:`index_shares`), joins it with all cited URLs and writes ``<folder>/<bucket>/<r>.parquet`` — the captures
-    it found, filed under the bucket of the cited URL they answer — and ``<folder>/ranges/<r>.json``, the key range
-    of each of its files. Task 0 also writes every cited URL once, without a capture (``filename`` null), so that a
-    fetch task knows which URLs the join covered. Every index file is read once, whatever the number of tasks.
+    Three steps, each split among tasks, write it into one folder:
+
+    * ``keys/<k>.parquet`` (:meth:`write_keys`): the URLs fetch task k will ask Common Crawl for, with their SURT keys
+      (:func:`url_keys_table`); computed once per URL, by the task that owns it.
+    * ``<k>/<r>.parquet`` and ``ranges/<r>.json`` (:func:`join_index_share`): join task r reads only its share of
+      the index files (:func:`index_shares`), joins it with every task's keys in DuckDB and files each capture under
+      the fetch task whose URL it answers; it also records its files' key ranges (:func:`file_key_ranges`). Every
+      index file is read once, whatever the number of tasks.
+    * Fetch task k then reads bucket k (:meth:`read`) instead of the index.
 
     Args:
-        captures (`dict[str, list[IndexedCapture]]`): the captures of each covered URL (empty: none in the index).
-        ranges (`list[tuple[str, str | None, str | None]]`): every index file with its key range
-            (:func:`file_key_ranges`), for the URLs the join did not cover (the targets of captured redirects).
+        captures (`dict[str, list[IndexedCapture]]`): the captures of each URL the join covered (empty: none).
+        ranges (`list[tuple[str, str | None, str | None]]`): every index file with its key range, for the URLs the
+            join did not cover (the targets of captured redirects).
     """
 
     def __init__(self, captures: dict[str, list[IndexedCapture]],
@@ -745,53 +778,42 @@ class CaptureTable:
         self.ranges = ranges
 
     @staticmethod
-    def write(folder: str | Path, rank: int, found: dict[str, list[IndexedCapture]],
-              buckets_of: dict[str, list[int]], ranges: list[tuple[str, str | None, str | None]],
-              markers: bool) -> int:
-        """Write join task `rank`'s captures (`found`, by cited URL) under each bucket of the URL (`buckets_of`:
-        a URL cited both as itself and through an archive copy may be asked by two fetch tasks), with the markers
-        of every URL of `buckets_of` when `markers`; returns the captures written (once per URL, not per bucket). Each file is written
-        beside its place and renamed into it, so a task that is run again leaves no half file."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+    def write_keys(folder: str | Path, bucket: int, urls: Iterable[str]) -> int:
+        """Write fetch task `bucket`'s URLs with their keys; returns the URLs written."""
 
-        schema = pa.schema([("wanted", pa.string()), ("url", pa.string()), ("timestamp", pa.string()),
-                            ("status", pa.int32()), ("mime", pa.string()), ("filename", pa.string()),
-                            ("offset", pa.int64()), ("length", pa.int64()), ("redirect", pa.string()),
-                            ("crawl", pa.string())])
+        table = url_keys_table(urls, bucket)
+        _write_parquet(table, Path(folder) / "keys" / f"{bucket:05d}.parquet")
+        return len(set(table.column("wanted").to_pylist()))
+
+    @staticmethod
+    def write(folder: str | Path, rank: int, found: Sequence[tuple[int | None, str, IndexedCapture]],
+              ranges: list[tuple[str, str | None, str | None]]) -> int:
+        """Write join task `rank`'s captures (`found`: bucket, cited URL, capture) under each bucket, and its files'
+        key ranges; returns the captures written."""
+        import pyarrow as pa
+
         rows: dict[int, list[tuple]] = {}
-        written = 0
-        for wanted, captures in found.items():
-            for capture in captures:
-                row = (wanted, capture.url, capture.timestamp, capture.status, capture.mime, capture.filename,
-                       capture.offset, capture.length, capture.redirect, capture.crawl)
-                for bucket in buckets_of[wanted]:
-                    rows.setdefault(bucket, []).append(row)
-                written += 1
-        if markers:
-            for wanted, buckets in buckets_of.items():
-                for bucket in buckets:
-                    rows.setdefault(bucket, []).append((wanted, *([None] * (len(_CAPTURE_FIELDS) - 1))))
+        for bucket, wanted, capture in found:
+            rows.setdefault(int(bucket or 0), []).append(
+                (wanted, capture.url, capture.timestamp, capture.status, capture.mime, capture.filename,
+                 capture.offset, capture.length, capture.redirect, capture.crawl))
         root = Path(folder)
         for bucket, bucket_rows in sorted(rows.items()):
             bucket_rows.sort(key=lambda row: (row[0], row[2] or "", row[5] or "", row[6] or 0))
             columns = list(zip(*bucket_rows, strict=True))
             table = pa.table({name: list(values) for name, values in zip(_CAPTURE_FIELDS, columns, strict=True)},
-                             schema=schema)
-            target = root / f"{bucket:05d}" / f"{rank:05d}.parquet"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(target.name + ".partial")
-            pq.write_table(table, partial)
-            partial.replace(target)
+                             schema=_capture_schema())
+            _write_parquet(table, root / f"{bucket:05d}" / f"{rank:05d}.parquet")
         target = root / "ranges" / f"{rank:05d}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.with_name(target.name + ".partial").write_text(json.dumps(ranges), encoding="utf-8")
-        target.with_name(target.name + ".partial").replace(target)
-        return written
+        partial = target.with_name(target.name + ".partial")
+        partial.write_text(json.dumps(ranges), encoding="utf-8")
+        partial.replace(target)
+        return len(found)
 
     @classmethod
     def read(cls, folder: str | Path, bucket: int) -> CaptureTable:
-        """Bucket `bucket`'s captures, from every join task's file of it.
+        """Fetch task `bucket`'s captures, from every join task's file of it.
 
         Raises:
             FileNotFoundError: the join left no key ranges in `folder` (it did not run, or not to its end).
@@ -804,38 +826,56 @@ class CaptureTable:
             raise FileNotFoundError(f"{root}: no join of the columnar index here (no ranges/*.json)")
         ranges = [tuple(item) for path in range_files for item in json.loads(path.read_text(encoding="utf-8"))]
         captures: dict[str, list[IndexedCapture]] = {}
+        keys = root / "keys" / f"{bucket:05d}.parquet"
+        if keys.is_file():
+            captures = {url: [] for url in pq.read_table(keys, columns=["wanted"]).column("wanted").to_pylist()}
         for path in sorted((root / f"{bucket:05d}").glob("*.parquet")):
             for row in pq.read_table(path).to_pylist():
-                found = captures.setdefault(row["wanted"], [])
-                if row["filename"] is not None:
-                    found.append(IndexedCapture(url=row["url"], timestamp=row["timestamp"], status=row["status"],
-                                                mime=row["mime"], filename=row["filename"], offset=row["offset"],
-                                                length=row["length"], redirect=row["redirect"], crawl=row["crawl"]))
+                captures.setdefault(row["wanted"], []).append(IndexedCapture(
+                    url=row["url"], timestamp=row["timestamp"], status=row["status"], mime=row["mime"],
+                    filename=row["filename"], offset=row["offset"], length=row["length"], redirect=row["redirect"],
+                    crawl=row["crawl"]))  # fmt: skip
         for found in captures.values():
             found.sort(key=lambda c: (c.timestamp, c.filename, c.offset or 0))
         return cls(captures, ranges)  # type: ignore[arg-type]
 
 
-def join_index_share(config: CommonCrawlConfig, rank: int, tasks: int, buckets_of: dict[str, list[int]],
-                     folder: str | Path) -> dict[str, int]:
-    """Join task `rank` of `tasks`: join the cited URLs (`buckets_of`: URL -> the fetch tasks that ask for it) with this task's share of the index files and write what it found (see :class:`CaptureTable`).
-    Returns counts: ``index_files``, ``index_bytes`` (local files), ``captures``, ``cited_urls`` (task 0)."""
+def _capture_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("wanted", pa.string()), ("url", pa.string()), ("timestamp", pa.string()),
+                      ("status", pa.int32()), ("mime", pa.string()), ("filename", pa.string()),
+                      ("offset", pa.int64()), ("length", pa.int64()), ("redirect", pa.string()),
+                      ("crawl", pa.string())])
+
+
+def _write_parquet(table: Any, target: Path) -> None:
+    """Write beside `target` and rename into place: a task that is run again leaves no half file."""
+    import pyarrow.parquet as pq
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    pq.write_table(table, partial)
+    partial.replace(target)
+
+
+def join_index_share(config: CommonCrawlConfig, rank: int, tasks: int, folder: str | Path) -> dict[str, int]:
+    """Join task `rank` of `tasks`: join every fetch task's keys (``folder/keys/*.parquet``) with this task's
+    share of the index files and write what it found (see :class:`CaptureTable`). Returns counts:
+    ``index_files``, ``index_bytes`` (local files), ``captures``."""
     listed = index_files(config.cc_index or "", config.crawls, config.cc_data)
     sizes = [None if listed.remote else Path(file).stat().st_size for file in listed.files]
     share = index_shares(listed.files, tasks, sizes)[rank]
+    keys = sorted(str(path) for path in (Path(folder) / "keys").glob("*.parquet"))
     index = ColumnarIndex(config.cc_index or "", config.crawls, config.cc_data, files=share)
     try:
-        found = index.captures_many(buckets_of) if share else {}
+        found = index.join(keys)
     finally:
         index.close()
-    written = CaptureTable.write(folder, rank, {url: captures for url, captures in found.items() if captures},
-                                 buckets_of, file_key_ranges(share), markers=rank == 0)
+    written = CaptureTable.write(folder, rank, found, file_key_ranges(share))
     by_file = dict(zip(listed.files, sizes, strict=True))
-    counts = {"index_files": len(share), "captures": written,
-              "index_bytes": sum(by_file[file] or 0 for file in share)}
-    if rank == 0:
-        counts["cited_urls"] = len(buckets_of)
-    return counts
+    return {"index_files": len(share), "captures": written,
+            "index_bytes": sum(by_file[file] or 0 for file in share)}
 
 
 # ----------------------------------------------------------------------------------------------------------------

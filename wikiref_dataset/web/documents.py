@@ -78,8 +78,8 @@ from .warc import IndexStats, WarcIndex, WarcReadError
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "CitedDocument", "DocumentSources", "DocumentsSummary", "FetchCitedDocuments", "JoinColumnarIndex", "KeepFetched",
-    "StatementReader", "citation_bucket", "documents_pipeline", "run_documents",
+    "CitedDocument", "DocumentSources", "DocumentsSummary", "CitedUrlKeys", "FetchCitedDocuments", "JoinColumnarIndex",
+    "KeepFetched", "StatementReader", "citation_bucket", "columnar_join_stages", "documents_pipeline", "run_documents",
 ]  # fmt: skip
 
 MISSING_STATUSES = ("not_archived", "not_found")
@@ -346,42 +346,39 @@ class BucketByCitedUrl(PipelineStep):
             yield document
 
 
-class JoinColumnarIndex(PipelineStep):
-    """Join every cited URL with Common Crawl's columnar URL index once, split by index file: task r reads its share
-    of the index files (:func:`~wikiref_dataset.web.commoncrawl.index_shares`) and files the captures it finds under
-    the fetch task that will ask for each URL (:class:`~wikiref_dataset.web.commoncrawl.CaptureTable`). The fetch
-    tasks after it then read only their bucket's captures, not the index: each index file is read once, rather
-    than once per fetch task.
-
-    Every task reads every statement (only their URLs are kept): a few bytes per statement against the index's
-    hundreds of GB per crawl.
+class CitedUrlKeys(PipelineStep):
+    """The first half of the one join of all cited URLs with Common Crawl's columnar index: task k writes the URLs
+    fetch task k will ask Common Crawl for (a citation's page, not an archive's copy of it), with their SURT keys
+    (:meth:`~wikiref_dataset.web.commoncrawl.CaptureTable.write_keys`), so that each key is computed once.
 
     Args:
-        statement_paths (`Iterable[str]`): statement files or folders (searched recursively when the task runs, so
-            the folder may be written by an earlier stage).
-        captures_dir (`str`): where the captures go.
-        common_crawl (`CommonCrawlConfig`): the index (`cc_index`), its crawls and `cc_data`.
-        partition_by (`str`, defaults to `url`): how the fetch tasks split the URLs (see :func:`citation_bucket`).
+        statement_paths (`Iterable[str]`): statement files or folders, searched when the task runs (an earlier
+            stage may write them); with `bucketed`, one folder of per-bucket subfolders and task k reads bucket k.
+        captures_dir (`str`): where the keys go (``keys/<k>.parquet``).
+        bucketed (`bool`, defaults to `False`): see `statement_paths`; without it every task reads every statement
+            and keeps its own URLs, split as the fetch tasks split them (`partition_by`, :func:`citation_bucket`).
     """
 
-    name = "🗂️ Common Crawl index join"
+    name = "🔑 cited URL keys"
     type = "🔗 - FETCH"
 
     def __init__(self, statement_paths: Iterable[str | os.PathLike], captures_dir: str | os.PathLike,
-                 common_crawl: CommonCrawlConfig, partition_by: Literal["url", "host"] = "url") -> None:
+                 bucketed: bool = False, partition_by: Literal["url", "host"] = "url") -> None:
         super().__init__()
-        if not common_crawl.cc_index:
-            raise ValueError("JoinColumnarIndex needs a columnar index (common_crawl.cc_index)")
         self.paths = [str(path) for path in statement_paths]
         self.captures_dir = str(captures_dir)
-        self.common_crawl = common_crawl
+        self.bucketed = bucketed
         self.partition_by = partition_by
 
-    def cited_urls(self, buckets: int) -> dict[str, list[int]]:
-        """Every URL Common Crawl will be asked for (a citation's page, not an archive's copy of it), with the
-        fetch tasks (of `buckets`) that ask for it: the URLs :meth:`FetchCitedDocuments.run` prepares."""
-        cited: dict[str, list[int]] = {}
-        for file in statement_files(self.paths):
+    def asked_urls(self, rank: int, world_size: int) -> Iterator[str]:
+        """The URLs :meth:`FetchCitedDocuments.run` of task `rank` prepares: each statement's page (its URL, unwrapped
+        from an archive's) whose fetch URL normalizes."""
+        if self.bucketed:
+            files = [path for folder in self.paths for path in sorted((Path(folder) / f"{rank:05d}").glob("*.jsonl.gz"))]
+        else:
+            files = statement_files(self.paths)
+        for file in files:
+            self.stat_update("input_bytes", value=os.path.getsize(file))
             try:
                 for _, record in iter_json_objects(str(file), on_error=lambda *_: None, errors="replace"):
                     metadata = record.get("metadata")
@@ -395,24 +392,59 @@ class JoinColumnarIndex(PipelineStep):
                         normalize_url(fetch_url)
                     except ValueError:
                         continue  # never asked: the fetch step records it as a bad URL
-                    asked = cited.setdefault(unwrap_wayback(str(url or fetch_url)), [])
-                    bucket = citation_bucket(fetch_url, buckets, self.partition_by)
-                    if bucket not in asked:
-                        asked.append(bucket)
-            except (OSError, EOFError) as error:  # the fetch step's reader counts it; its URLs are looked up there
+                    if self.bucketed or world_size == 1 or citation_bucket(fetch_url, world_size,
+                                                                           self.partition_by) == rank:
+                        yield unwrap_wayback(str(url or fetch_url))
+            except (OSError, EOFError) as error:  # the fetch step's reader counts it
                 logger.warning("%s: cannot read further (%s)", file, error)
-        return cited
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        with self.track_time():
+            written = CaptureTable.write_keys(self.captures_dir, rank, self.asked_urls(rank, world_size))
+        self.stat_update("cited_urls", value=written)
+        return
+        yield
+
+
+class JoinColumnarIndex(PipelineStep):
+    """The second half of the one join of all cited URLs with Common Crawl's columnar index: task r joins every
+    fetch task's keys (:class:`CitedUrlKeys`) with its share of the index files in DuckDB and files the captures it
+    finds under the fetch task that asks for them (:func:`~wikiref_dataset.web.commoncrawl.join_index_share`). The
+    fetch tasks then read their captures, not the index: each index file is read once, rather than once per task.
+
+    Args:
+        captures_dir (`str`): where the keys are and the captures go.
+        common_crawl (`CommonCrawlConfig`): the index (`cc_index`), its crawls and `cc_data`.
+    """
+
+    name = "🗂️ Common Crawl index join"
+    type = "🔗 - FETCH"
+
+    def __init__(self, captures_dir: str | os.PathLike, common_crawl: CommonCrawlConfig) -> None:
+        super().__init__()
+        if not common_crawl.cc_index:
+            raise ValueError("JoinColumnarIndex needs a columnar index (common_crawl.cc_index)")
+        self.captures_dir = str(captures_dir)
+        self.common_crawl = common_crawl
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         from .commoncrawl import join_index_share
 
         with self.track_time():
-            counts = join_index_share(self.common_crawl, rank, world_size, self.cited_urls(world_size),
-                                      self.captures_dir)
+            counts = join_index_share(self.common_crawl, rank, world_size, self.captures_dir)
         for key, value in counts.items():
             self.stat_update(key, value=value)
         return
         yield
+
+
+def columnar_join_stages(statement_paths: Iterable[str | os.PathLike], captures_dir: str | os.PathLike,
+                         common_crawl: CommonCrawlConfig, bucketed: bool = False,
+                         partition_by: Literal["url", "host"] = "url") -> list[tuple[str, list[PipelineStep]]]:
+    """The two stages of the one join of all cited URLs with the columnar index, as (name, steps), to run with the
+    fetch stage's number of tasks before it (its `captures_dir`)."""
+    return [("index_keys", [CitedUrlKeys(statement_paths, captures_dir, bucketed, partition_by)]),
+            ("index_join", [JoinColumnarIndex(captures_dir, common_crawl)])]
 
 
 class FetchCitedDocuments(PipelineStep):
@@ -1009,9 +1041,10 @@ def run_documents(
     crawl = sources.common_crawl
     if crawl is not None and crawl.cc_index:  # one join of all cited URLs with the index, split by index file
         captures_dir = output / "captures"
-        join = JoinColumnarIndex(statements, captures_dir, crawl, "host" if http_config is not None else "url")
-        local_executor([join], tasks=tasks, workers=workers, logging_dir=str(output / "logs" / "captures")).run()
-        for step in _task_stats(output / "logs" / "captures", tasks):
+        for name, steps in columnar_join_stages(statements, captures_dir, crawl,
+                                                partition_by="host" if http_config is not None else "url"):
+            local_executor(steps, tasks=tasks, workers=workers, logging_dir=str(output / "logs" / name)).run()
+        for step in _task_stats(output / "logs" / "index_join", tasks):
             summary.index_files_joined += int(_totals(step).get("index_files", 0))
     pipeline = documents_pipeline(statement_paths, output, index_path, http_config, extraction, text_config,
                                   progress=progress and workers == 1, common_crawl=sources.common_crawl,

@@ -948,9 +948,11 @@ class CrawlScheduler:
             if not queue:
                 del self._queues[host]
             elif self._in_flight[host] < self.per_host_connections:
-                # Another connection may open once this request's slot has passed; re-checked when popped.
+                # Another connection may open once this request's slot has passed (the host's interval: a longer
+                # robots.txt Crawl-delay once it is known); re-checked against the fetcher's spacing when popped.
                 self._scheduled.add(host)
-                heapq.heappush(self._waiting, (now + self.fetcher.config.min_interval_s, queue[0][0], host))
+                interval = self.fetcher._host_interval(*self.fetcher._origin(url))
+                heapq.heappush(self._waiting, (now + interval, queue[0][0], host))
             return host, url, future
         return None
 

@@ -624,6 +624,12 @@ def test_build_command_with_the_columnar_index_joins_each_index_file_once(archiv
     assert len(shares) == 3 and all(shares)
     assert sorted(file for share in shares for file in share) == sorted(str(file) for file in files)
     assert "Common Crawl index files joined" in result.stdout
+    again = _wikiref(["build", *dumps, "--warc", str(archive.sample.local_warc), "--crawl", SAMPLE_CRAWL,
+                      "--cc-index", str(index), "--cc-data", archive.data_url, "--out", str(out), "--tasks", "3"],
+                     tmp_path)  # the same command again: every stage reused, the same rows
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "[2/7] index_keys: 3 task(s)" in again.stdout and "[3/7] index_join" in again.stdout
+    assert [row for path in sorted((out / "data").glob("*.parquet")) for row in pq.read_table(path).to_pylist()] == rows
 
 
 def test_index_shares_deal_each_file_to_one_task() -> None:

@@ -164,15 +164,17 @@ def test_closing_early_cancels_what_has_not_started() -> None:
             scheduler.submit(server.url("/p0"))
 
 
-def test_draining_close_and_crawl_delay() -> None:
+@pytest.mark.parametrize("per_host", [1, 2])
+def test_draining_close_and_crawl_delay(per_host: int) -> None:
     """close(cancel_pending=False) fetches everything queued; a robots.txt Crawl-delay longer than the interval
-    spaces the host's requests."""
+    spaces the host's requests, with one connection per host or several."""
     with loopback_servers(2) as servers:
         slow, fast = servers
         slow.routes["/robots.txt"] = Route(body=b"User-agent: *\nCrawl-delay: 0.3\n", headers={"Content-Type": "text/plain"})
         for server in servers:
             server.routes.update({f"/p{page}": Route(body=HTML) for page in range(3)})
-        scheduler = CrawlScheduler(HttpFetcher(config(servers, min_interval_s=0.05, respect_robots=True)))
+        scheduler = CrawlScheduler(HttpFetcher(config(servers, min_interval_s=0.05, respect_robots=True,
+                                                      per_host_connections=per_host)))
         futures = [scheduler.submit(server.url(f"/p{page}")) for server in servers for page in range(3)]
         scheduler.close(cancel_pending=False)
         assert all(future.done() and future.result().ok for future in futures)
