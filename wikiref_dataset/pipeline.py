@@ -63,7 +63,7 @@ from .folders import (
 )
 from .jsonl import iter_json_objects
 from .text import TextPipeline
-from .web.documents import BucketByCitedUrl, DocumentSources
+from .web.documents import BucketByCitedUrl, DocumentSources, check_sources
 from .web.urls import url_key
 from .wiki.statements import Statement, StatementConfig
 
@@ -600,8 +600,11 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
 
     Raises:
         OutputFolderError: ``output_dir`` holds something other than a previous WikiRef build (see ``overwrite``).
+        FileNotFoundError, ValueError: the columnar index (``sources.common_crawl.cc_index``) names no Parquet
+            file, or one that cannot be read.
     """
     check_output_folder(config.output_dir, "wikiref", config.overwrite)
+    check_sources(config.sources)  # a bad --cc-index fails now, not after stage 1
     config.work.mkdir(parents=True, exist_ok=True)
     restarted = _check_inputs(config)
     if restarted and progress:

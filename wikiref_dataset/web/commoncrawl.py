@@ -726,9 +726,22 @@ def _read_listing(location: str) -> list[str]:
     return [line.strip() for line in data.decode("utf-8").splitlines() if line.strip()]
 
 
+def _remote_filesystem(url: str) -> Any:
+    """fsspec's file system for `url`'s protocol, or a ValueError saying which package it needs."""
+    import fsspec
+
+    protocol = url.split("://", 1)[0].lower()
+    try:
+        return fsspec.filesystem(protocol)
+    except ImportError as error:
+        raise ValueError(f"{url}: reading {protocol}:// needs a package that is not installed ({error}); "
+                         "or give the https://data.commoncrawl.org/ URLs (a cc-index-table.paths.gz listing)") from None
+
+
 def _remote_glob(location: str) -> list[str]:
     import fsspec
 
+    _remote_filesystem(location)
     fs, _, paths = fsspec.get_fs_token_paths(location)
     protocol = location.split("://", 1)[0]
     files = [path if "://" in path else f"{protocol}://{path}" for path in sorted(paths)]
@@ -738,10 +751,9 @@ def _remote_glob(location: str) -> list[str]:
 
 
 def _arrow_filesystem(url: str) -> Any:
-    import fsspec
     from pyarrow.fs import FSSpecHandler, PyFileSystem
 
-    return PyFileSystem(FSSpecHandler(fsspec.filesystem(url.split("://", 1)[0])))
+    return PyFileSystem(FSSpecHandler(_remote_filesystem(url)))
 
 
 # ----------------------------------------------------------------------------------------------------------------

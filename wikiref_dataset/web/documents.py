@@ -79,7 +79,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "CitedDocument", "DocumentSources", "DocumentsSummary", "CitedUrlKeys", "FetchCitedDocuments", "JoinColumnarIndex",
-    "KeepFetched", "StatementReader", "citation_bucket", "columnar_join_stages", "documents_pipeline", "run_documents",
+    "KeepFetched", "StatementReader", "check_sources", "citation_bucket", "columnar_join_stages", "documents_pipeline", "run_documents",
 ]  # fmt: skip
 
 MISSING_STATUSES = ("not_archived", "not_found")
@@ -436,6 +436,22 @@ class JoinColumnarIndex(PipelineStep):
             self.stat_update(key, value=value)
         return
         yield
+
+
+def check_sources(sources: DocumentSources | None) -> None:
+    """Fail now, not hours later in a stage, when the columnar index names no Parquet file, one without the
+    index's columns, or a remote one that cannot be read (one file's footer is read).
+
+    Raises:
+        FileNotFoundError, ValueError: as :class:`~wikiref_dataset.web.commoncrawl.ColumnarIndex` does.
+    """
+    crawl = sources.common_crawl if sources is not None else None
+    if crawl is None or not crawl.cc_index:
+        return
+    from .commoncrawl import ColumnarIndex, index_files
+
+    listed = index_files(crawl.cc_index, crawl.crawls, crawl.cc_data)
+    ColumnarIndex(crawl.cc_index, crawl.crawls, crawl.cc_data, files=listed.files[:1]).close()
 
 
 def columnar_join_stages(statement_paths: Iterable[str | os.PathLike], captures_dir: str | os.PathLike,
@@ -1014,6 +1030,7 @@ def run_documents(
         index_path = index_path or output / "warc_index.sqlite"
     output.mkdir(parents=True, exist_ok=True)
 
+    check_sources(sources)
     archive: IndexStats | None = None
     index = WarcIndex(index_path) if index_path is not None else None
     try:

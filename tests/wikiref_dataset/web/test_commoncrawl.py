@@ -662,3 +662,27 @@ def test_key_ranges_choose_the_files_that_may_hold_a_key(tmp_path: Path) -> None
     assert files_for_keys(ranges, ["com,a)/", "com,f)/"]) == files
     with pytest.raises(FileNotFoundError, match="no join"):
         CaptureTable.read(tmp_path / "nothing", 0)
+
+
+def test_a_bad_columnar_index_fails_before_any_stage(tmp_path: Path) -> None:
+    """A build with an index that names no Parquet file, or files without the index's columns, stops at once (exit
+    2, one line naming the index) instead of after stage 1 has read the dump."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from wikiref_dataset.pipeline import sample_inputs
+
+    dumps, _ = sample_inputs()
+    empty = tmp_path / "empty-index"
+    empty.mkdir()
+    wrong = tmp_path / "wrong-index"
+    wrong.mkdir()
+    pq.write_table(pa.table({"url": ["http://example.com/"]}), wrong / "part-00000.parquet")
+    for index, message in ((empty, "no Parquet file"), (wrong, "not a Common Crawl columnar URL index")):
+        out = tmp_path / f"out-{index.name}"
+        result = _wikiref(["build", *dumps, "--crawl", SAMPLE_CRAWL, "--cc-index", str(index), "--out", str(out)],
+                          tmp_path)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.startswith("wikiref build: error:") and message in result.stderr
+        assert str(index) in result.stderr and "[1/" not in result.stdout
+        assert not Path(f"{out}.work").exists()
