@@ -55,7 +55,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import astuple, dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,7 @@ from urllib.parse import urljoin, urlsplit
 
 from .captures import capture_time, choose_capture, iso_utc
 from .extract import is_html_content_type, media_type
+from .http import _atomic_write
 from .urls import normalize_url, unwrap_wayback, url_key
 from .warc import WarcReadError
 
@@ -449,8 +450,7 @@ class ColumnarIndex:
             listed = index_files(location, self.crawls, data_prefix)
         else:  # a share of a listing: remote and partition base as index_files gives them
             first = files[0] if files else ""
-            listed = IndexFiles(list(files), _is_remote(first),
-                                first.split("/crawl=", 1)[0] + "/" if "/crawl=" in first and _is_remote(first) else "")
+            listed = IndexFiles(list(files), _is_remote(first), _hive_base(first) if _is_remote(first) else "")
         self.files = list(listed.files)
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone = 'UTC'")  # fetch_time is a UTC instant; print it as one
@@ -491,7 +491,7 @@ class ColumnarIndex:
         for _, wanted_url, capture in self.join(url_keys_table(unique)):
             result[wanted_url].append(capture)
         for captures in result.values():
-            captures.sort(key=lambda c: (c.timestamp, c.filename, c.offset or 0))
+            captures.sort(key=_capture_order)
         return result
 
     def join(self, wanted: Any) -> list[tuple[int | None, str, IndexedCapture]]:
@@ -539,6 +539,11 @@ class ColumnarIndex:
                     filename=filename or "", offset=offset, length=length, redirect=redirect or None, crawl=crawl))
                 for row_bucket, wanted_url, url, fetched, status, mime_type, filename, offset, length, redirect, crawl
                 in rows]  # fmt: skip
+
+
+def _capture_order(capture: IndexedCapture) -> tuple[str, str, int]:
+    """The order a URL's captures are listed in: by time, then by record."""
+    return capture.timestamp, capture.filename, capture.offset or 0
 
 
 def url_keys_table(urls: Iterable[str], bucket: int | None = None) -> Any:
@@ -610,11 +615,11 @@ def index_files(location: str, crawls: Sequence[str] = (), data_prefix: str = CO
         lines = _read_listing(location)
         files = [line if "://" in line or line.startswith("/") else f"{data_prefix.rstrip('/')}/{line}"
                  for line in lines if line.lower().endswith(".parquet")]
-        base = files[0].split("/crawl=", 1)[0] + "/" if files and "/crawl=" in files[0] else ""
+        base = _hive_base(files[0]) if files else ""
         remote = bool(files) and _is_remote(files[0])
     elif _is_remote(location):
         files = _remote_glob(location) if any(char in location for char in "*?[") else [location]
-        base = location.split("/crawl=", 1)[0] + "/" if "/crawl=" in location else ""
+        base = _hive_base(location)
         remote = True
     else:
         path = Path(location.removeprefix("file://"))
@@ -639,6 +644,11 @@ def index_files(location: str, crawls: Sequence[str] = (), data_prefix: str = CO
     if not files:
         raise FileNotFoundError(f"{location}: names no Parquet file" + (f" of crawls {list(crawls)}" if crawls else ""))
     return IndexFiles(sorted(files), remote, base)
+
+
+def _hive_base(path: str) -> str:
+    """The folder a path's ``crawl=`` partition folders hang from ("" when it has none)."""
+    return path.split("/crawl=", 1)[0] + "/" if "/crawl=" in path else ""
 
 
 def index_shares(files: Sequence[str], tasks: int, sizes: Sequence[int | None] | None = None) -> list[list[str]]:
@@ -761,10 +771,6 @@ def _arrow_filesystem(url: str) -> Any:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-_CAPTURE_FIELDS = ("wanted", "url", "timestamp", "status", "mime", "filename", "offset", "length", "redirect",
-                   "crawl")
-
-
 class CaptureTable:
     """What one join of every cited URL with the whole columnar index found, for one fetch task's URLs.
 
@@ -805,22 +811,16 @@ class CaptureTable:
         import pyarrow as pa
 
         rows: dict[int, list[tuple]] = {}
-        for bucket, wanted, capture in found:
-            rows.setdefault(int(bucket or 0), []).append(
-                (wanted, capture.url, capture.timestamp, capture.status, capture.mime, capture.filename,
-                 capture.offset, capture.length, capture.redirect, capture.crawl))
+        for bucket, wanted, capture in sorted(found, key=lambda item: (item[1], _capture_order(item[2]))):
+            rows.setdefault(int(bucket or 0), []).append((wanted, *astuple(capture)))
         root = Path(folder)
+        schema = _capture_schema()
         for bucket, bucket_rows in sorted(rows.items()):
-            bucket_rows.sort(key=lambda row: (row[0], row[2] or "", row[5] or "", row[6] or 0))
-            columns = list(zip(*bucket_rows, strict=True))
-            table = pa.table({name: list(values) for name, values in zip(_CAPTURE_FIELDS, columns, strict=True)},
-                             schema=_capture_schema())
+            table = pa.Table.from_pylist([dict(zip(schema.names, row, strict=True)) for row in bucket_rows],
+                                         schema=schema)
             _write_parquet(table, root / f"{bucket:05d}" / f"{rank:05d}.parquet")
-        target = root / "ranges" / f"{rank:05d}.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(target.name + ".partial")
-        partial.write_text(json.dumps(ranges), encoding="utf-8")
-        partial.replace(target)
+        (root / "ranges").mkdir(parents=True, exist_ok=True)
+        _atomic_write(root / "ranges" / f"{rank:05d}.json", json.dumps(ranges).encode("utf-8"))
         return len(found)
 
     @classmethod
@@ -843,16 +843,14 @@ class CaptureTable:
             captures = {url: [] for url in pq.read_table(keys, columns=["wanted"]).column("wanted").to_pylist()}
         for path in sorted((root / f"{bucket:05d}").glob("*.parquet")):
             for row in pq.read_table(path).to_pylist():
-                captures.setdefault(row["wanted"], []).append(IndexedCapture(
-                    url=row["url"], timestamp=row["timestamp"], status=row["status"], mime=row["mime"],
-                    filename=row["filename"], offset=row["offset"], length=row["length"], redirect=row["redirect"],
-                    crawl=row["crawl"]))  # fmt: skip
+                captures.setdefault(row.pop("wanted"), []).append(IndexedCapture(**row))
         for found in captures.values():
-            found.sort(key=lambda c: (c.timestamp, c.filename, c.offset or 0))
+            found.sort(key=_capture_order)
         return cls(captures, ranges)  # type: ignore[arg-type]
 
 
 def _capture_schema() -> Any:
+    """The capture files' columns: the cited URL, then :class:`IndexedCapture`'s fields in their order."""
     import pyarrow as pa
 
     return pa.schema([("wanted", pa.string()), ("url", pa.string()), ("timestamp", pa.string()),
@@ -862,13 +860,15 @@ def _capture_schema() -> Any:
 
 
 def _write_parquet(table: Any, target: Path) -> None:
-    """Write beside `target` and rename into place: a task that is run again leaves no half file."""
+    """Write `table` to `target` all at once (:func:`~wikiref_dataset.web.http._atomic_write`): a task that is run
+    again leaves no half file."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    buffer = pa.BufferOutputStream()
+    pq.write_table(table, buffer)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
-    pq.write_table(table, partial)
-    partial.replace(target)
+    _atomic_write(target, buffer.getvalue().to_pybytes())
 
 
 def join_index_share(config: CommonCrawlConfig, rank: int, tasks: int, folder: str | Path) -> dict[str, int]:

@@ -53,7 +53,7 @@ import logging
 import os
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -79,7 +79,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "CitedDocument", "DocumentSources", "DocumentsSummary", "CitedUrlKeys", "FetchCitedDocuments", "JoinColumnarIndex",
-    "KeepFetched", "StatementReader", "check_sources", "citation_bucket", "columnar_join_stages", "documents_pipeline", "run_documents",
+    "KeepFetched", "StatementReader", "check_sources", "citation_bucket", "group_citations", "columnar_join_stages", "documents_pipeline", "run_documents",
 ]  # fmt: skip
 
 MISSING_STATUSES = ("not_archived", "not_found")
@@ -346,61 +346,71 @@ class BucketByCitedUrl(PipelineStep):
             yield document
 
 
+def group_citations(data: Iterable[Document], rank: int = 0, world_size: int = 1, partition: bool = False,
+                    partition_by: Literal["url", "host"] = "url",
+                    stat_update: Callable[..., None] = lambda *_, **__: None) -> list[_Citations]:
+    """Task `rank`'s cited URLs, one entry per normalized URL with the citing statement ids, sorted by URL: all the
+    statements' URLs, or with `partition` only this task's share (:func:`citation_bucket`). `stat_update` counts
+    ``statements`` and ``statements_without_url`` (once over all tasks when every task sees every statement)."""
+    count_statements = not partition or rank == 0  # with partition, every task sees every statement
+    groups: dict[str, _Citations] = {}
+    for document in data:
+        metadata = document.metadata or {}
+        url = metadata.get("url") or ""
+        fetch_url = metadata.get("fetch_url") or url
+        if count_statements:
+            stat_update("statements")
+        if not isinstance(fetch_url, str) or not fetch_url.strip():
+            if count_statements:
+                stat_update("statements_without_url")
+            continue
+        problem = ""
+        key = citation_key(fetch_url)  # the URL as written when it does not normalize: still gets its record
+        try:
+            normalize_url(fetch_url)
+        except ValueError as error:
+            problem = f"statement {document.id}: {error}"
+        if partition and world_size > 1 and citation_bucket(fetch_url, world_size, partition_by) != rank:
+            continue
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _Citations(str(url or fetch_url), fetch_url, key, problem=problem,
+                                             access_date=_text_or_none(metadata.get("access_date")),
+                                             date=_text_or_none(metadata.get("date")))
+            scheme = urlsplit(key).scheme.lower() if "://" in key else ""
+            if problem and scheme and scheme not in ("http", "https"):
+                group.problem_status = "bad_scheme"
+        group.statement_ids.append(str(document.id))
+    return [groups[key] for key in sorted(groups)]
+
+
 class CitedUrlKeys(PipelineStep):
-    """The first half of the one join of all cited URLs with Common Crawl's columnar index: task k writes the URLs
-    fetch task k will ask Common Crawl for (a citation's page, not an archive's copy of it), with their SURT keys
+    """The first half of the one join of all cited URLs with Common Crawl's columnar index: after a
+    :class:`StatementReader`, task k writes the URLs fetch task k will ask Common Crawl for (each citation's page,
+    not an archive's copy of it: :func:`group_citations`, as the fetch step groups them), with their SURT keys
     (:meth:`~wikiref_dataset.web.commoncrawl.CaptureTable.write_keys`), so that each key is computed once.
 
     Args:
-        statement_paths (`Iterable[str]`): statement files or folders, searched when the task runs (an earlier
-            stage may write them); with `bucketed`, one folder of per-bucket subfolders and task k reads bucket k.
         captures_dir (`str`): where the keys go (``keys/<k>.parquet``).
-        bucketed (`bool`, defaults to `False`): see `statement_paths`; without it every task reads every statement
-            and keeps its own URLs, split as the fetch tasks split them (`partition_by`, :func:`citation_bucket`).
+        partition (`bool`, defaults to `False`): keep only this task's share of the URLs (every task reads every
+            statement), split as the fetch tasks split them (`partition_by`, :func:`citation_bucket`).
     """
 
     name = "🔑 cited URL keys"
     type = "🔗 - FETCH"
 
-    def __init__(self, statement_paths: Iterable[str | os.PathLike], captures_dir: str | os.PathLike,
-                 bucketed: bool = False, partition_by: Literal["url", "host"] = "url") -> None:
+    def __init__(self, captures_dir: str | os.PathLike, partition: bool = False,
+                 partition_by: Literal["url", "host"] = "url") -> None:
         super().__init__()
-        self.paths = [str(path) for path in statement_paths]
         self.captures_dir = str(captures_dir)
-        self.bucketed = bucketed
+        self.partition = partition
         self.partition_by = partition_by
-
-    def asked_urls(self, rank: int, world_size: int) -> Iterator[str]:
-        """The URLs :meth:`FetchCitedDocuments.run` of task `rank` prepares: each statement's page (its URL, unwrapped
-        from an archive's) whose fetch URL normalizes."""
-        if self.bucketed:
-            files = [path for folder in self.paths for path in sorted((Path(folder) / f"{rank:05d}").glob("*.jsonl.gz"))]
-        else:
-            files = statement_files(self.paths)
-        for file in files:
-            self.stat_update("input_bytes", value=os.path.getsize(file))
-            try:
-                for _, record in iter_json_objects(str(file), on_error=lambda *_: None, errors="replace"):
-                    metadata = record.get("metadata")
-                    if not isinstance(metadata, dict):
-                        continue
-                    url = metadata.get("url") or ""
-                    fetch_url = metadata.get("fetch_url") or url
-                    if not isinstance(fetch_url, str) or not fetch_url.strip():
-                        continue
-                    try:
-                        normalize_url(fetch_url)
-                    except ValueError:
-                        continue  # never asked: the fetch step records it as a bad URL
-                    if self.bucketed or world_size == 1 or citation_bucket(fetch_url, world_size,
-                                                                           self.partition_by) == rank:
-                        yield unwrap_wayback(str(url or fetch_url))
-            except (OSError, EOFError) as error:  # the fetch step's reader counts it
-                logger.warning("%s: cannot read further (%s)", file, error)
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         with self.track_time():
-            written = CaptureTable.write_keys(self.captures_dir, rank, self.asked_urls(rank, world_size))
+            groups = group_citations(data or [], rank, world_size, self.partition, self.partition_by)
+            written = CaptureTable.write_keys(self.captures_dir, rank,
+                                              (group.original_url for group in groups if not group.problem))
         self.stat_update("cited_urls", value=written)
         return
         yield
@@ -459,7 +469,8 @@ def columnar_join_stages(statement_paths: Iterable[str | os.PathLike], captures_
                          partition_by: Literal["url", "host"] = "url") -> list[tuple[str, list[PipelineStep]]]:
     """The two stages of the one join of all cited URLs with the columnar index, as (name, steps), to run with the
     fetch stage's number of tasks before it (its `captures_dir`)."""
-    return [("index_keys", [CitedUrlKeys(statement_paths, captures_dir, bucketed, partition_by)]),
+    return [("index_keys", [StatementReader(statement_paths, bucketed=bucketed),
+                            CitedUrlKeys(captures_dir, partition=not bucketed, partition_by=partition_by)]),
             ("index_join", [JoinColumnarIndex(captures_dir, common_crawl)])]
 
 
@@ -532,36 +543,7 @@ class FetchCitedDocuments(PipelineStep):
 
     def group_citations(self, data: Iterable[Document], rank: int = 0, world_size: int = 1) -> list[_Citations]:
         """This task's cited URLs, one entry per normalized URL with the citing statement ids, sorted by URL."""
-        count_statements = not self.partition or rank == 0  # with partition, every task sees every statement
-        groups: dict[str, _Citations] = {}
-        for document in data:
-            metadata = document.metadata or {}
-            url = metadata.get("url") or ""
-            fetch_url = metadata.get("fetch_url") or url
-            if count_statements:
-                self.stat_update("statements")
-            if not isinstance(fetch_url, str) or not fetch_url.strip():
-                if count_statements:
-                    self.stat_update("statements_without_url")
-                continue
-            problem = ""
-            key = citation_key(fetch_url)  # the URL as written when it does not normalize: still gets its record
-            try:
-                normalize_url(fetch_url)
-            except ValueError as error:
-                problem = f"statement {document.id}: {error}"
-            if self.partition and world_size > 1 and citation_bucket(fetch_url, world_size, self.partition_by) != rank:
-                continue
-            group = groups.get(key)
-            if group is None:
-                group = groups[key] = _Citations(str(url or fetch_url), fetch_url, key, problem=problem,
-                                                 access_date=_text_or_none(metadata.get("access_date")),
-                                                 date=_text_or_none(metadata.get("date")))
-                scheme = urlsplit(key).scheme.lower() if "://" in key else ""
-                if problem and scheme and scheme not in ("http", "https"):
-                    group.problem_status = "bad_scheme"
-            group.statement_ids.append(str(document.id))
-        return [groups[key] for key in sorted(groups)]
+        return group_citations(data, rank, world_size, self.partition, self.partition_by, self.stat_update)
 
     # ---- sources --------------------------------------------------------------------------------------------
 

@@ -532,10 +532,29 @@ def _wikiref(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
 
+def _published_rows(out: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return [row for path in sorted((out / "data").glob("*.parquet")) for row in pq.read_table(path).to_pylist()]
+
+
+def _check_sample_rows(archive: Archive, out: Path) -> list[dict]:
+    """The rows of a build of the embedded sample from a local WARC file and Common Crawl: each row's provenance
+    points at the record that served it (returned for further checks)."""
+    rows = _published_rows(out)
+    assert rows and {row["document_source"] for row in rows} == {"warc", "cc"}
+    for row in rows:
+        if row["document_source"] == "cc":
+            assert row["warc_filename"] == "sample-cc-00000.warc.gz"
+            assert row["final_url"] == archive.sample.crawled[row["url"]]
+        else:
+            assert row["warc_offset"] == archive.sample.local[row["url"]]
+    return rows
+
+
 def test_build_command_with_crawl_and_cdx_api(archive: Archive, tmp_path: Path) -> None:
     """``wikiref build DUMP --warc LOCAL --crawl C --cdx-api URL --cc-data URL``: the command line reaches the same
     sources as the Python API; the published rows point at the records that served them."""
-    import pyarrow.parquet as pq
 
     from wikiref_dataset.pipeline import sample_inputs
 
@@ -545,15 +564,7 @@ def test_build_command_with_crawl_and_cdx_api(archive: Archive, tmp_path: Path) 
                        "--out", str(tmp_path / "wikiref"), "--tasks", "2", "--quiet"], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Common Crawl" in result.stdout
-    rows = [row for path in sorted((tmp_path / "wikiref" / "data").glob("*.parquet"))
-            for row in pq.read_table(path).to_pylist()]
-    assert rows and {row["document_source"] for row in rows} == {"warc", "cc"}
-    for row in rows:
-        if row["document_source"] == "cc":
-            assert row["warc_filename"] == "sample-cc-00000.warc.gz"
-            assert row["final_url"] == archive.sample.crawled[row["url"]]
-        else:
-            assert row["warc_offset"] == archive.sample.local[row["url"]]
+    _check_sample_rows(archive, tmp_path / "wikiref")
     build = json.loads((tmp_path / "wikiref" / "build.json").read_text(encoding="utf-8"))
     assert build["counts"]["cited pages from Common Crawl"] == len(archive.sample.crawled)
 
@@ -588,7 +599,6 @@ def test_build_command_with_the_columnar_index_joins_each_index_file_once(archiv
     files, each a sorted range of keys as Common Crawl's are: a ``captures`` stage joins all cited URLs with the
     index, each file read by exactly one task; the fetch tasks read the index again only for the captured redirect's
     target, in the files whose key range holds it; the rows point at the records that served them."""
-    import pyarrow.parquet as pq
     import surt
 
     from wikiref_dataset.pipeline import sample_inputs
@@ -603,14 +613,7 @@ def test_build_command_with_the_columnar_index_joins_each_index_file_once(archiv
                        "--cc-index", str(index), "--cc-data", archive.data_url, "--out", str(out), "--tasks", "3",
                        "--quiet"], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    rows = [row for path in sorted((out / "data").glob("*.parquet")) for row in pq.read_table(path).to_pylist()]
-    assert rows and {row["document_source"] for row in rows} == {"warc", "cc"}
-    for row in rows:
-        if row["document_source"] == "cc":
-            assert row["warc_filename"] == "sample-cc-00000.warc.gz"
-            assert row["final_url"] == archive.sample.crawled[row["url"]]
-        else:
-            assert row["warc_offset"] == archive.sample.local[row["url"]]
+    rows = _check_sample_rows(archive, out)
     assert any(row["final_url"] != row["url"] for row in rows)  # the redirect was followed
     counts = json.loads((out / "build.json").read_text(encoding="utf-8"))["counts"]
     assert counts["cited pages from Common Crawl"] == len(archive.sample.crawled)
@@ -629,7 +632,7 @@ def test_build_command_with_the_columnar_index_joins_each_index_file_once(archiv
                      tmp_path)  # the same command again: every stage reused, the same rows
     assert again.returncode == 0, again.stderr[-3000:]
     assert "[2/7] index_keys: 3 task(s)" in again.stdout and "[3/7] index_join" in again.stdout
-    assert [row for path in sorted((out / "data").glob("*.parquet")) for row in pq.read_table(path).to_pylist()] == rows
+    assert _published_rows(out) == rows
 
 
 def test_index_shares_deal_each_file_to_one_task() -> None:
