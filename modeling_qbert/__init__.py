@@ -30,6 +30,7 @@ _EXPORTS = {
     "QBertWindow": "processing_qbert",
     "WindowPlan": "processing_qbert",
     "plan_windows": "processing_qbert",
+    "plan_sentence_windows": "processing_qbert",
     "QueryFocusedSummarizationPipeline": "pipeline_qfs",
     "TASK": "pipeline_qfs",
 }
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
         QBertProcessor,
         QBertWindow,
         WindowPlan,
+        plan_sentence_windows,
         plan_windows,
     )
 
@@ -112,6 +114,7 @@ __all__ = [
     "QBertWindow",
     "WindowPlan",
     "plan_windows",
+    "plan_sentence_windows",
     "QueryFocusedSummarizationPipeline",
     "TASK",
 ]

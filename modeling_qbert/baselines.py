@@ -12,9 +12,10 @@ bigram redundancy, 250 words); ORACLE is the project's greedy oracle
   dates by DOCNO, highest first (within a source the DOCNO's sequence number grows through the day).
 * **QUERY-SIM** — TF-IDF cosine similarity of each sentence to the query (all query levels together). Terms are
   ROUGE tokens (the metric's tokenizer and stemmer) without the spaCy English stop words of the project's
-  :class:`~wikiref_dataset.text.TextPipeline`; TF is the raw count, IDF is computed over the sentences of the
-  cluster, smoothed as ``ln((1 + N) / (1 + df)) + 1`` (N sentences, df sentences holding the term) so that a term
-  every sentence holds still counts. Sentence-level IDF, because with document-level IDF the cluster's topic words
+  :class:`~wikiref_dataset.text.TextPipeline` (read from the package's copy of the list,
+  :mod:`wikiref_dataset.stopwords`, so that evaluation needs no spaCy); TF is the raw count, IDF is computed over the
+  sentences of the cluster, smoothed as ``ln((1 + N) / (1 + df)) + 1`` (N sentences, df sentences holding the term)
+  so that a term every sentence holds still counts. Sentence-level IDF, because with document-level IDF the cluster's topic words
   (in every document) would weigh nothing.
 * **ORACLE** — greedy selection of the sentence that raises ROUGE-2 recall against all the references most
   (``-f A`` pooling), until none raises it or the next would take the summary past 250 words.
@@ -65,11 +66,12 @@ def lead(row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS) -> list[int]:
 
 @functools.cache
 def _term_scorer() -> RougeScorer:
-    """ROUGE tokenizer + stemmer with the project's English stop words removed before stemming."""
-    from wikiref_dataset.text import default_pipeline
+    """ROUGE tokenizer + stemmer with the project's English stop words removed before stemming (spaCy's list, read
+    from the copy shipped with the package: evaluation needs no spaCy)."""
+    from wikiref_dataset.stopwords import english_stop_words
 
     return RougeScorer(RougeConfig(max_n=1, skip_distance=None, word_limit=None, resamples=1,
-                                   stopwords=default_pipeline().stop_words))
+                                   stopwords=english_stop_words()))
 
 
 def _terms(text: str) -> Counter:

@@ -67,7 +67,63 @@ SUBNETWORK_NAMES_KEY = "subnetwork_parameter_names"
 """Param-group key of a subnetwork group: the names of the masked parameters whose compact values the group holds."""
 
 
-class SubnetworkTrainer(Trainer):
+def is_head_parameter(name: str) -> bool:
+    """Whether parameter ``name`` of a Q-BERT model belongs to the sentence pooling or the scoring head (everything
+    outside the ``bert`` encoder): the weights a new Q-BERT starts with at random."""
+    return not name.startswith("bert.")
+
+
+def set_head_learning_rate(optimizer: torch.optim.Optimizer, model: nn.Module, learning_rate: float) -> None:
+    """Move the head's parameters (:func:`is_head_parameter`) of every plain param group into a copy of that group
+    whose ``lr`` is ``learning_rate``; empty groups are dropped. Call before the scheduler is built (it records each
+    group's initial ``lr``, so the schedule scales both rates alike). Subnetwork groups (compact values of masked
+    encoder matrices) are left as they are."""
+    head = {id(parameter) for name, parameter in model.named_parameters() if is_head_parameter(name)}
+    for group in list(optimizer.param_groups):
+        if SUBNETWORK_NAMES_KEY in group:
+            continue
+        moved = [parameter for parameter in group["params"] if id(parameter) in head]
+        if not moved:
+            continue
+        group["params"] = [parameter for parameter in group["params"] if id(parameter) not in head]
+        if not group["params"]:
+            optimizer.param_groups.remove(group)
+        optimizer.add_param_group({**{key: value for key, value in group.items() if key != "params"},
+                                   "params": moved, "lr": learning_rate})
+
+
+class QBertTrainer(Trainer):
+    r"""
+    A [`~transformers.Trainer`] for Q-BERT whose pooling and scoring head may learn at their own rate.
+
+    Args:
+        head_learning_rate (`float`, *optional*):
+            Learning rate of the parameters outside the encoder (`sentence_pooling.*`, `classifier.*`); the encoder
+            keeps `args.learning_rate`. A head that starts at random next to a pre-trained encoder needs a larger step
+            than the encoder's 3e-5 to move within one epoch. `None`: one rate for all.
+        *args, **kwargs: passed to [`~transformers.Trainer`].
+    """
+
+    def __init__(self, *args, head_learning_rate: float | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if head_learning_rate is not None and not head_learning_rate > 0:
+            raise ValueError(f"head_learning_rate must be positive, got {head_learning_rate}")
+        self.head_learning_rate = head_learning_rate
+
+    def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
+        if self.optimizer is not None:
+            return self.optimizer
+        super().create_optimizer(model)
+        self._apply_head_learning_rate(model)
+        return self.optimizer
+
+    def _apply_head_learning_rate(self, model: nn.Module | None) -> None:
+        if self.head_learning_rate is not None:
+            set_head_learning_rate(self.optimizer, self.accelerator.unwrap_model(
+                model if model is not None else self.model, keep_torch_compile=False), self.head_learning_rate)
+
+
+class SubnetworkTrainer(QBertTrainer):
     r"""
     A [`~transformers.Trainer`] whose optimizer changes only the entries of a sparse subnetwork.
 
@@ -77,7 +133,7 @@ class SubnetworkTrainer(Trainer):
         subnetwork_mask (`dict[str, torch.BoolTensor]`, *optional*):
             Masks to use (e.g. from [`load_subnetwork_mask`]); by default they are identified from the model's weights
             when the optimizer is created (or read from the checkpoint when resuming).
-        *args, **kwargs: passed to [`~transformers.Trainer`].
+        *args, **kwargs: passed to [`QBertTrainer`] (`head_learning_rate`) and [`~transformers.Trainer`].
 
     Works with any `torch.optim` optimizer built from param groups (AdamW, Adam, SGD — the default
     `adamw_torch_fused` included): it only ever sees the trainable entries of masked parameters. Custom optimizer
@@ -182,6 +238,7 @@ class SubnetworkTrainer(Trainer):
 
         self._reference = {name: (mask.clone(), parameters[name].detach()[mask].clone())
                            for name, mask in masks.items()}
+        self._apply_head_learning_rate(opt_model)
         return self.optimizer
 
     def _schedule_for_run(self) -> None:

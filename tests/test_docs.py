@@ -1,8 +1,9 @@
 """The documentation a reader needs lives in the repository.
 
 Package code, docstrings, dataset and model cards and the README must not point at files a user never has (the
-test-data folder beside the checkout) nor cite papers by the project's internal numbers; every ``docs/`` page the
-README links to must exist.
+test-data folder beside the checkout) nor cite papers by the project's internal numbers; the README fits on a page and
+links every ``docs/`` page; every relative link in the README and the docs pages resolves. (That the pages' commands
+and code run as written is tests/test_readme.py's part.)
 """
 
 from __future__ import annotations
@@ -39,23 +40,97 @@ def test_no_pointer_to_files_outside_the_repository():
         hits)
 
 
+GUIDES = ("building.md", "training.md", "experiments.md", "evaluation.md", "publishing.md")
+REFERENCE = ("wikiref_build.md", "psg2sum.md", "aquamuse.md", "rouge.md", "layout.md")
+PAGES = ("README.md", *sorted(f"docs/{path.name}" for path in (ROOT / "docs").glob("*.md")))
+WIKIREF = "Transforming Wikipedia into Augmented Data for Query-Focused Summarization"
+TITLES = {
+    "rouge.md": "ROUGE: A Package for Automatic Evaluation of Summaries",
+    "wikiref_build.md": WIKIREF,
+    "psg2sum.md": "Learning to Summarize Passages: Mining Passage-Summary Pairs from Wikipedia Revision Histories",
+    "aquamuse.md": "AQuaMuSe: Automatically Generating Datasets for Query-Based Multi-Document Summarization",
+    "building.md": WIKIREF,
+    "training.md": WIKIREF,
+    "experiments.md": WIKIREF,
+    "evaluation.md": WIKIREF,
+}
+
+
+def _links(text: str) -> list[str]:
+    """The targets of the Markdown links of ``text`` (inline ``[text](target)``), code spans and blocks left out."""
+    text = re.sub(r"^([ \t]*)```.*?^\1```", "", text, flags=re.S | re.M)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    return re.findall(r"\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)", text)
+
+
+def _anchors(text: str) -> set[str]:
+    """The anchors GitHub gives the headings of a Markdown page (lower case, punctuation dropped, blanks to '-')."""
+    text = re.sub(r"^([ \t]*)```.*?^\1```", "", text, flags=re.S | re.M)
+    anchors: set[str] = set()
+    for heading in re.findall(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchor, n = slug, 1
+        while anchor in anchors:
+            anchor, n = f"{slug}-{n}", n + 1
+        anchors.add(anchor)
+    return anchors
+
+
+def test_readme_fits_on_a_page():
+    """What a newcomer needs: what this is, the two commands, the five ways it is used, where to read more; the rest
+    lives in docs/."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = re.search(r"^```bash\n(.*?)^```", quick_start, re.S | re.M).group(1)
+    assert [line.split()[:2] for line in commands.splitlines()] == [["make", "demo"], ["make", "test"]]
+    for heading in ("## Quick start", "## The five ways it is used", "## Where to read more"):
+        assert heading in readme, heading
+    for way in ("load_dataset", "trainer_scripts/pretrain_wikiref.py", "accelerate launch trainer_scripts/finetune_duc.py",
+                "wikiref duc evaluate", "trainer_scripts/push_to_hub.py"):
+        assert way in readme, way
+
+
 def test_docs_linked_from_readme_exist():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    links = re.findall(r"\]\((docs/[^)#\s]+)", readme)
-    assert {"docs/rouge.md", "docs/wikiref_build.md", "docs/psg2sum.md", "docs/aquamuse.md"} <= set(links)
-    missing = [link for link in links if not (ROOT / link).is_file()]
-    assert not missing, f"README links to missing docs pages: {missing}"
+    links = {link.split("#")[0] for link in _links(readme)}
+    pages = {f"docs/{path.name}" for path in (ROOT / "docs").glob("*.md")}
+    assert {f"docs/{page}" for page in (*GUIDES, *REFERENCE)} <= pages
+    assert not pages - links, f"docs pages the README does not link to: {sorted(pages - links)}"
+    assert "benchmarks/README.md" in links
 
 
-@pytest.mark.parametrize("page", ["rouge.md", "wikiref_build.md", "psg2sum.md", "aquamuse.md"])
+@pytest.mark.parametrize("page", PAGES)
+def test_relative_links_resolve(page):
+    """Every relative link of the page points at a file or folder of the checkout, and an anchor at a heading."""
+    path = ROOT / page
+    broken = []
+    for link in _links(path.read_text(encoding="utf-8")):
+        if re.match(r"[a-z][a-z0-9+.-]*:", link, re.I):  # https:, mailto:: not a file of the checkout
+            continue
+        target, _, anchor = link.partition("#")
+        resolved = (path.parent / target).resolve() if target else path
+        if not resolved.exists() or ROOT not in (resolved, *resolved.parents):
+            broken.append(link)
+        elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved.read_text(encoding="utf-8")):
+            broken.append(f"{link} (no such heading)")
+    assert not broken, f"{page}: broken links {broken}"
+
+
+def test_link_check_sees_links_and_anchors():
+    text = "# The `wikiref` command\n\nSee [b](b.md#x) and [here](#the-wikiref-command); `[c](d.md)` is code.\n"
+    assert _links(text) == ["b.md#x", "#the-wikiref-command"]
+    assert _anchors(text) == {"the-wikiref-command"}
+    assert _anchors("## What happens on bad input\n## DUC 2005–2007\n") == {"what-happens-on-bad-input", "duc-20052007"}
+
+
+@pytest.mark.parametrize("page", sorted(TITLES))
 def test_docs_page_cites_its_paper_by_title(page):
     text = " ".join((ROOT / "docs" / page).read_text(encoding="utf-8").split())  # titles may wrap
-    titles = {
-        "rouge.md": "ROUGE: A Package for Automatic Evaluation of Summaries",
-        "wikiref_build.md": "Transforming Wikipedia into Augmented Data for Query-Focused Summarization",
-        "psg2sum.md": "Learning to Summarize Passages: Mining Passage-Summary Pairs from Wikipedia Revision Histories",
-        "aquamuse.md": "AQuaMuSe: Automatically Generating Datasets for Query-Based Multi-Document Summarization",
-    }
-    assert titles[page] in text
-    for link in re.findall(r"\]\(([^)#\s:]+\.md)", text):  # relative links between pages resolve
-        assert (ROOT / "docs" / link).is_file(), link
+    assert TITLES[page] in text
+
+
+def test_experiments_page_keeps_the_runner_section():
+    """docs/experiments.md documents the experiments runner under this heading."""
+    text = (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
+    assert re.search(r"^## Running the paper's experiments$", text, re.M)

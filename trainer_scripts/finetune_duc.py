@@ -43,6 +43,7 @@ from trainer_scripts.common import (
     ScriptError,
     configure_logging,
     hyperparameters,
+    is_qbert_folder,
     load_model_and_processor,
     parse_arguments,
     read_results,
@@ -53,6 +54,9 @@ from trainer_scripts.common import (
 )
 
 logger = logging.getLogger("finetune_duc")
+
+NEW_HEAD_LR_FACTOR = 30.0
+"""A new head (from a plain encoder) learns at --learning_rate x this unless --head_learning_rate says otherwise."""
 
 QBERT_SYSTEM = "Q-BERT"
 """The fine-tuned model's name in the evaluation table (the model card looks for it)."""
@@ -72,9 +76,10 @@ class DucArguments:
     switch_objective: bool = field(default=False, metadata={
         "help": "Allow --finetuning_objective to differ from the pre-trained model's (its scoring head, trained for "
                 "the other loss, is then fine-tuned for this one)."})
-    subnetwork_fraction: float = field(default=0.1, metadata={
+    subnetwork_fraction: float | None = field(default=None, metadata={
         "help": "Trainable share of every encoder matrix for one_step (0 = full fine-tuning); a saved mask keeps "
-                "its own."})
+                "its own. Default: 0.1 (the paper's) from a pre-trained Q-BERT folder, 0 (full fine-tuning) from a "
+                "plain encoder (the rows without data augmentation)."})
     subnetwork_method: str | None = field(default=None, metadata={
         "help": "one_step (the paper's: the top --subnetwork_fraction of each encoder matrix of the pre-trained "
                 "model) or iterative (the mask iterative pre-training saved in the pre-trained folder, fine-tuned as "
@@ -83,6 +88,21 @@ class DucArguments:
     subnetwork_include_vectors: bool = field(default=False, metadata={
         "help": "one_step: also mask the encoder's biases and LayerNorm vectors; by default only its matrices are "
                 "masked (the paper's choice) and the vectors stay fully trainable, like embeddings and head."})
+    folds: int | None = field(default=None, metadata={
+        "help": "k-fold over the clusters of the given years instead of a held-out year: the clusters (sorted by "
+                "year and topic) are dealt round-robin into --folds folds; --fold i is tested, the others train. "
+                "Works with a single DUC year."})
+    fold: int | None = field(default=None, metadata={"help": "The fold tested with --folds (0 … folds-1)."})
+    target_scaling: str = field(default="cluster_max", metadata={
+        "help": "How each sentence's ROUGE-2 recall becomes its training target: cluster_max (divided by the "
+                "largest recall in its cluster, so the best sentence of every cluster is 1) or none (the raw recall, "
+                "the paper's: values mostly below 0.05, which leaves MSE almost no gradient)."})
+    head_learning_rate: float | None = field(default=None, metadata={
+        "help": "Learning rate of the pooling and scoring head (the encoder keeps --learning_rate). Default: "
+                "--learning_rate x 30 for a new head (from a plain encoder), --learning_rate for a pre-trained one."})
+    max_train_documents: int | None = field(default=None, metadata={
+        "help": "Train on at most this many documents of each training cluster (chosen at random with --seed): a "
+                "reduced setting for CPU runs. Default: all (the paper's)."})
     baselines: list[str] = field(default_factory=lambda: ["lead", "query-sim", "oracle"], metadata={
         "help": "Baselines scored on the test year next to the model (lead, query-sim, oracle; 'none' for none)."})
     save_sparse_delta: bool = field(default=False, metadata={
@@ -93,38 +113,107 @@ class DucArguments:
 # ---- data -------------------------------------------------------------------------------------------------------
 
 
-def label_clusters(rows: Sequence[Mapping[str, Any]], label_field: str) -> list[dict[str, Any]]:
+TARGET_SCALINGS = {
+    "none": "as it is (the paper's)",
+    "cluster_max": "divided by the largest recall in its cluster",
+}
+"""How ``--target_scaling`` turns ROUGE-2 recall into training targets (the model card states the one that ran)."""
+
+
+def label_clusters(rows: Sequence[Mapping[str, Any]], label_field: str,
+                   scaling: str = "none") -> list[dict[str, Any]]:
     """Copies of DUC rows whose documents carry ``label_field``: each sentence's ROUGE-2 recall against the cluster's
-    references (stemmed ROUGE-1.5.5 tokens, hits clipped per reference and summed over references, as ``-f A``).
+    references (stemmed ROUGE-1.5.5 tokens, hits clipped per reference and summed over references, as ``-f A``),
+    scaled as ``scaling`` says (:data:`TARGET_SCALINGS`).
+
+    Why ``cluster_max``: raw recall is tiny (on DUC 2006 the mean is 0.005, the largest 0.064 and a quarter of the
+    sentences score 0), so a mean squared error on it is about 1e-5 whatever the model does and the gradients vanish;
+    the DUC rule only ranks sentences within a cluster, so dividing by the cluster's best sentence keeps the order
+    that matters and puts every cluster's targets on [0, 1].
+
     Rows without references cannot be labelled and are left out with a warning."""
     from wikiref_dataset.oracle import ExtractiveOracle, OracleConfig
 
+    if scaling not in TARGET_SCALINGS:
+        raise ScriptError(f"--target_scaling must be one of {', '.join(TARGET_SCALINGS)}, got {scaling!r}")
     oracle = ExtractiveOracle(OracleConfig(n=2, objective="recall", max_sentences=None))
     labelled = []
     for row in rows:
         if not row["references"]:
             logger.warning("DUC topic %s has no reference summary: not used for training", row["topic_id"])
             continue
-        documents = []
-        for document in row["documents"]:
-            scores = oracle.sentence_scores(oracle.prepare(list(document["sentences"]), list(row["references"])),
-                                            objective="recall")
-            documents.append({**document, label_field: scores})
+        scores = [oracle.sentence_scores(oracle.prepare(list(document["sentences"]), list(row["references"])),
+                                         objective="recall") for document in row["documents"]]
+        if scaling == "cluster_max":
+            top = max((value for values in scores for value in values), default=0.0)
+            scores = [[value / top if top > 0 else 0.0 for value in values] for values in scores]
+        documents = [{**document, label_field: values} for document, values in zip(row["documents"], scores)]
         labelled.append({**row, "documents": documents})
     return labelled
 
 
-def split_years(duc_dirs: Sequence[str], test_year: int | None) -> tuple[list[Any], Any]:
-    """``(train years, test year)`` as `evaluate_duc.DucYear` objects."""
-    from trainer_scripts.evaluate_duc import load_years
+def sample_documents(rows: Sequence[Mapping[str, Any]], limit: int | None, seed: int) -> list[Mapping[str, Any]]:
+    """The rows with at most ``limit`` documents each, drawn at random (reproducibly from ``seed`` and the topic) and
+    kept in their order; ``None`` keeps every document."""
+    import random
+
+    if limit is None:
+        return list(rows)
+    if limit < 1:
+        raise ScriptError(f"--max_train_documents must be at least 1, got {limit}")
+    sampled = []
+    for row in rows:
+        documents = list(row["documents"])
+        if len(documents) > limit:
+            keep = sorted(random.Random(f"{seed}:{row['topic_id']}").sample(range(len(documents)), limit))
+            documents = [documents[index] for index in keep]
+        sampled.append({**row, "documents": documents})
+    return sampled
+
+
+def _load_years(duc_dirs: Sequence[str]) -> list[Any]:
+    from trainer_scripts.evaluate_duc import EvaluationError, load_years
     from wikiref_dataset.duc import DucError
 
-    if len(duc_dirs) < 2:
-        raise ScriptError("--duc_dirs needs at least two converted DUC years (train on the others, test on one)")
     try:
-        years = load_years(duc_dirs)
-    except DucError as error:
+        return load_years(duc_dirs)
+    except (DucError, EvaluationError) as error:
         raise ScriptError(str(error)) from None
+
+
+def split_folds(duc_dirs: Sequence[str], folds: int, fold: int | None) -> tuple[list[Any], list[Any]]:
+    """``(train years, test years)`` for cluster-level k-fold: the clusters of every given year, sorted by year and
+    topic, are dealt round-robin into ``folds`` folds; fold ``fold`` is tested, the rest train. Each "year" is an
+    `evaluate_duc.DucYear` holding only that fold's clusters of that year (ROUGE is reported per year)."""
+    from trainer_scripts.evaluate_duc import DucYear
+
+    if not duc_dirs:
+        raise ScriptError("--duc_dirs needs at least one converted DUC year")
+    if folds < 2:
+        raise ScriptError(f"--folds must be at least 2, got {folds}")
+    if fold is None or not 0 <= fold < folds:
+        raise ScriptError(f"--fold must be one of 0 … {folds - 1} with --folds {folds}, got {fold}")
+    years = _load_years(duc_dirs)
+    clusters = sorted((year.year, row["topic_id"]) for year in years for row in year.rows)
+    if len(clusters) < folds:
+        raise ScriptError(f"--folds {folds}: only {len(clusters)} clusters in {', '.join(map(str, duc_dirs))}")
+    tested = {key for position, key in enumerate(clusters) if position % folds == fold}
+
+    def part(year: Any, test: bool) -> Any:
+        return DucYear(path=year.path, year=year.year,
+                       rows=[row for row in year.rows if ((year.year, row["topic_id"]) in tested) == test])
+
+    train = [part(year, False) for year in years]
+    test = [part(year, True) for year in years]
+    return [year for year in train if year.rows], [year for year in test if year.rows]
+
+
+def split_years(duc_dirs: Sequence[str], test_year: int | None) -> tuple[list[Any], list[Any]]:
+    """``(train years, [test year])`` as `evaluate_duc.DucYear` objects: train on every year but ``test_year``."""
+    if len(duc_dirs) < 2:
+        raise ScriptError("--duc_dirs needs at least two converted DUC years (train on the others, test on one), "
+                          "or --folds to test on held-out clusters of one year")
+    years = _load_years(duc_dirs)
     by_year = {year.year: year for year in years}
     if len(by_year) != len(years):
         raise ScriptError(f"--duc_dirs holds the same year twice: {[year.year for year in years]}")
@@ -132,7 +221,7 @@ def split_years(duc_dirs: Sequence[str], test_year: int | None) -> tuple[list[An
         raise ScriptError(f"--test_year is required (one of {sorted(by_year)})")
     if test_year not in by_year:
         raise ScriptError(f"--test_year {test_year} is not among the given years {sorted(by_year)}")
-    return [by_year[year] for year in sorted(by_year) if year != test_year], by_year[test_year]
+    return [by_year[year] for year in sorted(by_year) if year != test_year], [by_year[test_year]]
 
 
 # ---- the run ----------------------------------------------------------------------------------------------------
@@ -238,10 +327,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any) -> int:
     import datasets
-    from transformers import Trainer
 
     from modeling_qbert.baselines import BASELINE_NAMES
     from modeling_qbert.pipeline_qfs import QueryFocusedSummarizationPipeline
+    from modeling_qbert.trainer import QBertTrainer
     from trainer_scripts.evaluate_duc import (
         baseline_summaries,
         evaluate_systems,
@@ -250,31 +339,56 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         write_summaries,
     )
 
-    if not 0.0 <= duc_args.subnetwork_fraction <= 1.0:
-        raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {duc_args.subnetwork_fraction}")
     baselines = [] if duc_args.baselines in (["none"], []) else list(dict.fromkeys(duc_args.baselines))
     unknown = [name for name in baselines if name not in BASELINE_NAMES]
     if unknown:
         raise ScriptError(f"unknown baseline(s) {unknown}: choose from {sorted(BASELINE_NAMES)} or 'none'")
+    if duc_args.target_scaling not in TARGET_SCALINGS:
+        raise ScriptError(f"--target_scaling must be one of {', '.join(TARGET_SCALINGS)}, "
+                          f"got {duc_args.target_scaling!r}")
     info = run_info(model_args.run_kind)
-    train_years, test_year = split_years(duc_args.duc_dirs, duc_args.test_year)
-    model, processor, base = load_model_and_processor(model_args, require_qbert=True)
+    if duc_args.folds is not None:
+        if duc_args.test_year is not None:
+            raise ScriptError("--folds tests on held-out clusters of every given year; --test_year holds out a year: "
+                              "give one of them")
+        train_years, test_years = split_folds(duc_args.duc_dirs, duc_args.folds, duc_args.fold)
+    else:
+        if duc_args.fold is not None:
+            raise ScriptError("--fold needs --folds")
+        train_years, test_years = split_years(duc_args.duc_dirs, duc_args.test_year)
+    model, processor, base = load_model_and_processor(model_args)
+    new_head = not is_qbert_folder(base)
+    if duc_args.subnetwork_fraction is None:
+        duc_args.subnetwork_fraction = 0.0 if new_head else 0.1
+    if not 0.0 <= duc_args.subnetwork_fraction <= 1.0:
+        raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {duc_args.subnetwork_fraction}")
+    head_learning_rate = duc_args.head_learning_rate
+    if head_learning_rate is None and new_head:
+        head_learning_rate = training_args.learning_rate * NEW_HEAD_LR_FACTOR
     chosen = choose_subnetwork(duc_args, base)
     pretrained_objective = model.config.objective
+    if new_head and duc_args.finetuning_objective is not None:  # nothing pre-trained to keep: --objective's twin
+        pretrained_objective = duc_args.finetuning_objective
     objective = choose_objective(duc_args, pretrained_objective, base)
     model.config.objective = processor.objective = objective
-    train_rows = label_clusters([row for year in train_years for row in year.rows], processor.label_field)
+    train_rows = label_clusters([row for year in train_years for row in year.rows], processor.label_field,
+                                scaling=duc_args.target_scaling)
     if not train_rows:
         raise ScriptError("no training cluster has reference summaries")
-    if not test_year.scorable:
-        raise ScriptError(f"DUC {test_year.year}: no cluster has reference summaries, nothing to test on")
+    train_rows = sample_documents(train_rows, duc_args.max_train_documents, training_args.seed)
+    test_rows = [row for year in test_years for row in year.scorable]
+    if not test_rows:
+        raise ScriptError(f"DUC {'+'.join(str(year.year) for year in test_years)}: no test cluster has reference "
+                          "summaries, nothing to test on")
     with training_args.main_process_first(desc="packing windows"):
         windows = processor.prepare_dataset(datasets.Dataset.from_list(train_rows))
-    logger.info("fine-tuning %s on DUC %s (%d clusters, %d windows), testing on DUC %d (%d clusters)", base,
-                "+".join(str(year.year) for year in train_years), len(train_rows), len(windows), test_year.year,
-                len(test_year.scorable))
+    tested = "+".join(f"{year.year} ({len(year.scorable)} clusters)" for year in test_years)
+    logger.info("fine-tuning %s on DUC %s (%d clusters, %d documents, %d windows, %s packing), testing on DUC %s",
+                base, "+".join(str(year.year) for year in train_years), len(train_rows),
+                sum(len(row["documents"]) for row in train_rows), len(windows), processor.packing, tested)
 
-    common = dict(model=model, args=training_args, train_dataset=windows, data_collator=processor.collator())
+    common = dict(model=model, args=training_args, train_dataset=windows, data_collator=processor.collator(),
+                  head_learning_rate=head_learning_rate)
     if chosen.config is not None:
         from modeling_qbert.trainer import SubnetworkTrainer
 
@@ -289,7 +403,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     else:
         if duc_args.save_sparse_delta:
             raise ScriptError("--save_sparse_delta needs a subnetwork (--subnetwork_fraction > 0)")
-        trainer = Trainer(**common)
+        trainer = QBertTrainer(**common)
     started = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     seconds = time.perf_counter() - started
@@ -314,13 +428,12 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     model = trainer.accelerator.unwrap_model(trainer.model)
     summarize = QueryFocusedSummarizationPipeline(model=model, processor=processor, tokenizer=processor.tokenizer,
                                                   batch_size=duc_args.eval_window_batch_size)
-    test_rows = test_year.scorable
     systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows)}
     for name in baselines:
         systems[BASELINE_NAMES[name]] = baseline_summaries(name, test_rows)
-    evaluation = evaluate_systems([test_year], systems)
+    evaluation = evaluate_systems(test_years, systems)
     table = format_table(evaluation)
-    logger.info("DUC %d, ROUGE recall x100 (%s):\n%s", test_year.year, evaluation.settings, table)
+    logger.info("DUC %s, ROUGE recall x100 (%s):\n%s", tested, evaluation.settings, table)
 
     pretrained = read_results(base) or {}
     results = {
@@ -332,12 +445,20 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         "finetuning": {
             "init_checkpoint": base,
             "train_years": [year.year for year in train_years],
-            "test_year": test_year.year,
+            "test_year": test_years[0].year if duc_args.folds is None else None,
+            "folds": None if duc_args.folds is None else {
+                "folds": duc_args.folds, "fold": duc_args.fold,
+                "test_clusters": [row["topic_id"] for row in test_rows]},
+            "documents": sum(len(row["documents"]) for row in train_rows),
+            "max_train_documents": duc_args.max_train_documents,
+            "target_scaling": duc_args.target_scaling,
+            "packing": processor.packing,
+            "head_learning_rate": head_learning_rate,
             "clusters": len(train_rows),
             "windows": len(windows),
             "objective": objective,
-            "pretraining_objective": pretrained_objective,
-            "targets": OBJECTIVE_TARGETS[objective],
+            "pretraining_objective": None if new_head else pretrained_objective,
+            "targets": f"{OBJECTIVE_TARGETS[objective]}, {TARGET_SCALINGS[duc_args.target_scaling]}",
             "hyperparameters": hyperparameters(training_args, processor.max_length),
             "subnetwork": subnetwork,
             "steps": output.global_step,

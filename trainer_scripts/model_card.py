@@ -21,6 +21,10 @@ A part the run did not do is rendered as "not evaluated" / "not part of this run
                                    "share": modeling_qbert.sparse.trainable_share(...)}, "steps", "train_loss"} | None,
      "evaluation": trainer_scripts.evaluate_duc.Evaluation.to_dict() | None}
 
+The ``results.json`` of an experiments folder (``wikiref experiments``, ``run_experiments.py``) is read as the
+results of its best row's run (``results["best"]["card_results"]``), with that row's scores over the seeds under
+``results["experiments"]`` (:func:`experiments_results`): the card then states them under its DUC table.
+
 Usage::
 
     python trainer_scripts/model_card.py --results out/model/results.json --model_repo org/qbert-wikiref \
@@ -113,8 +117,48 @@ def load_results(path: str | Path) -> dict[str, Any]:
         results = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise ModelCardError(f"{path}: not valid JSON ({error})") from None
+    if isinstance(results, Mapping) and results.get("script") == "run_experiments":
+        return experiments_results(results, path.parent)
     check_results(results, where=str(path))
     return results
+
+
+def experiments_results(experiments: Mapping[str, Any], folder: str | Path) -> dict[str, Any]:
+    """The results of the best row's run in an experiments folder (``folder/results.json`` written by
+    ``run_experiments.py``: its ``best`` names the row and the run's ``results.json``), with the row's scores over the
+    seeds added as ``results["experiments"]``: ``{"row", "published_row", "seeds", "duc": {year: {measure: {"mean",
+    "std", ...}}}, "folder", "models"}``.
+
+    Raises:
+        ModelCardError: the experiments have no finished DUC row, or its run's results are missing.
+    """
+    best = experiments.get("best")
+    if not isinstance(best, Mapping) or not best.get("card_results"):
+        raise ModelCardError(f"{folder}: the experiments have no finished DUC row to describe (results.json has no "
+                             "'best')")
+    results = load_results(Path(folder) / best["card_results"])
+    row = (experiments.get("rows") or {}).get(best.get("variant")) or {}
+    results["experiments"] = {"row": best.get("variant"), "published_row": best.get("published_row"),
+                              "seeds": (experiments.get("settings") or {}).get("seeds"), "duc": row.get("duc") or {},
+                              "folder": str(folder), "models": best.get("models") or []}
+    return results
+
+
+def experiments_note(results: Mapping[str, Any]) -> str | None:
+    """One paragraph on the experiments this run belongs to: its row's mean ± std ROUGE recall over the seeds."""
+    experiments = results.get("experiments")
+    if not experiments or not experiments.get("duc"):
+        return None
+    parts = []
+    for year, summary in sorted(experiments["duc"].items()):
+        cells = [f"{MEASURE_NAMES[measure]} {_percent(summary[measure]['mean'])} ± {_percent(summary[measure]['std'])}"
+                 for measure in MEASURES if (summary or {}).get(measure)]
+        if cells:
+            parts.append(f"DUC {year}: " + ", ".join(cells))
+    seeds = experiments.get("seeds") or []
+    return (f"This model is one run of the row `{experiments.get('row')}` of `wikiref experiments` "
+            f"({experiments.get('published_row') or 'no published row'}); over its {len(seeds)} seed(s) and folds, "
+            "ROUGE recall ×100, mean ± std: " + "; ".join(parts) + ".")
 
 
 def check_results(results: Any, where: str = "results") -> None:
@@ -301,7 +345,8 @@ def duc_table(results: Mapping[str, Any]) -> str | None:
     if trained_on & set(years):
         table += ("\n\n† a year this model was fine-tuned on (DUC " + ", ".join(sorted(trained_on)) +
                   "): a training score, not a test score.")
-    return table
+    note = experiments_note(results)
+    return table + ("\n\n" + note if note else "")
 
 
 # ---- metadata -----------------------------------------------------------------------------------------------------
@@ -619,7 +664,8 @@ class CardArguments:
     """Render a model card from a results.json."""
 
     results: str = field(metadata={"help": "The run's results.json (written by pretrain_wikiref.py or "
-                                           "finetune_duc.py into the model folder)."})
+                                           "finetune_duc.py into the model folder), or an experiments folder's "
+                                           "(run_experiments.py): the card describes its best row's run."})
     model_repo: str = field(metadata={"help": "The model's Hub id, used in the usage snippets (org/name)."})
     output: str = field(default="README.md", metadata={"help": "Where to write the card."})
     dataset_repo: str | None = field(default=None, metadata={"help": "The WikiRef dataset's Hub id, if published."})

@@ -20,12 +20,14 @@ import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets
 
-from .curation import Example
 from .streaming import ValueCounts
+
+if TYPE_CHECKING:  # curation needs datatrove (the build extra); loading a folder with WikiRef does not
+    from .curation import Example
 
 __all__ = ["FEATURES", "SPLITS", "SplitFilesWriter", "SplitStatistics", "WikiRef", "WikiRefFolderWriter",
            "split_statistics", "write_dataset_folder", "write_split_files"]

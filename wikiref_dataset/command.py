@@ -10,7 +10,10 @@ One convention for all subcommands (``wikiref_dataset.cli`` and ``trainer_script
   ``wikiref <command>: error: <what>`` and 2 for a bad command line or bad input (:class:`CliError`, ``ValueError``,
   a missing or unreadable file, a dump that cannot be read), 1 for a run that failed (:class:`RunFailed`,
   ``RuntimeError``, anything unexpected), 130 for an interrupt (``interrupted; rerun the same command to resume``).
-  A usage error (unknown option, missing argument) is the same one line, exit 2 (:class:`ArgumentParser`).
+  A usage error (unknown option, missing argument) is the same one line, exit 2 (:class:`ArgumentParser`). A command
+  that needs a package of an extra that is not installed (the dataset builders' spaCy, datatrove, ...: a core install
+  has only the model, training and DUC evaluation) says which, with the install line (``pip install
+  "wikiref[build]"``: :data:`MODULE_EXTRAS`), exit 1.
 
 Imports only the standard library: the ``wikiref`` command builds every subcommand's parser on each call.
 """
@@ -28,11 +31,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ArgumentParser", "CliError", "RunFailed", "add_common_options", "add_split_arguments", "add_subcommand",
-           "check_input_files", "check_run_folder", "cleaned_up_on_input_error", "deprecated_alias", "dispatch",
-           "one_line", "warn"]
+__all__ = ["MODULE_EXTRAS", "ArgumentParser", "CliError", "RunFailed", "add_common_options", "add_split_arguments",
+           "add_subcommand", "check_input_files", "check_run_folder", "cleaned_up_on_input_error", "deprecated_alias",
+           "dispatch", "missing_extra", "one_line", "warn"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
+
+MODULE_EXTRAS: dict[str, str] = {
+    **dict.fromkeys(("spacy", "spacy_lookups_data", "thinc", "mwparserfromhell", "mwxml", "datatrove", "trafilatura",
+                     "lxml", "lxml_html_clean", "warcio", "sentence_splitter", "sentence_transformers", "faiss",
+                     "google_crc32c", "cdx_toolkit", "duckdb", "surt"), "build"),
+    "ray": "cluster",
+    "py7zr": "history7z",
+}
+"""Top-level modules of the optional extras (pyproject.toml) -> the extra that installs them: the dataset builders
+(``build``), the Ray executor (``cluster``), 7z history dumps (``history7z``)."""
 
 
 class CliError(Exception):
@@ -204,10 +217,24 @@ def _describe(error: BaseException) -> str:
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from .wiki.dump import DumpError
-
-    return (CliError, ValueError, DumpError, FileNotFoundError, FileExistsError, NotADirectoryError,
+    # a DumpError can only come from a loaded dump reader (which needs mwxml, the build extra: not imported here)
+    dump = sys.modules.get(f"{__package__}.wiki.dump")
+    dump_errors = (dump.DumpError,) if dump is not None and hasattr(dump, "DumpError") else ()
+    return (CliError, ValueError, *dump_errors, FileNotFoundError, FileExistsError, NotADirectoryError,
             IsADirectoryError, PermissionError)
+
+
+def missing_extra(error: BaseException) -> str | None:
+    """The one-line message for ``error`` when it is the import of a package of an optional extra that is not installed
+    (``spacy`` -> ``... pip install "wikiref[build]"``), else ``None``."""
+    if not isinstance(error, ModuleNotFoundError) or not error.name:
+        return None
+    extra = MODULE_EXTRAS.get(error.name.split(".")[0])
+    if extra is None:
+        return None
+    what = {"build": "the dataset builders' packages", "cluster": "the Ray cluster executor",
+            "history7z": "the 7z reader of history dumps"}.get(extra, f"the {extra} extra")
+    return f"this needs {what}, not installed here (no module {error.name!r}): pip install \"wikiref[{extra}]\""
 
 
 def _configure_logging(verbose: int) -> None:
@@ -264,9 +291,13 @@ def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None)
         print(f"wikiref {name}: error: {one_line(error)}; rerun the same command to redo the unfinished tasks",
               file=sys.stderr)
         return EXIT_FAILED
-    except Exception as error:  # a bug: say what, and how to see where
+    except Exception as error:  # a missing package of an extra, else a bug: say what, and how to see where
         if debug:
             raise
+        missing = missing_extra(error)
+        if missing is not None:
+            print(f"wikiref {name}: error: {missing}", file=sys.stderr)
+            return EXIT_FAILED
         print(f"wikiref {name}: error: {type(error).__name__}: {one_line(_describe(error))} (unexpected; rerun with "
               "--debug for the traceback)", file=sys.stderr)
         return EXIT_FAILED

@@ -48,13 +48,15 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets
 from tqdm.auto import tqdm
 
-from .text import TextPipeline
 from .walk import walk
+
+if TYPE_CHECKING:  # spaCy (the build extra) is imported only where raw text is split: read_duc, convert_duc
+    from .text import TextPipeline
 
 __all__ = [
     "DUC_YEARS",
@@ -581,7 +583,10 @@ def read_duc(
     :class:`TextPipeline` when ``None``). Topics without a documents folder are left out (and listed in the
     statistics); topics without reference summaries are kept with ``references=[]``.
     """
-    pipeline = pipeline or TextPipeline()
+    if pipeline is None:
+        from .text import TextPipeline
+
+        pipeline = TextPipeline()
     stats = DucStats(year=sources.year)
     topics = parse_topics(sources.topics_file)
     folders = {normalize_topic_id(path.name): path for path in sources.docs_dir.iterdir() if path.is_dir()}
@@ -702,7 +707,10 @@ def convert_duc(
 
     check_output_folder(out_dir, "duc", overwrite)  # before reading a year for minutes
     sources = locate_duc(root, year, topics=topics, docs=docs, models=models)
-    pipeline = pipeline or TextPipeline()
+    if pipeline is None:
+        from .text import TextPipeline
+
+        pipeline = TextPipeline()
     rows, stats = read_duc(sources, pipeline=pipeline, progress=progress)
     if not rows:
         raise DucError(f"DUC {year}: no cluster converted from {sources.docs_dir} (see the warnings above)")

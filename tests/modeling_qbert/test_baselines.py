@@ -71,6 +71,16 @@ def test_query_sim_without_query_terms():
     assert query_sim_scores(["the of"], ["Red apples.", "x"]) == [0.0, 0.0]
 
 
+def test_shipped_stop_words_are_the_text_pipelines():
+    """QUERY-SIM reads spaCy's English stop words from the package's copy (evaluation runs without spaCy): the copy is
+    the list the project's TextPipeline uses."""
+    pytest.importorskip("spacy")
+    from wikiref_dataset.stopwords import english_stop_words
+    from wikiref_dataset.text import default_pipeline
+
+    assert english_stop_words() == default_pipeline().stop_words
+
+
 ORACLE_ROW = _row([("D1", "2000-01-01", ["the cat sat", "on the mat"]),
                    ("D2", "2000-01-02", ["the dog barked", "cat sat on"])],
                   references=["the cat sat on the mat"])

@@ -9,7 +9,7 @@ import pytest
 import torch
 from transformers import AutoProcessor, BertTokenizer
 
-from modeling_qbert import QBertDataCollator, QBertExample, QBertProcessor, plan_windows
+from modeling_qbert import QBertDataCollator, QBertExample, QBertProcessor, plan_sentence_windows, plan_windows
 
 WORDS = ("the a of cat dog sat on mat fish runs fast slow red blue green house tree river city war king "
          "queen early life born school music film").split()
@@ -166,6 +166,41 @@ def test_long_document_windows_repeat_the_query_and_score_each_sentence_once():
     assert sorted(scored) == list(range(25))
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_sentence_packing_puts_whole_sentences_side_by_side(seed):
+    rng = random.Random(seed)
+    spans, start = [], 0
+    for _ in range(40):
+        length = rng.randint(1, 12)
+        spans.append((start, start + length))
+        start += length
+    plan = plan_sentence_windows(spans, 30)
+    assert len(plan.assignment) == len(spans)
+    for position, (window_start, window_end) in enumerate(plan.windows):
+        members = [spans[i] for i, w in enumerate(plan.assignment) if w == position]
+        assert members and window_start == members[0][0] and window_end == members[-1][1] <= window_start + 30
+        if position + 1 < len(plan.windows):  # full: the next sentence would not have fitted
+            following = spans[plan.assignment.index(position + 1)]
+            assert following[1] - window_start > 30
+    assert [end for _, end in plan.windows][-1] == spans[-1][1] and plan.assignment == sorted(plan.assignment)
+    with pytest.raises(ValueError, match="longer than a window"):
+        plan_sentence_windows([(0, 31)], 30)
+
+
+def test_sentence_packing_needs_fewer_windows_and_scores_each_sentence_once():
+    rng = random.Random(11)
+    sentences = random_sentences(rng, 60)
+    strided = QBertProcessor(tiny_tokenizer(), max_length=48, stride=10, max_query_length=8)
+    packed = QBertProcessor(tiny_tokenizer(), max_length=48, stride=10, max_query_length=8, packing="sentences")
+    many, few = strided("king", sentences), packed("king", sentences)
+    assert len(few["input_ids"]) < len(many["input_ids"]) / 2
+    assert sorted(i for index in few["sentence_index"] for i in index) == list(range(60))
+    for ids, sentence_ids in zip(few["input_ids"], few["sentence_ids"]):
+        assert len(ids) <= 48 and -1 not in sentence_ids[sentence_ids.index(0):-1]  # no token of an unscored sentence
+    with pytest.raises(ValueError, match="packing must be one of"):
+        QBertProcessor(tiny_tokenizer(), packing="pages")
+
+
 def test_sentence_longer_than_a_window_is_truncated_not_dropped(caplog):
     processor = QBertProcessor(tiny_tokenizer(), max_length=20, stride=5, max_query_length=4)
     long_sentence = " ".join(["cat"] * 40)
@@ -317,11 +352,11 @@ def test_processor_save_load_round_trip(tmp_path):
     modeling_qbert.register()
     processor = QBertProcessor(tiny_tokenizer(), max_length=64, stride=16, max_query_levels=3, max_query_length=16,
                                pooling="mean",
-                               use_query=True, objective="regression")
+                               use_query=True, objective="regression", packing="sentences")
     processor.save_pretrained(tmp_path)
     for loaded in (QBertProcessor.from_pretrained(tmp_path), AutoProcessor.from_pretrained(tmp_path)):
         assert type(loaded) is QBertProcessor
-        for name in ("max_length", "stride", "max_query_levels", "max_query_length", "pooling", "objective"):
+        for name in ("max_length", "stride", "max_query_levels", "max_query_length", "pooling", "objective", "packing"):
             assert getattr(loaded, name) == getattr(processor, name)
         assert loaded.level_token_ids == processor.level_token_ids
         assert len(loaded.tokenizer) == len(processor.tokenizer)

@@ -110,8 +110,18 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path, tiny_qbert_dir, tiny_bert_di
     assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), "--duc_dirs", duc_years[2005],
                               "--test_year", "2005", *out]) == 2
     assert "at least two converted DUC years" in caplog.text
-    assert finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), *years, "--test_year", "2006", *out]) == 2
-    assert "not a saved Q-BERT model" in caplog.text
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--folds", "2", "--fold", "2",
+                              *out]) == 2
+    assert "--fold must be one of 0 … 1 with --folds 2, got 2" in caplog.text
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--folds", "2", "--fold", "0",
+                              "--test_year", "2006", *out]) == 2
+    assert "give one of them" in caplog.text
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--test_year", "2006",
+                              "--target_scaling", "rank", *out]) == 2
+    assert "--target_scaling must be one of none, cluster_max, got 'rank'" in caplog.text
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), *years, "--test_year", "2006",
+                              "--packing", "pages", *out]) == 2
+    assert "--packing must be one of stride, sentences, got 'pages'" in caplog.text
     assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--test_year", "2006",
                               "--subnetwork_fraction", "1.5", *out]) == 2
     assert "--subnetwork_fraction must lie in [0, 1]" in caplog.text
@@ -151,10 +161,10 @@ def test_objective_defaults_to_the_pretrained_one_and_a_switch_must_be_asked(tmp
     assert status == 0
     results = json.loads((out / "results.json").read_text())
     assert results["objective"] == results["finetuning"]["objective"] == "regression"
-    assert results["finetuning"]["targets"] == "mean squared error against each sentence's ROUGE-2 recall"
+    targets = "mean squared error against each sentence's ROUGE-2 recall, divided by the largest recall in its cluster"
+    assert results["finetuning"]["targets"] == targets
     assert json.loads((out / "config.json").read_text())["objective"] == "regression"
-    assert "DUC fine-tuning: regression, mean squared error against each sentence's ROUGE-2 recall" in (
-        out / "README.md").read_text()
+    assert f"DUC fine-tuning: regression, {targets}" in (out / "README.md").read_text()
 
     caplog.clear()
     assert _run(tmp_path, tiny_qbert_dir, duc_years, "--finetuning_objective", "regression")[0] == 2
@@ -265,3 +275,61 @@ def test_iterative_without_a_saved_mask_and_bad_values_exit_2(tmp_path, tiny_qbe
         errors = [record.getMessage() for record in caplog.records if record.levelname == "ERROR"]
         assert len(errors) == 1 and message in errors[0] and "\n" not in errors[0], (extra, errors)
         assert not out.exists()
+
+
+def test_a_plain_encoder_gets_a_new_head_and_cluster_folds_test_held_out_clusters(tmp_path, tiny_bert_dir, duc_years):
+    """The rows without data augmentation: a BERT encoder folder, a new Q-BERT head (regression, --pooling), full
+    fine-tuning by default, the head at its own learning rate; k-fold over the clusters of one year."""
+    out = tmp_path / "from-encoder"
+    status = finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), "--duc_dirs", duc_years[2006],
+                                "--folds", "3", "--fold", "1", "--objective", "regression", "--pooling", "mean",
+                                "--packing", "sentences", "--max_train_documents", "2", "--attention_dropout", "0",
+                                "--baselines", "query-sim", "--output_dir", str(out), *FAST])
+    assert status == 0
+    results = json.loads((out / "results.json").read_text())
+    tuning = results["finetuning"]
+    assert results["objective"] == "regression" and tuning["pretraining_objective"] is None
+    assert results["pretraining"] is None
+    assert tuning["subnetwork"]["method"] == "full"  # nothing pre-trained to identify a subnetwork in
+    assert tuning["head_learning_rate"] == pytest.approx(1e-2 * finetune_duc.NEW_HEAD_LR_FACTOR)
+    assert tuning["target_scaling"] == "cluster_max" and tuning["targets"].endswith("largest recall in its cluster")
+    assert tuning["packing"] == "sentences" and tuning["max_train_documents"] == 2
+    # Fixture DUC 2006 has clusters D0601A, D0602B, D0699Z (no references): fold 1 of 3 tests D0602B only.
+    assert tuning["folds"] == {"folds": 3, "fold": 1, "test_clusters": ["D0602B"]} and tuning["test_year"] is None
+    assert tuning["clusters"] == 1 and tuning["documents"] == 2  # D0601A, 2 of its 3 documents
+    scores = results["evaluation"]["systems"]
+    assert set(scores) == {"Q-BERT", "QUERY-SIM"} and scores["Q-BERT"]["2006"]["clusters"] == 1
+    config = json.loads((out / "config.json").read_text())
+    assert config["model_type"] == "qbert" and config["pooling"] == "mean" and config["objective"] == "regression"
+    assert config["attention_probs_dropout_prob"] == 0.0
+    assert json.loads((out / "processor_config.json").read_text())["packing"] == "sentences"
+
+
+def test_split_folds_deals_clusters_round_robin_over_years(duc_years):
+    train, test = finetune_duc.split_folds([duc_years[2005], duc_years[2006]], 2, 0)
+    clusters = sorted((year.year, row["topic_id"]) for year in (*train, *test) for row in year.rows)
+    tested = [(year.year, row["topic_id"]) for year in test for row in year.rows]
+    assert tested == clusters[0::2] and len(clusters) == 5
+    assert not {(year.year, row["topic_id"]) for year in train for row in year.rows} & set(tested)
+
+
+def test_cluster_max_targets_keep_the_order_and_put_each_clusters_best_at_one(duc_years):
+    year = load_years([duc_years[2006]])[0]
+    raw = finetune_duc.label_clusters(year.rows, "oracle_score")
+    scaled = finetune_duc.label_clusters(year.rows, "oracle_score", scaling="cluster_max")
+    for raw_row, scaled_row in zip(raw, scaled):
+        raw_values = [v for d in raw_row["documents"] for v in d["oracle_score"]]
+        scaled_values = [v for d in scaled_row["documents"] for v in d["oracle_score"]]
+        assert max(scaled_values) == 1.0 and max(raw_values) < 0.5
+        assert scaled_values == pytest.approx([v / max(raw_values) for v in raw_values])
+
+
+def test_sample_documents_is_reproducible_and_keeps_order(duc_years):
+    rows = load_years([duc_years[2006]])[0].rows
+    first = finetune_duc.sample_documents(rows, 2, seed=3)
+    assert first == finetune_duc.sample_documents(rows, 2, seed=3)
+    for row, sampled in zip(rows, first):
+        docnos = [d["docno"] for d in row["documents"]]
+        kept = [d["docno"] for d in sampled["documents"]]
+        assert len(kept) == min(2, len(docnos)) and kept == [n for n in docnos if n in kept]
+    assert finetune_duc.sample_documents(rows, None, seed=3) == list(rows)

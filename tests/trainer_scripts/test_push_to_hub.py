@@ -27,16 +27,16 @@ from trainer_scripts.push_to_hub import INSTALL_COMMAND, PushError, check_datase
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_hub_server():
-    """tests/hub_server.py by path (putting tests/ on sys.path would shadow the packages with the test folders)."""
-    spec = importlib.util.spec_from_file_location("hub_server", ROOT / "tests" / "hub_server.py")
+def _load_test_helper(name):
+    """tests/<name>.py by path (putting tests/ on sys.path would shadow the packages with the test folders)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("hub_server", module)
+    sys.modules.setdefault(name, module)
     spec.loader.exec_module(module)
     return module
 
 
-HubServer = _load_hub_server().HubServer
+HubServer = _load_test_helper("hub_server").HubServer
 
 WORDS = "the a of was in on cat dog sat mat king queen born city river runs . ,".split()
 QUERY = ["cat", "mat"]
@@ -53,24 +53,8 @@ RESULTS = {"script": "pretrain_wikiref", "run": {"kind": "demo", "date": "2026-1
 PROJECT_PACKAGES = ("wikiref_dataset", "modeling_qbert", "trainer_scripts")
 
 # Prepended to every fresh-process script: the project's packages cannot be imported there (as for someone who does
-# not have this project), whatever sys.path and the installed distributions say.
-BLOCK_PROJECT = f"PROJECT = {PROJECT_PACKAGES!r}\n" + r'''
-import importlib.abc, sys
-
-class BlockProject(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in PROJECT:
-            raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)", name=name)
-        return None
-
-sys.meta_path.insert(0, BlockProject())
-for name in PROJECT:
-    try:
-        __import__(name)
-    except ModuleNotFoundError:
-        continue
-    raise SystemExit(f"{name} is importable: the block does not work")
-'''
+# not have this project), whatever sys.path and the installed distributions say (tests/not_installed.py).
+BLOCK_PROJECT = _load_test_helper("not_installed").prelude(PROJECT_PACKAGES) + "PROJECT = NOT_INSTALLED\n"
 
 # Runs in a fresh interpreter with HF_ENDPOINT set to the test Hub; prints one JSON line.
 LOAD_BACK = BLOCK_PROJECT + r'''

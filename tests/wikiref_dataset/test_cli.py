@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from not_installed import prelude
 
 from wikiref_dataset.cli import main
 from wikiref_dataset.rouge import rouge
@@ -101,9 +102,7 @@ DATA_COMMANDS = """
 import json, sys
 from pathlib import Path
 
-model_side, blocked, out = json.loads(sys.argv[1]), sys.argv[2] == "blocked", Path(sys.argv[3])
-if blocked:  # as if not installed: `import` raises ImportError, importlib.util.find_spec says absent
-    sys.modules.update(dict.fromkeys(model_side))
+model_side, out = json.loads(sys.argv[1]), Path(sys.argv[2])
 
 from wikiref_dataset.cli import main
 from wikiref_dataset.pipeline import sample_inputs
@@ -131,7 +130,9 @@ def test_data_commands_import_nothing_of_the_model_side(tmp_path, mode):
     """Data flows one way: `wikiref_dataset` and its subcommands (rouge, statements, build on the embedded sample,
     duc convert, psg2sum) import neither `modeling_qbert` nor `trainer_scripts` nor torch/transformers, in a fresh
     process; and they run where those are not installed at all ("blocked")."""
-    completed = subprocess.run([sys.executable, "-c", DATA_COMMANDS, json.dumps(MODEL_SIDE), mode, str(tmp_path)],
+    # "blocked": as if not installed (tests/not_installed.py): `import` raises ImportError, find_spec says absent
+    script = (prelude(MODEL_SIDE) if mode == "blocked" else "") + DATA_COMMANDS
+    completed = subprocess.run([sys.executable, "-c", script, json.dumps(MODEL_SIDE), str(tmp_path)],
                                capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert completed.returncode == 0, completed.stderr[-3000:]
     report = json.loads(completed.stdout.strip().splitlines()[-1])

@@ -11,10 +11,14 @@ shares, and :func:`statement_config` reads them back.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from ..command import RunFailed, add_subcommand, check_input_files, check_run_folder, cleaned_up_on_input_error
 from ..executors import positive_int
-from .statements import DEFAULT_KEEP_TYPES, DEFAULT_SKIP_SECTIONS, StatementConfig
+from .defaults import DEFAULT_KEEP_TYPES, DEFAULT_SKIP_SECTIONS
+
+if TYPE_CHECKING:  # the parser imports only the standard library; the extraction (mwparserfromhell) when it runs
+    from .statements import StatementConfig
 
 __all__ = ["add_statement_arguments", "add_statements_parser", "run_statements_command", "statement_config"]
 
@@ -51,6 +55,8 @@ def statement_config(args: argparse.Namespace) -> StatementConfig:
     Raises:
         ValueError: a bad setting (e.g. a negative ``--min-chars``), named.
     """
+    from .statements import StatementConfig
+
     options = {}
     if args.keep_types is not None:
         options["keep_types"] = tuple(args.keep_types)

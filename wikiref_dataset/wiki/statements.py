@@ -53,6 +53,7 @@ from .citations import (
     parse_bare_url,
     parse_citation,
 )
+from .defaults import DEFAULT_KEEP_TYPES, DEFAULT_SKIP_SECTIONS
 from .dump import WikiPage
 from .markup import PLACEHOLDER, PreparedPage, RefTag, prepare, split_sections
 from .plaintext import (
@@ -79,24 +80,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SKIP_SECTIONS: tuple[str, ...] = (
-    "references", "reference", "notes", "note", "footnotes", "endnotes", "citations", "sources", "source",
-    "notes and references", "references and notes", "notes and sources", "sources and notes", "notes and citations",
-    "citations and notes", "references and sources", "sources and references", "explanatory notes", "general references",
-    "works cited", "bibliography", "selected bibliography", "select bibliography", "further reading",
-    "further reading and external links", "external links", "external link", "external links and references",
-    "see also", "literature", "gallery", "image gallery",
-)  # fmt: skip
-"""Non-prose sections skipped by default (compared lowercased, whitespace collapsed)."""
-
-DEFAULT_KEEP_TYPES: tuple[str, ...] = (
-    "cite web", "cite news", "cite press release", "cite magazine", "citation", "wayback", "webarchive",
-)  # fmt: skip
-"""Citation types kept by default: web pages, news articles, magazine articles ("press") and press releases, the four
-kinds of source of §II-A of Zhu et al. (2022): ``cite web``, ``cite news``, ``cite press release``, ``cite
-magazine``, a ``{{citation}}`` with a url that cites a web page or a periodical (type ``citation``; its book, journal,
-encyclopedia and conference uses are typed apart and skipped) and archived web pages cited through ``{{wayback}}`` or
-``{{webarchive}}`` (their url is the original page's)."""
 
 # Templates that stand for a citation in the text.
 _REUSE_TEMPLATES = frozenset({"r"})  # {{r|name}} reuses <ref name="name">

@@ -1,0 +1,235 @@
+"""Does Q-BERT learn on real DUC? k-fold fine-tuning on NIST's DUC 2006, scored against LEAD, QUERY-SIM and ORACLE.
+
+Q-BERT starts from the shipped MiniLM encoder (no WikiRef pre-training: the "without data augmentation" setting) and
+is fine-tuned with the project's own script, ``trainer_scripts/finetune_duc.py``, once per fold, each in a fresh
+process: the 50 clusters are dealt into ``--folds`` folds (``--folds 5``: 10 test clusters each), every fold is tested
+by a model that never saw its clusters, and the baselines summarize the same held-out clusters. The summaries of all
+folds are then scored together on the whole year with the official DUC settings (``-n 2 -x -m -2 4 -u -c 95 -r 1000
+-f A -p 0.5 -t 0 -l 250``): ROUGE-1 / ROUGE-2 recall x100 with the 95% bootstrap interval, and per fold. The run
+passes when Q-BERT's ROUGE-2 is above QUERY-SIM's.
+
+Settings (``finetune_duc.py`` options, printed at the start):
+
+* default, the reduced setting (about 25 minutes on 2 CPU cores): one epoch over the training clusters with
+  ``--max_train_documents 5`` (5 of each training cluster's 25 documents), ``--packing sentences``, regression on
+  ROUGE-2 recall divided by the cluster's best (``--target_scaling cluster_max``), full fine-tuning, encoder lr 3e-5
+  and head lr 9e-4, attention dropout 0 and bf16 autocast;
+* ``--paper``: the paper's settings for this row: every document, overlapping windows (stride 100), raw ROUGE-2
+  recall, one learning rate, 3 epochs of 32 windows, fp32. Hours on a CPU; meant for a GPU;
+* ``--quick``: a smoke run (2 folds, 2 documents per training cluster), no pass/fail.
+
+Then, unless ``--no-speed``: training windows per second of the fine-tuning step on real DUC 2006 windows, before (the
+settings of the previous release: overlapping windows, fp32, attention dropout 0.1) and after (the defaults above),
+measured in the same run, and the epoch time each gives on the training clusters of a fold.
+
+    .venv/bin/python benchmarks/bench_duc_learning.py                 # the reduced setting
+    .venv/bin/python benchmarks/bench_duc_learning.py --paper         # the paper's settings (GPU)
+    .venv/bin/python benchmarks/bench_duc_learning.py --quick
+
+Reads ``../shared/realdata/duc/2006`` (NIST's layout) or ``--duc``; exits 0 with a note when it is absent. NIST's
+data is only read, never copied into the project: the converted folder and the runs go to ``--work`` (a temporary
+folder by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DUC = ROOT.parent / "shared" / "realdata" / "duc" / "2006"
+
+REDUCED = ["--objective", "regression", "--target_scaling", "cluster_max", "--packing", "sentences",
+           "--max_train_documents", "5", "--num_train_epochs", "1", "--per_device_train_batch_size", "16",
+           "--learning_rate", "3e-5", "--head_learning_rate", "9e-4", "--attention_dropout", "0", "--bf16", "true"]
+PAPER = ["--objective", "regression", "--target_scaling", "none", "--packing", "stride", "--num_train_epochs", "3",
+         "--per_device_train_batch_size", "32", "--learning_rate", "3e-5", "--head_learning_rate", "3e-5"]
+QUICK = [*REDUCED[:REDUCED.index("--max_train_documents")], "--max_train_documents", "2",
+         *REDUCED[REDUCED.index("--max_train_documents") + 2:]]
+
+SYSTEMS = ("Q-BERT", "LEAD", "QUERY-SIM", "ORACLE")
+
+
+def convert(duc: Path, work: Path) -> Path:
+    """NIST's DUC 2006 folder → a converted year under ``work`` (reused when present)."""
+    from wikiref_dataset.duc import convert_duc, load_duc
+
+    out = work / "duc2006"
+    try:
+        load_duc(out)
+        return out
+    except Exception:  # noqa: BLE001 - absent or partial: convert again
+        pass
+    convert_duc(duc, out, year=2006)
+    return out
+
+
+def run_fold(converted: Path, folds: int, fold: int, settings: list[str], out: Path, seed: int) -> dict:
+    """One ``finetune_duc.py`` run in a fresh process; its results.json (reused when the fold already finished)."""
+    results = out / "results.json"
+    if results.is_file():
+        return json.loads(results.read_text())
+    command = [sys.executable, str(ROOT / "trainer_scripts" / "finetune_duc.py"), "--duc_dirs", str(converted),
+               "--folds", str(folds), "--fold", str(fold), *settings, "--seed", str(seed), "--baselines", "lead",
+               "query-sim", "oracle", "--logging_steps", "10", "--disable_tqdm", "true", "--output_dir", str(out)]
+    started = time.perf_counter()
+    log = out.with_suffix(".log")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as handle:
+        code = subprocess.call(command, stdout=handle, stderr=subprocess.STDOUT, cwd=ROOT,
+                               env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    if code != 0:
+        sys.exit(f"fold {fold}: finetune_duc.py exited {code}; see {log}")
+    data = json.loads(results.read_text())
+    data["wall_seconds"] = round(time.perf_counter() - started, 1)
+    results.write_text(json.dumps(data, indent=1))
+    return data
+
+
+def pooled_scores(converted: Path, fold_dirs: list[Path]) -> dict:
+    """Every system's summaries of all folds, scored together on the whole year (official settings)."""
+    from trainer_scripts.evaluate_duc import evaluate_systems, load_years, read_summaries_jsonl
+
+    systems: dict[str, dict[str, str]] = {}
+    for folder in fold_dirs:
+        for system, summaries in read_summaries_jsonl(folder / "summaries.jsonl").items():
+            systems.setdefault(system, {}).update(summaries)
+    years = load_years([converted])
+    evaluation = evaluate_systems(years, systems)
+    return {system: by_year[years[0].year] for system, by_year in evaluation.scores.items()}
+
+
+def cell(values: dict, measure: str) -> str:
+    return (f"{100 * values[f'{measure}_recall']:.2f} [{100 * values[f'{measure}_recall_ci_low']:.2f}-"
+            f"{100 * values[f'{measure}_recall_ci_high']:.2f}]")
+
+
+def learning(args: argparse.Namespace, work: Path) -> bool:
+    settings = QUICK if args.quick else PAPER if args.paper else REDUCED
+    settings = [*settings, *args.extra]
+    folds = 2 if args.quick else args.folds
+    converted = convert(args.duc, work)
+    print(f"DUC 2006 converted in {converted}; {folds} folds; finetune_duc.py {' '.join(settings)}", flush=True)
+    runs = work / ("quick" if args.quick else "paper" if args.paper else "reduced")
+    fold_dirs, records, started = [], [], time.perf_counter()
+    for fold in range(folds):
+        out = runs / f"fold{fold}"
+        record = run_fold(converted, folds, fold, settings, out, args.seed)
+        fold_dirs.append(out)
+        records.append(record)
+        systems = record["evaluation"]["systems"]
+        year = next(iter(systems["Q-BERT"]))
+        r2 = {name: 100 * systems[name][year]["rouge_2_recall"] for name in SYSTEMS if name in systems}
+        tuning = record["finetuning"]
+        elapsed = time.perf_counter() - started
+        print(f"fold {fold}: {tuning['clusters']} train clusters, {tuning['windows']} windows, {tuning['steps']} "
+              f"steps in {tuning['train_seconds']:.0f} s ({tuning['windows'] / tuning['train_seconds']:.2f} "
+              f"windows/s), loss {tuning['train_loss']:.4f}; ROUGE-2 " +
+              ", ".join(f"{name} {value:.2f}" for name, value in r2.items()) +
+              f" | {elapsed / 60:.1f} min so far, ETA {elapsed / (fold + 1) * (folds - fold - 1) / 60:.1f} min",
+              flush=True)
+    pooled = pooled_scores(converted, fold_dirs)
+    wall = time.perf_counter() - started
+    print(f"\nDUC 2006, {folds}-fold over the 50 clusters, every cluster tested once (ROUGE recall x100, 95% CI):\n")
+    print("| System | ROUGE-1 | ROUGE-2 | ROUGE-2 per fold |")
+    print("|---|---|---|---|")
+    for name in SYSTEMS:
+        if name not in pooled:
+            continue
+        per_fold = []
+        for record in records:
+            values = record["evaluation"]["systems"][name]
+            per_fold.append(f"{100 * next(iter(values.values()))['rouge_2_recall']:.2f}")
+        print(f"| {name} | {cell(pooled[name], 'rouge_1')} | {cell(pooled[name], 'rouge_2')} | {' / '.join(per_fold)} |")
+    windows = sum(record["finetuning"]["windows"] for record in records)
+    seconds = sum(record["finetuning"]["train_seconds"] for record in records)
+    print(f"\nwall time {wall / 60:.1f} min (training {seconds / 60:.1f} min: {windows} windows, "
+          f"{windows / seconds:.2f} windows/s)")
+    passed = pooled["Q-BERT"]["rouge_2_recall"] > pooled["QUERY-SIM"]["rouge_2_recall"]
+    if not args.quick:
+        print(f"Q-BERT ROUGE-2 {'above' if passed else 'NOT above'} QUERY-SIM's "
+              f"({100 * pooled['Q-BERT']['rouge_2_recall']:.2f} vs {100 * pooled['QUERY-SIM']['rouge_2_recall']:.2f})")
+    (runs / "summary.json").write_text(json.dumps({"settings": settings, "folds": folds, "pooled": pooled,
+                                                    "wall_seconds": wall}, indent=1))
+    return passed or args.quick
+
+
+def speed(args: argparse.Namespace, work: Path) -> None:
+    """Training windows/s of the fine-tuning step on real DUC windows: previous defaults vs the reduced setting."""
+    import datasets
+    import torch
+
+    from trainer_scripts.common import ModelArguments, load_model_and_processor
+    from trainer_scripts.finetune_duc import label_clusters
+    from wikiref_dataset.duc import load_duc
+
+    rows = label_clusters(list(load_duc(convert(args.duc, work)))[:40], "oracle_score", scaling="cluster_max")
+    batch_size, steps = 16, 2 if args.quick else 4
+    print(f"\nTraining step, {batch_size} windows of real DUC 2006 (MiniLM, regression, {torch.get_num_threads()} "
+          "threads):", flush=True)
+    results = {}
+    for name, packing, dropout, bf16 in (("before: stride packing, fp32, attention dropout 0.1", "stride", None, False),
+                                         ("after: sentences packing, bf16, attention dropout 0", "sentences", 0.0,
+                                          True)):
+        model, processor, _ = load_model_and_processor(ModelArguments(objective="regression", packing=packing,
+                                                                      attention_dropout=dropout))
+        windows = processor.prepare_dataset(datasets.Dataset.from_list(rows))
+        collate = processor.collator()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-5)
+        model.train()
+        times = []
+        for step in range(steps + 1):
+            batch = collate([windows[i] for i in range(step * batch_size, (step + 1) * batch_size)])
+            start = time.perf_counter()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                loss = model(**batch).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            if step:  # the first step warms up
+                times.append(time.perf_counter() - start)
+        per_second = batch_size / (sum(times) / len(times))
+        results[name] = (per_second, len(windows))
+        print(f"  {name}: {per_second:.2f} windows/s; {len(windows)} windows per epoch of 40 clusters "
+              f"(all documents) = {len(windows) / per_second / 60:.1f} min", flush=True)
+    (before, before_windows), (after, after_windows) = results.values()
+    print(f"  windows/s {after / before:.2f}x; epoch time {(before_windows / before) / (after_windows / after):.2f}x "
+          "shorter")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duc", type=Path, default=DEFAULT_DUC, help="NIST's DUC 2006 folder")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--work", type=Path, default=None, help="converted data and runs (default: a temp folder); "
+                        "a finished fold found there is reused")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--paper", action="store_true", help="the paper's settings (hours on CPU)")
+    mode.add_argument("--quick", action="store_true", help="smoke run")
+    parser.add_argument("--no-speed", dest="speed", action="store_false", help="skip the windows/s comparison")
+    parser.add_argument("--no-learning", dest="learning", action="store_false", help="only the windows/s comparison")
+    parser.add_argument("extra", nargs="*", help="more finetune_duc.py options (after --)")
+    args = parser.parse_args()
+    if not args.duc.is_dir():
+        print(f"{args.duc} not found: DUC 2006 is NIST's and is not shipped; nothing to measure")
+        return 0
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with tempfile.TemporaryDirectory(prefix="bench_duc_learning_") as temporary:
+        work = args.work or Path(temporary)
+        work.mkdir(parents=True, exist_ok=True)
+        passed = learning(args, work) if args.learning else True
+        if args.speed:
+            speed(args, work)
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
