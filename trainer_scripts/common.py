@@ -236,6 +236,14 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     return model, processor, described
 
 
+def windows_cache_dir() -> str:
+    """Where packed windows are cached (`QBertProcessor.prepare_dataset`'s ``cache_dir``): ``qbert_windows`` in the
+    `datasets` cache (``HF_DATASETS_CACHE``), so a rerun of a script on the same data does not pack again."""
+    import datasets
+
+    return os.path.join(str(datasets.config.HF_DATASETS_CACHE), "qbert_windows")
+
+
 def hyperparameters(training_args: Any, max_length: int) -> dict[str, Any]:
     """The settings the model card reports, read from `TrainingArguments`."""
     values = {name: getattr(training_args, name) for name in HYPERPARAMETER_NAMES}

@@ -49,6 +49,7 @@ from trainer_scripts.common import (
     read_results,
     run_info,
     subnetwork_results,
+    windows_cache_dir,
     write_model_card,
     write_results,
 )
@@ -97,6 +98,10 @@ class DucArguments:
         "help": "How each sentence's ROUGE-2 recall becomes its training target: cluster_max (divided by the "
                 "largest recall in its cluster, so the best sentence of every cluster is 1) or none (the raw recall, "
                 "the paper's: values mostly below 0.05, which leaves MSE almost no gradient)."})
+    ranking_loss_weight: float = field(default=0.0, metadata={
+        "help": "Add this times a listwise ranking loss (ListNet top-one cross-entropy over the sentences of each "
+                "window, against their targets normalised to sum to 1) to the objective's loss. 0: the paper's loss "
+                "alone."})
     head_learning_rate: float | None = field(default=None, metadata={
         "help": "Learning rate of the pooling and scoring head (the encoder keeps --learning_rate). Default: "
                 "--learning_rate x 30 for a new head (from a plain encoder), --learning_rate for a pre-trained one."})
@@ -346,6 +351,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     if duc_args.target_scaling not in TARGET_SCALINGS:
         raise ScriptError(f"--target_scaling must be one of {', '.join(TARGET_SCALINGS)}, "
                           f"got {duc_args.target_scaling!r}")
+    if not duc_args.ranking_loss_weight >= 0:
+        raise ScriptError(f"--ranking_loss_weight must be at least 0, got {duc_args.ranking_loss_weight}")
     info = run_info(model_args.run_kind)
     if duc_args.folds is not None:
         if duc_args.test_year is not None:
@@ -381,14 +388,14 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         raise ScriptError(f"DUC {'+'.join(str(year.year) for year in test_years)}: no test cluster has reference "
                           "summaries, nothing to test on")
     with training_args.main_process_first(desc="packing windows"):
-        windows = processor.prepare_dataset(datasets.Dataset.from_list(train_rows))
+        windows = processor.prepare_dataset(datasets.Dataset.from_list(train_rows), cache_dir=windows_cache_dir())
     tested = "+".join(f"{year.year} ({len(year.scorable)} clusters)" for year in test_years)
     logger.info("fine-tuning %s on DUC %s (%d clusters, %d documents, %d windows, %s packing), testing on DUC %s",
                 base, "+".join(str(year.year) for year in train_years), len(train_rows),
                 sum(len(row["documents"]) for row in train_rows), len(windows), processor.packing, tested)
 
     common = dict(model=model, args=training_args, train_dataset=windows, data_collator=processor.collator(),
-                  head_learning_rate=head_learning_rate)
+                  head_learning_rate=head_learning_rate, ranking_loss_weight=duc_args.ranking_loss_weight)
     if chosen.config is not None:
         from modeling_qbert.trainer import SubnetworkTrainer
 
@@ -453,12 +460,17 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
             "max_train_documents": duc_args.max_train_documents,
             "target_scaling": duc_args.target_scaling,
             "packing": processor.packing,
+            "pooling": model.config.pooling,
+            "use_query": model.config.use_query,
             "head_learning_rate": head_learning_rate,
+            "ranking_loss_weight": duc_args.ranking_loss_weight,
             "clusters": len(train_rows),
             "windows": len(windows),
             "objective": objective,
             "pretraining_objective": None if new_head else pretrained_objective,
-            "targets": f"{OBJECTIVE_TARGETS[objective]}, {TARGET_SCALINGS[duc_args.target_scaling]}",
+            "targets": f"{OBJECTIVE_TARGETS[objective]}, {TARGET_SCALINGS[duc_args.target_scaling]}" + (
+                f"; plus {duc_args.ranking_loss_weight:g} x a listwise ranking loss within each window"
+                if duc_args.ranking_loss_weight else ""),
             "hyperparameters": hyperparameters(training_args, processor.max_length),
             "subnetwork": subnetwork,
             "steps": output.global_step,

@@ -192,7 +192,11 @@ def model_variant(results: Mapping[str, Any]) -> str:
     finetuning = results.get("finetuning")
     if not finetuning:
         return "Q-BERT DA pre-trained" if results.get("pretraining") else "Q-BERT (untrained)"
-    name = "Q-BERT + DA" if results.get("pretraining") or results.get("script") == "finetune_duc" else "Q-BERT"
+    base = "BERT" if finetuning.get("pooling") == "cls" else "Q-BERT"
+    # A run from a pre-trained Q-BERT folder records the objective it was pre-trained with; one from a plain encoder
+    # (a new head: the rows without data augmentation) records none.
+    pretrained = bool(results.get("pretraining")) or finetuning.get("pretraining_objective", "unknown") is not None
+    name = f"{base} + DA" if pretrained else base
     fraction = (finetuning.get("subnetwork") or {}).get("fraction")
     return name + " + ST" if isinstance(fraction, (int, float)) and 0 < fraction < 1 else name
 
@@ -311,7 +315,7 @@ def duc_table(results: Mapping[str, Any]) -> str | None:
     has no DUC evaluation. A year the model was fine-tuned on is marked: its score is not a test score."""
     evaluation = results.get("evaluation")
     if not evaluation or not evaluation.get("systems"):
-        return None
+        return experiments_note(results)  # a pre-trained model the experiments scored on DUC without fine-tuning
     years = duc_years(results)
     trained_on = {str(year) for year in ((results.get("finetuning") or {}).get("train_years") or [])}
     header = ["System", *(f"DUC {year} {MEASURE_NAMES[measure]}" for year in years for measure in MEASURES)]

@@ -45,6 +45,7 @@ from trainer_scripts.common import (
     parse_arguments,
     run_info,
     subnetwork_results,
+    windows_cache_dir,
     write_model_card,
     write_results,
 )
@@ -195,7 +196,8 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
                 data_args.dataset, len(train_rows), len(validation_rows), model.config.objective,
                 model.config.pooling, "with the query" if model.config.use_query else "without the query", base)
     with training_args.main_process_first(desc="packing windows"):
-        windows = processor.prepare_dataset(train_rows, num_proc=data_args.preprocessing_num_workers)
+        windows = processor.prepare_dataset(train_rows, num_proc=data_args.preprocessing_num_workers,
+                                            cache_dir=windows_cache_dir())
 
     extra: dict[str, Any] = {}
     if pruning is not None:

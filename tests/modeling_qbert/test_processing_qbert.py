@@ -361,3 +361,26 @@ def test_processor_save_load_round_trip(tmp_path):
         assert loaded.level_token_ids == processor.level_token_ids
         assert len(loaded.tokenizer) == len(processor.tokenizer)
         assert loaded("war", ["the king", "a war"]) == processor("war", ["the king", "a war"])
+
+
+def test_packed_windows_are_cached_and_reused(tmp_path, monkeypatch):
+    """prepare_dataset(cache_dir=...) packs once: the same rows, settings and tokenizer load the cached windows (also
+    for an in-memory dataset); other rows or another setting pack anew."""
+    datasets = pytest.importorskip("datasets")
+    rng = random.Random(5)
+    rows = [{"query": ["king"], "document": random_sentences(rng, 12), "oracle_label": [0] * 12} for _ in range(3)]
+    processor = QBertProcessor(tiny_tokenizer(), max_length=40, stride=10, max_query_length=8)
+    first = processor.prepare_dataset(datasets.Dataset.from_list(rows), cache_dir=str(tmp_path))
+    assert len(list(tmp_path.glob("qbert-windows-*.arrow"))) == 1
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("packed again")
+
+    monkeypatch.setattr(QBertProcessor, "encode_rows", refuse)
+    again = QBertProcessor(tiny_tokenizer(), max_length=40, stride=10, max_query_length=8)
+    assert again.prepare_dataset(datasets.Dataset.from_list(rows), cache_dir=str(tmp_path)).to_list() == first.to_list()
+    monkeypatch.undo()
+    other = QBertProcessor(tiny_tokenizer(), max_length=40, stride=10, max_query_length=8, packing="sentences")
+    other.prepare_dataset(datasets.Dataset.from_list(rows), cache_dir=str(tmp_path))
+    processor.prepare_dataset(datasets.Dataset.from_list(rows[:2]), cache_dir=str(tmp_path))
+    assert len(list(tmp_path.glob("qbert-windows-*.arrow"))) == 3

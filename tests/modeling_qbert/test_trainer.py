@@ -24,7 +24,13 @@ from modeling_qbert.sparse import (
     identify_subnetwork,
     load_subnetwork_mask,
 )
-from modeling_qbert.trainer import SUBNETWORK_NAMES_KEY, SubnetworkTrainer
+from modeling_qbert.trainer import (
+    SUBNETWORK_NAMES_KEY,
+    QBertTrainer,
+    SubnetworkTrainer,
+    is_head_parameter,
+    listwise_ranking_loss,
+)
 
 datasets = pytest.importorskip("datasets")
 
@@ -528,3 +534,65 @@ def test_overridden_trainer_methods_keep_their_signatures():
                                    f"{expected}); SubnetworkTrainer's override must follow")
         assert list(inspect.signature(getattr(SubnetworkTrainer, name)).parameters) == expected, name
     assert int(transformers.__version__.split(".")[0]) == 5, "pyproject.toml pins transformers to 5.x"
+
+
+@pytest.mark.parametrize("subnetwork", [False, True])
+def test_head_learning_rate_applies_to_the_head_only_and_follows_the_schedule(tmp_path, subnetwork):
+    model, processor = tiny_model()
+    windows = tiny_windows(processor)
+    common = dict(model=model, args=training_arguments(tmp_path, lr_scheduler_type="linear", max_steps=4),
+                  train_dataset=windows, data_collator=processor.collator(), head_learning_rate=0.5)
+    trainer = SubnetworkTrainer(**common) if subnetwork else QBertTrainer(**common)
+    seen = []
+
+    class Rates(TrainerCallback):
+        def on_step_begin(self, args, state, control, optimizer=None, **kwargs):
+            seen.append(sorted({group["lr"] for group in trainer.optimizer.param_groups}))
+
+    trainer.add_callback(Rates())
+    trainer.train()
+    names = {id(p): n for n, p in model.named_parameters()}
+    for group in trainer.optimizer.param_groups:
+        if SUBNETWORK_NAMES_KEY in group:
+            assert not any(is_head_parameter(n) for n in group[SUBNETWORK_NAMES_KEY])
+            continue
+        heads = {is_head_parameter(names[id(p)]) for p in group["params"]}
+        assert len(heads) == 1 and group["params"]  # no group mixes head and encoder, none is empty
+        assert group["initial_lr"] == (0.5 if heads == {True} else 1e-2)
+    assert seen[0] == [1e-2, 0.5] and seen[-1][1] / seen[-1][0] == pytest.approx(50)  # both decay alike
+    with pytest.raises(ValueError, match="head_learning_rate must be positive"):
+        QBertTrainer(**{**common, "head_learning_rate": 0.0})
+
+
+def test_listwise_ranking_loss_orders_sentences_within_a_window():
+    labels = torch.tensor([[0.02, 0.0, 0.01, -100.0], [0.0, 0.0, -100.0, -100.0]])
+    mask = torch.tensor([[True, True, True, False], [True, True, False, False]])
+    good = torch.tensor([[3.0, -3.0, 2.0, 9.0], [5.0, 1.0, 0.0, 0.0]], requires_grad=True)
+    bad = torch.tensor([[-3.0, 3.0, 2.0, 9.0], [5.0, 1.0, 0.0, 0.0]])
+    loss = listwise_ranking_loss(good, labels, mask)
+    assert float(loss) < float(listwise_ranking_loss(bad, labels, mask))
+    # scale-free: the same order at 100x smaller targets gives the same loss; padding and label-free windows ignored
+    scaled = listwise_ranking_loss(good, labels * 0.01 + (labels < 0) * -99.0, mask)
+    assert float(scaled) == pytest.approx(float(loss))
+    q = torch.tensor([2 / 3, 0.0, 1 / 3])
+    expected = -(q * torch.log_softmax(good[0, :3], -1)).sum()
+    assert float(loss) == pytest.approx(float(expected), rel=1e-6)
+    loss.backward()
+    assert good.grad[0, 3] == 0 and torch.all(good.grad[1] == 0)
+    zero = listwise_ranking_loss(good, torch.zeros_like(labels), mask)
+    assert float(zero) == 0.0 and zero.requires_grad
+
+
+def test_ranking_loss_weight_adds_the_ranking_term(tmp_path):
+    model, processor = tiny_model()
+    windows = tiny_windows(processor)
+    batch = processor.collator()([windows[i] for i in range(4)])
+    plain = QBertTrainer(model=model, args=training_arguments(tmp_path), data_collator=processor.collator())
+    ranked = QBertTrainer(model=model, args=training_arguments(tmp_path), data_collator=processor.collator(),
+                          ranking_loss_weight=2.0)
+    model.eval()
+    with torch.no_grad():
+        outputs = model(**batch)
+        expected = outputs.loss + 2.0 * listwise_ranking_loss(outputs.logits, batch["labels"], outputs.sentence_mask)
+        assert float(ranked.compute_loss(model, dict(batch))) == pytest.approx(float(expected), rel=1e-5)
+        assert float(plain.compute_loss(model, dict(batch))) == pytest.approx(float(outputs.loss), rel=1e-5)

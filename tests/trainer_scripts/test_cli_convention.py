@@ -120,6 +120,13 @@ BAD_INPUT = [
     ("duc evaluate --dataset adir --baseline lead", 2, "adir: not a converted DUC dataset"),
     ("duc evaluate --dataset adir", 2, "give exactly one of --baseline, --summaries, --model"),
     ("duc evaluate --dataset adir --baseline foo", 2, "--baseline: unknown 'foo'"),
+    # experiments
+    ("experiments --duc_dirs adir --rows nope", 2, "--rows: no row or group named 'nope'"),
+    ("experiments --duc_dirs adir --rows qbert", 2, "adir: not a converted DUC dataset"),
+    ("experiments --duc_dirs nope --rows qbert", 2, "nope: no such DUC folder"),
+    ("experiments --duc_dirs adir --rows qbert --out afile", 2, "afile: exists and is not a folder"),
+    ("experiments --duc_dirs adir --rows qbert --out mine", 2, "mine holds files this command did not write"),
+    ("experiments --duc_dirs adir --rows qbert --seed 3", 2, "--seed is set by the runner"),
     # summarize, demo, the command itself
     ("summarize --model adir --query q afile", 2, "adir: not a saved model folder (no config.json)"),
     ("summarize --model adir --query q", 2, "the following arguments are required: FILE"),
@@ -225,8 +232,8 @@ SUBCOMMANDS = sorted(_every_subcommand())
 
 
 def test_every_subcommand_is_checked():
-    assert SUBCOMMANDS == ["aquamuse", "build", "demo", "documents", "duc convert", "duc evaluate", "psg2sum", "rouge",
-                           "statements", "summarize"]
+    assert SUBCOMMANDS == ["aquamuse", "build", "demo", "documents", "duc convert", "duc evaluate", "experiments",
+                           "psg2sum", "rouge", "statements", "summarize"]
 
 
 @pytest.mark.parametrize("name", SUBCOMMANDS)

@@ -1,0 +1,243 @@
+"""run_experiments.py / `wikiref experiments`: rows x folds x seeds as cached units of the real scripts (a rerun runs
+nothing, one row's changed option redoes only its units, a unit without results.json is redone), the results folder
+(tables with the published numbers beside, results.json, plots, the best row a model card reads), pre-training shared
+by the rows that need it, cluster folds in fresh processes, and one-line errors."""
+
+import json
+import re
+
+import datasets
+import pytest
+
+from trainer_scripts import run_experiments
+from trainer_scripts.cli import main as wikiref
+
+FAST = ["--use_cpu", "--max_steps", "1", "--per_device_train_batch_size", "4", "--max_length", "128",
+        "--disable_tqdm", "true"]
+
+
+def _units_run(stderr: str) -> list[str]:
+    """The progress lines of the units a run ran (one per unit)."""
+    return [line for line in stderr.splitlines() if re.match(r"\[\d+/\d+\] .*: done in ", line)]
+
+
+def _results_mtimes(out):
+    return {path.parent.name: path.stat().st_mtime_ns for path in (out / "units").glob("*/results.json")}
+
+
+def _run(capsys, *argv):
+    status = run_experiments.main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def tiny_wikiref(tmp_path_factory):
+    """A WikiRef-shaped folder (train 12, validation 2, test 2) with the columns pre-training and Fig. 6 read."""
+    folder = tmp_path_factory.mktemp("wikiref") / "wikiref"
+    words = "the city council hives bees honey rooftop garden rules law river bridge school water".split()
+
+    def example(index):
+        document = [" ".join(words[(index + 3 * j + k) % len(words)] for k in range(7)) + " ." for j in range(4)]
+        labels = [int(j == index % 4) for j in range(4)]
+        return {"id": str(index), "query": ["city", "bees"], "document": document, "summary": document[index % 4],
+                "oracle_label": labels, "oracle_score": [float(label) for label in labels],
+                "oracle_rouge2_recall": ((7 * index) % 12) / 12}
+
+    (folder / "data").mkdir(parents=True)
+    card = ["---", "configs:", "- config_name: default", "  data_files:"]
+    start = 0
+    for split, count in (("train", 12), ("validation", 2), ("test", 2)):
+        name = f"data/{split}-00000-of-00001.parquet"
+        datasets.Dataset.from_list([example(start + i) for i in range(count)]).to_parquet(str(folder / name))
+        card += [f"  - split: {split}", f"    path: {name}"]
+        start += count
+    (folder / "README.md").write_text("\n".join([*card, "---", "", "# tiny WikiRef", ""]), encoding="utf-8")
+    return folder
+
+
+def test_rows_folds_seeds_are_cached_units(tmp_path, capsys, tiny_bert_dir, duc_years):
+    out = tmp_path / "experiments"
+    argv = ["--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir), "--rows", "bert",
+            "qbert", "--seeds", "1", "2", "--out", str(out), "--subprocess", "false", *FAST]
+    status, stdout, stderr = _run(capsys, *argv)
+    assert status == 0, stderr
+    ran = _units_run(stderr)
+    assert len(ran) == 2 + 2 * 2 * 2  # baselines per year + 2 rows x 2 folds (test 2006, test 2007) x 2 seeds
+    assert all("ETA" in line for line in ran[:-1])
+    assert "bert" in stdout and "qbert" in stdout  # the closing table
+
+    results = json.loads((out / "results.json").read_text())
+    assert results["script"] == "run_experiments" and results["settings"]["protocol"] == "cross_year"
+    for name in ("bert", "qbert"):
+        row = results["rows"][name]
+        assert row["status"] == "done" and len(row["units"]["finetune"]) == 4
+        for year in ("2006", "2007"):
+            rouge_2 = row["duc"][year]["rouge_2"]
+            assert row["duc"][year]["runs"] == 2 and len(rouge_2["values"]) == 2
+            assert rouge_2["mean"] == pytest.approx(sum(rouge_2["values"]) / 2)
+            median = json.loads((out / "units" / rouge_2["median_run"] / "results.json").read_text())
+            scores = median["evaluation"]["systems"]["Q-BERT"][year]  # the interval is the median run's own
+            assert rouge_2["ci_median_run"] == [scores["rouge_2_recall_ci_low"], scores["rouge_2_recall_ci_high"]]
+            assert scores["rouge_2_recall"] == sorted(rouge_2["values"])[0]  # the lower of the middle two
+    assert results["rows"]["lead"]["duc"]["2007"]["runs"] == 1  # baselines once, not per seed
+    best = results["best"]
+    assert best["row"] in ("bert", "qbert") and (out / best["card_results"]).is_file()
+    table = (out / "results.md").read_text()
+    assert "## Table VI" in table
+    assert "*paper 41.35*" in table and "*paper 11.24*" in table  # BERT DUC 2006 R-1, Q-BERT DUC 2007 R-2
+    assert "mean ± std of 2 seeds" in table and "--max_steps 1" in table
+    assert "not run here (row `qbert_da`)" in table and "published only: another system" in table
+    assert (out / "figures" / "duc_rouge2.png").stat().st_size > 1000
+
+    # the same command: every unit is finished, none runs
+    before = _results_mtimes(out)
+    status, _, stderr = _run(capsys, *argv)
+    assert status == 0 and not _units_run(stderr) and "nothing to run" in stderr
+    assert _results_mtimes(out) == before
+
+    # one row's option changed: only that row's units run again
+    changed = [*argv, "--row_options", "qbert=--learning_rate 1e-3"]
+    status, _, stderr = _run(capsys, *changed)
+    ran = _units_run(stderr)
+    assert status == 0 and len(ran) == 4 and all("(qbert)" in line for line in ran), stderr
+    assert all(_results_mtimes(out)[name] == mtime for name, mtime in before.items())
+
+    # a unit interrupted before its results.json: redone, alone
+    crashed = json.loads((out / "results.json").read_text())["rows"]["bert"]["units"]["finetune"][0]
+    (out / "units" / crashed / "results.json").unlink()
+    status, _, stderr = _run(capsys, *changed)
+    assert status == 0 and len(_units_run(stderr)) == 1, stderr
+    assert (out / "units" / crashed / "results.json").is_file()
+
+
+def test_pretraining_is_shared_and_the_card_reads_the_best_row(tmp_path, capsys, tiny_bert_dir, duc_years,
+                                                               tiny_wikiref):
+    out = tmp_path / "experiments"
+    status, _, stderr = _run(capsys, "--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir),
+                             "--wikiref", str(tiny_wikiref), "--rows", "qbert_da", "qbert_da_st",
+                             "da_pretrained_regression", "fig4_bert", "--data_fractions", "0.5", "1", "--seeds", "7",
+                             "--out", str(out), "--subprocess", "false", *FAST)
+    assert status == 0, stderr
+    units = {path.name: json.loads((path / "unit.json").read_text()) for path in (out / "units").iterdir()}
+    pretrain = [unit for unit in units.values() if unit["kind"] == "pretrain"]
+    assert len(pretrain) == 1  # one WikiRef pre-training, shared by the three DA rows
+    assert pretrain[0]["rows"] == ["da_pretrained_regression", "qbert_da", "qbert_da_st"]
+    assert sorted(unit["kind"] for unit in units.values()).count("evaluate") == 2  # DA PRE-TRAINED on each year
+    shares = [unit for unit in units.values() if unit["kind"] == "data"]
+    assert len(shares) == 1 and shares[0]["params"]["fraction"] == 0.5  # Fig. 4: half of DUC 2006's clusters
+
+    results = json.loads((out / "results.json").read_text())
+    rows = results["rows"]
+    assert rows["qbert_da"]["wikiref"]["validation"]["rouge_2_f"]["mean"] >= 0
+    assert rows["da_pretrained_regression"]["duc"]["2006"]["rouge_2"]["mean"] >= 0
+    assert set(rows["fig4_bert@50%"]["duc"]) == {"2007"}  # Fig. 4 runs on the fold testing the latest year
+    assert (out / "figures" / "fig4_data_fraction.png").is_file()
+    table = (out / "results.md").read_text()
+    assert "*paper 12.55*" in table and "## Fig. 4" in table  # Q-BERT + DA + ST, DUC 2007 R-2
+
+    from trainer_scripts.model_card import load_results, render_model_card
+
+    card_results = load_results(out / "results.json")
+    assert card_results["experiments"]["row"] == results["best"]["variant"]
+    card = render_model_card(card_results, model_repo="org/qbert")
+    assert f"row `{results['best']['variant']}` of `wikiref experiments`" in card
+
+
+def test_single_year_runs_cluster_folds_in_fresh_processes(tmp_path, capsys, tiny_bert_dir, duc_years):
+    out = tmp_path / "experiments"
+    status, _, stderr = _run(capsys, "--duc_dirs", duc_years[2006], "--encoder", str(tiny_bert_dir), "--rows",
+                             "qbert", "--folds", "2", "--seeds", "1", "--baselines", "false", "--out", str(out), *FAST)
+    assert status == 0, stderr
+    assert len(_units_run(stderr)) == 2
+    logs = [path.read_text() for path in (out / "units").glob("finetune-fold*/log.txt")]
+    assert len(logs) == 2 and all("fine-tuning" in log for log in logs)  # each unit's own process wrote its log
+    results = json.loads((out / "results.json").read_text())
+    assert results["settings"]["protocol"] == "kfold"
+    pooled = results["rows"]["qbert"]["duc"]["2006"]
+    assert pooled["runs"] == 1 and "rouge_2" in pooled  # both folds' summaries scored as one year
+    assert len(list((out / "pooled").glob("*.json"))) == 1
+
+
+def test_plan_of_the_figure_rows(tmp_path, tiny_bert_dir, duc_years, tiny_wikiref):
+    """Fig. 6: six pre-trainings on halves of WikiRef sorted by oracle ROUGE-2 recall; a slice holds what it says."""
+    arguments = run_experiments.ExperimentArguments(duc_dirs=[duc_years[2006], duc_years[2007]],
+                                                    encoder=str(tiny_bert_dir), wikiref=str(tiny_wikiref),
+                                                    rows=["fig6_qbert_da"], seeds=[1, 2], out=str(tmp_path / "x"))
+    known = run_experiments.script_options()
+    options = run_experiments.route_options(arguments, [], ["fig6_qbert_da"], known)
+    plan = run_experiments.make_plan(arguments, run_experiments.check_inputs(arguments), ["fig6_qbert_da"], options)
+    kinds = [plan.units[key].kind for key in plan.order]
+    assert kinds.count("data") == 6 and kinds.count("pretrain") == 6  # pre-trained once, shared by both seeds
+    assert kinds.count("finetune") == 6 * 2  # six slices x two seeds, on the fold testing DUC 2007 only
+    slices = sorted(tuple(plan.units[key].params["slice"]) for key in plan.order if plan.units[key].kind == "data")
+    assert slices == [(start / 10, start / 10 + 0.5) for start in range(6)]
+
+    run_experiments._wikiref_slice(str(tiny_wikiref), (0.5, 1.0), tmp_path / "excellent")
+    from wikiref_dataset.folders import load_dataset_folder
+
+    full = load_dataset_folder(tiny_wikiref)["train"]["oracle_rouge2_recall"]
+    best = load_dataset_folder(tmp_path / "excellent")
+    assert best["train"].num_rows == 6 and min(best["train"]["oracle_rouge2_recall"]) >= sorted(full)[5]
+    assert best["validation"].num_rows == 2
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--rows", "nope"], "--rows: no row or group named 'nope'"),
+    (["--rows", "qbert_da"], "row qbert_da pre-trains on WikiRef: give --wikiref DIR"),
+    (["--rows", "qbert", "--duc_dirs", "missing"], "missing: no such DUC folder"),
+    (["--rows", "qbert", "--seed", "3"], "--seed is set by the runner"),
+    (["--rows", "qbert", "--pooling", "max"], "--pooling is what the rows differ in"),
+    (["--rows", "qbert", "--bogus", "1"], "unknown option --bogus"),
+    (["--rows", "qbert", "--row_options", "bert=--pooling max"], "row bert is not among the rows to run"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, duc_years, tiny_bert_dir, argv, message):
+    out = tmp_path / "experiments"
+    duc = [] if "--duc_dirs" in argv else ["--duc_dirs", duc_years[2006], duc_years[2007]]
+    status = wikiref(["experiments", *duc, "--encoder", str(tiny_bert_dir), "--out", str(out), *argv])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and lines[-1].startswith("wikiref experiments: error: ") and message in lines[-1], lines
+    assert not out.exists()
+
+
+def test_a_failing_unit_is_reported_and_the_rest_written(tmp_path, capsys, tiny_bert_dir, duc_years):
+    out = tmp_path / "experiments"
+    status = wikiref(["experiments", "--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir),
+                      "--rows", "qbert", "--seeds", "1", "--baselines", "false", "--subprocess", "false", "--out",
+                      str(out), "--row_options", "qbert=--packing bogus", *FAST])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 1 and "FAILED" in "\n".join(lines) and "--packing must be one of" in "\n".join(lines)
+    assert lines[-1].startswith("wikiref experiments: error: 2 unit(s) did not finish"), lines[-1]
+    assert "## Units that did not finish" in (out / "results.md").read_text()
+    assert not list((out / "units").glob("*/results.json"))
+
+
+def test_a_row_whose_option_a_script_lacks_fails_alone(tmp_path, capsys, monkeypatch, tiny_bert_dir, duc_years,
+                                                      tiny_wikiref):
+    """A row needing an option the script does not have is not run without it: it fails with one line naming the
+    option, the other rows are planned; alone, the command refuses."""
+    known = run_experiments.script_options()
+    monkeypatch.setattr(run_experiments, "script_options",
+                        lambda: {**known, "finetune": known["finetune"] - {"switch_objective"}})
+    common = ["--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir), "--wikiref",
+              str(tiny_wikiref), "--out", str(tmp_path / "x"), "--dry_run"]
+    status, stdout, stderr = _run(capsys, *common, "--rows", "bert", "bert_da_classification")
+    message = "row bert_da_classification cannot run: finetune_duc.py has no --switch_objective option"
+    assert status == 1 and message in stderr.splitlines()[-1]
+    assert "finetune test2007-seed42 (bert)" in stdout and "bert_da_classification)" not in stdout
+    status, _, stderr = _run(capsys, *common, "--rows", "bert_da_classification")
+    assert status == 2 and message in stderr.splitlines()[-1]
+
+
+def test_wikiref_experiments_parses_like_the_script():
+    """`wikiref experiments` (argparse, no transformers import) and run_experiments.py (HfArgumentParser) read a
+    command line alike, the options they do not know kept in order for the training units."""
+    from trainer_scripts.cli import build_parser
+
+    argv = ["--duc_dirs", "a", "b", "--rows", "bert", "table9", "--seeds", "1", "2", "--folds", "3", "--max_steps",
+            "2", "--data_fractions", "0.5", "1", "--subprocess", "false", "--bf16", "--seed-like", "x"]
+    arguments, extra = run_experiments.to_arguments(build_parser().parse_args(["experiments", *argv]))
+    script, script_extra = run_experiments.build_parser().parse_args_into_dataclasses(
+        args=argv, return_remaining_strings=True)
+    assert arguments == script and extra == script_extra == ["--max_steps", "2", "--bf16", "--seed-like", "x"]
+    assert arguments.seeds == [1, 2] and arguments.folds == 3 and arguments.data_fractions == [0.5, 1.0]
