@@ -189,8 +189,9 @@ def split_into_sentences(text: str) -> list[str]:
         from wikiref_dataset.text import default_pipeline
     except ImportError:
         raise ImportError(
-            "splitting a raw-text document into sentences needs the `wikiref` package (wikiref_dataset.text): "
-            'pip install "wikiref @ git+https://github.com/wikiref/wikiref", or pass the document as a list of sentences'
+            "splitting a raw-text document into sentences needs the `wikiref` package with its build extra "
+            '(wikiref_dataset.text, spaCy): pip install "wikiref[build] @ git+https://github.com/wikiref/wikiref", '
+            "or pass the document as a list of sentences"
         ) from None
     return default_pipeline().split_sentences(text)
 

@@ -1,17 +1,23 @@
-"""Fine-tune a WikiRef-pre-trained Q-BERT on two DUC years and test on the third (Zhu et al., 2022, §III-F, §IV-C).
+"""Fine-tune Q-BERT on DUC and test it on held-out clusters (Zhu et al., 2022, §III-F, §IV-C).
 
     python trainer_scripts/finetune_duc.py --model_name_or_path runs/qbert-wikiref \\
         --duc_dirs duc/2005 duc/2006 duc/2007 --test_year 2007 --output_dir runs/qbert-duc2007
+    python trainer_scripts/finetune_duc.py --duc_dirs duc/2006 --folds 5 --fold 0 --output_dir runs/qbert-fold0
     accelerate launch --multi_gpu --num_processes 2 trainer_scripts/finetune_duc.py ...   # CPU: ACCELERATE_USE_CPU=1
 
-Inputs: a Q-BERT folder written by ``pretrain_wikiref.py`` and the DUC years converted by ``wikiref duc convert``
-(one folder per year; two or three of them). The clusters of every year but ``--test_year`` are the training data:
-each sentence of each document is labelled with its own ROUGE-2 recall against the cluster's reference summaries
-(the oracle scores of §IV-C, `wikiref_dataset.oracle`), scored with the query and its document only.
+Inputs: where training starts, and the DUC years converted by ``wikiref duc convert`` (one folder per year). The start
+is a Q-BERT folder written by ``pretrain_wikiref.py`` (the rows with data augmentation), or a plain BERT-family encoder
+(the default: the shipped MiniLM), to which a new Q-BERT head is added with ``--objective``, ``--pooling`` and
+``--use_query`` (the Bert and Q-Bert rows without data augmentation). Held-out clusters: ``--test_year`` trains on the
+other given years (the paper's protocol); ``--folds K --fold I`` deals the clusters of every given year into K folds and
+tests fold I (one year is enough). Each training sentence is labelled with its own ROUGE-2 recall against its cluster's
+reference summaries (the oracle scores of §IV-C, `wikiref_dataset.oracle`), scaled as ``--target_scaling`` says, and
+scored with the query and its document only.
 
 Training updates a sparse subnetwork: ``--subnetwork_fraction 0.1`` (default, the paper's choice) keeps the 10%
 largest-magnitude entries of every encoder matrix trainable and freezes the rest bit-for-bit
-(`modeling_qbert.trainer.SubnetworkTrainer`); ``0`` fine-tunes the full model with a plain `Trainer`. When the
+(`modeling_qbert.trainer.SubnetworkTrainer`); ``0`` fine-tunes the full model (`QBertTrainer`), the default from a
+plain encoder. A new head learns at ``--head_learning_rate``. When the
 pre-trained folder holds ``subnetwork_mask.safetensors`` (``pretrain_wikiref.py --subnetwork_method iterative``, Table
 IX), that mask is the subnetwork: it is loaded as it is and never pruned or re-identified (``--subnetwork_method
 iterative`` insists on it, ``one_step`` identifies a new one instead). Optimiser defaults are the paper's (lr 3e-5,
@@ -96,8 +102,10 @@ class DucArguments:
     fold: int | None = field(default=None, metadata={"help": "The fold tested with --folds (0 … folds-1)."})
     target_scaling: str = field(default="cluster_max", metadata={
         "help": "How each sentence's ROUGE-2 recall becomes its training target: cluster_max (divided by the "
-                "largest recall in its cluster, so the best sentence of every cluster is 1) or none (the raw recall, "
-                "the paper's: values mostly below 0.05, which leaves MSE almost no gradient)."})
+                "largest recall in its cluster, so the best sentence of every cluster is 1), per_word (recall per "
+                "word of the sentence, then divided by the cluster's largest: the value of a sentence for the "
+                "250-word budget, free of the length bias of recall) or none (the raw recall, the paper's: values "
+                "mostly below 0.05, which leaves MSE almost no gradient)."})
     ranking_loss_weight: float = field(default=0.0, metadata={
         "help": "Add this times a listwise ranking loss (ListNet top-one cross-entropy over the sentences of each "
                 "window, against their targets normalised to sum to 1) to the objective's loss. 0: the paper's loss "
@@ -121,6 +129,7 @@ class DucArguments:
 TARGET_SCALINGS = {
     "none": "as it is (the paper's)",
     "cluster_max": "divided by the largest recall in its cluster",
+    "per_word": "divided by the sentence's length in words, then by the largest such value in its cluster",
 }
 """How ``--target_scaling`` turns ROUGE-2 recall into training targets (the model card states the one that ran)."""
 
@@ -149,7 +158,10 @@ def label_clusters(rows: Sequence[Mapping[str, Any]], label_field: str,
             continue
         scores = [oracle.sentence_scores(oracle.prepare(list(document["sentences"]), list(row["references"])),
                                          objective="recall") for document in row["documents"]]
-        if scaling == "cluster_max":
+        if scaling == "per_word":  # what a sentence adds per word of the 250-word budget the DUC rule fills
+            scores = [[value / max(1, len(sentence.split())) for value, sentence in zip(values, document["sentences"])]
+                      for values, document in zip(scores, row["documents"])]
+        if scaling in ("cluster_max", "per_word"):
             top = max((value for values in scores for value in values), default=0.0)
             scores = [[value / top if top > 0 else 0.0 for value in values] for values in scores]
         documents = [{**document, label_field: values} for document, values in zip(row["documents"], scores)]

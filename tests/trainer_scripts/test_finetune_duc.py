@@ -118,7 +118,7 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path, tiny_qbert_dir, tiny_bert_di
     assert "give one of them" in caplog.text
     assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--test_year", "2006",
                               "--target_scaling", "rank", *out]) == 2
-    assert "--target_scaling must be one of none, cluster_max, got 'rank'" in caplog.text
+    assert "--target_scaling must be one of none, cluster_max, per_word, got 'rank'" in caplog.text
     assert finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), *years, "--test_year", "2006",
                               "--packing", "pages", *out]) == 2
     assert "--packing must be one of stride, sentences, got 'pages'" in caplog.text
@@ -326,6 +326,12 @@ def test_cluster_max_targets_keep_the_order_and_put_each_clusters_best_at_one(du
         scaled_values = [v for d in scaled_row["documents"] for v in d["oracle_score"]]
         assert max(scaled_values) == 1.0 and max(raw_values) < 0.5
         assert scaled_values == pytest.approx([v / max(raw_values) for v in raw_values])
+    per_word = finetune_duc.label_clusters(year.rows, "oracle_score", scaling="per_word")
+    for raw_row, row in zip(raw, per_word):
+        words = [max(1, len(s.split())) for d in row["documents"] for s in d["sentences"]]
+        density = [v / n for v, n in zip([v for d in raw_row["documents"] for v in d["oracle_score"]], words)]
+        assert [v for d in row["documents"] for v in d["oracle_score"]] == pytest.approx(
+            [v / max(density) for v in density])
 
 
 def test_sample_documents_is_reproducible_and_keeps_order(duc_years):
