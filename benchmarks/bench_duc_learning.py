@@ -6,7 +6,7 @@ process: the 50 clusters are dealt into ``--folds`` folds (``--folds 5``: 10 tes
 by a model that never saw its clusters, and the baselines summarize the same held-out clusters. The summaries of all
 folds are then scored together on the whole year with the official DUC settings (``-n 2 -x -m -2 4 -u -c 95 -r 1000
 -f A -p 0.5 -t 0 -l 250``): ROUGE-1 / ROUGE-2 recall x100 with the 95% bootstrap interval, and per fold. The run
-passes when Q-BERT's ROUGE-2 is above QUERY-SIM's.
+target is Q-BERT's ROUGE-2 above QUERY-SIM's (the ``RESULT`` line; the script exits 0 either way).
 
 Settings (``finetune_duc.py`` options, printed at the start):
 
@@ -125,6 +125,7 @@ def cell(values: dict, measure: str) -> str:
 
 
 def learning(args: argparse.Namespace, work: Path) -> bool:
+    """The k-fold runs and their pooled table; whether Q-BERT's ROUGE-2 is above QUERY-SIM's."""
     import torch
 
     settings = QUICK if args.quick else PAPER if args.paper else REDUCED
@@ -171,11 +172,12 @@ def learning(args: argparse.Namespace, work: Path) -> bool:
           f"{windows / seconds:.2f} windows/s)")
     passed = pooled["Q-BERT"]["rouge_2_recall"] > pooled["QUERY-SIM"]["rouge_2_recall"]
     if not args.quick:
-        print(f"Q-BERT ROUGE-2 {'above' if passed else 'NOT above'} QUERY-SIM's "
-              f"({100 * pooled['Q-BERT']['rouge_2_recall']:.2f} vs {100 * pooled['QUERY-SIM']['rouge_2_recall']:.2f})")
+        print(f"RESULT Q-BERT ROUGE-2 {100 * pooled['Q-BERT']['rouge_2_recall']:.2f} vs QUERY-SIM "
+              f"{100 * pooled['QUERY-SIM']['rouge_2_recall']:.2f}: target (Q-BERT above QUERY-SIM) "
+              f"{'met' if passed else 'NOT met'}")
     (runs / "summary.json").write_text(json.dumps({"settings": settings, "folds": folds, "pooled": pooled,
                                                     "wall_seconds": wall}, indent=1))
-    return passed or args.quick
+    return passed
 
 
 def speed(args: argparse.Namespace, work: Path) -> None:
@@ -246,10 +248,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench_duc_learning_") as temporary:
         work = args.work or Path(temporary)
         work.mkdir(parents=True, exist_ok=True)
-        passed = learning(args, work) if args.learning else True
+        if args.learning:
+            learning(args, work)
         if args.speed:
             speed(args, work)
-    return 0 if passed else 1
+    return 0  # a benchmark reports; a missed target is its RESULT line, not an exit status
 
 
 if __name__ == "__main__":

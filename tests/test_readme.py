@@ -244,6 +244,10 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         **_BUILD,
         "python: import datasets": Entry(),
         **_PRETRAIN, **_FINETUNE, **_DUC, **_PUSH,
+        "pip install wikiref": Entry("skip", "installs from a package index; the core install without the build "
+                                             "extra is tests/trainer_scripts/test_training_stack.py's"),
+        'pip install "wikiref[build]"': Entry("skip", "installs from a package index (make demo/make test install "
+                                                      "every extra)"),
     },
     "docs/building.md": {
         "wikiref statements enwiki-pages-articles.xml.bz2 --out build/statements --tasks 4 --workers 4":
