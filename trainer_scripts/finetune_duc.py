@@ -134,6 +134,12 @@ TARGET_SCALINGS = {
 """How ``--target_scaling`` turns ROUGE-2 recall into training targets (the model card states the one that ran)."""
 
 
+def check_target_scaling(scaling: str) -> None:
+    """Refuse a ``--target_scaling`` not in :data:`TARGET_SCALINGS`, in one line."""
+    if scaling not in TARGET_SCALINGS:
+        raise ScriptError(f"--target_scaling must be one of {', '.join(TARGET_SCALINGS)}, got {scaling!r}")
+
+
 def label_clusters(rows: Sequence[Mapping[str, Any]], label_field: str,
                    scaling: str = "none") -> list[dict[str, Any]]:
     """Copies of DUC rows whose documents carry ``label_field``: each sentence's ROUGE-2 recall against the cluster's
@@ -148,8 +154,7 @@ def label_clusters(rows: Sequence[Mapping[str, Any]], label_field: str,
     Rows without references cannot be labelled and are left out with a warning."""
     from wikiref_dataset.oracle import ExtractiveOracle, OracleConfig
 
-    if scaling not in TARGET_SCALINGS:
-        raise ScriptError(f"--target_scaling must be one of {', '.join(TARGET_SCALINGS)}, got {scaling!r}")
+    check_target_scaling(scaling)
     oracle = ExtractiveOracle(OracleConfig(n=2, objective="recall", max_sentences=None))
     labelled = []
     for row in rows:
@@ -360,9 +365,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     unknown = [name for name in baselines if name not in BASELINE_NAMES]
     if unknown:
         raise ScriptError(f"unknown baseline(s) {unknown}: choose from {sorted(BASELINE_NAMES)} or 'none'")
-    if duc_args.target_scaling not in TARGET_SCALINGS:
-        raise ScriptError(f"--target_scaling must be one of {', '.join(TARGET_SCALINGS)}, "
-                          f"got {duc_args.target_scaling!r}")
+    check_target_scaling(duc_args.target_scaling)  # before any model is loaded
     if not duc_args.ranking_loss_weight >= 0:
         raise ScriptError(f"--ranking_loss_weight must be at least 0, got {duc_args.ranking_loss_weight}")
     info = run_info(model_args.run_kind)
