@@ -4,7 +4,11 @@ nothing, one row's changed option redoes only its units, a unit without results.
 by the rows that need it, cluster folds in fresh processes, and one-line errors."""
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import datasets
 import pytest
@@ -241,3 +245,35 @@ def test_wikiref_experiments_parses_like_the_script():
         args=argv, return_remaining_strings=True)
     assert arguments == script and extra == script_extra == ["--max_steps", "2", "--bf16", "--seed-like", "x"]
     assert arguments.seeds == [1, 2] and arguments.folds == 3 and arguments.data_fractions == [0.5, 1.0]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_unit_process_ends_when_the_runner_is_killed(tmp_path):
+    """A unit started the way run_script_process starts it does not outlive a runner killed with SIGKILL."""
+    import signal
+    import time
+
+    pid_file = tmp_path / "child.pid"
+    runner = subprocess.Popen([sys.executable, "-c", (
+        "import subprocess, sys, pathlib\n"
+        "from trainer_scripts.run_experiments import _end_with_parent\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], preexec_fn=_end_with_parent)\n"
+        f"pathlib.Path({str(pid_file)!r}).write_text(str(child.pid))\n"
+        "child.wait()\n")], cwd=Path(__file__).resolve().parents[2])
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(pid_file.read_text())
+    runner.send_signal(signal.SIGKILL)
+    runner.wait()
+    def running(pid: int) -> bool:  # a zombie left for its new parent to reap has ended too
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    while running(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if running(child):
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the unit process outlived its killed runner")
