@@ -11,6 +11,7 @@ from transformers import BertConfig
 
 POOLINGS = ("query_focused", "cls", "mean", "max", "attention")
 OBJECTIVES = ("classification", "regression")
+ATTENTION_SCOPES = ("window", "sentence")
 
 
 @strict
@@ -34,6 +35,17 @@ class QBertConfig(BertConfig):
         max_query_levels (`int`, *optional*, defaults to `8`):
             Number of level marker tokens `[L1]` … `[Lk]` the processor adds to the vocabulary. Query levels beyond
             the k-th are joined into the k-th level.
+        attention_scope (`str`, *optional*, defaults to `"window"`):
+            `"window"` (the paper): every token of a window attends to every other, query and sentences together.
+            `"sentence"`: the query attends only to itself and each sentence only to itself, with positions counted
+            from the start of each part, so that a sentence is encoded as if it were alone. A sentence-embedding
+            encoder (all-MiniLM-L6-v2) was trained that way; packed into one window it loses what it learned (see
+            `query_similarity`). Not in the paper.
+        query_similarity (`bool`, *optional*, defaults to `False`):
+            Add `similarity_scale * cos(h_Q, v_j)` to each sentence's logit, h_Q the mean of the query token
+            encodings and v_j the pooled sentence; the linear head starts at zero, so an untrained model ranks the
+            sentences by their similarity to the query, as a sentence-embedding encoder does. Needs `use_query`. Not
+            in the paper.
         selection_threshold (`float`, *optional*):
             Score threshold of the WikiRef selection rule, as tuned on a dev set (`selection.tune_threshold`); the
             pipeline's default for single-document inputs. `None`: 0.5 for classification, 0.0 for regression.
@@ -53,6 +65,8 @@ class QBertConfig(BertConfig):
     objective: Literal["classification", "regression"] = "classification"
     use_query: bool = True
     max_query_levels: int = 8
+    attention_scope: Literal["window", "sentence"] = "window"
+    query_similarity: bool = False
     selection_threshold: float | int | None = None
 
     def __post_init__(self, **kwargs):
@@ -67,6 +81,8 @@ class QBertConfig(BertConfig):
                 "pooling='query_focused' pools with the query's encoding and needs use_query=True; "
                 "use pooling='attention' (a learned query vector) or 'mean'/'max'/'cls' for the w/o-query ablation"
             )
+        if self.query_similarity and not self.use_query:
+            raise ValueError("query_similarity compares each sentence with the query and needs use_query=True")
         if self.max_query_levels < 1:
             raise ValueError(f"max_query_levels must be at least 1, got {self.max_query_levels}")
 
@@ -78,4 +94,4 @@ class QBertConfig(BertConfig):
         return 0.5 if self.objective == "classification" else 0.0
 
 
-__all__ = ["QBertConfig", "POOLINGS", "OBJECTIVES"]
+__all__ = ["QBertConfig", "POOLINGS", "OBJECTIVES", "ATTENTION_SCOPES"]

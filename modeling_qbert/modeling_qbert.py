@@ -84,6 +84,29 @@ def _segment_softmax(logits: torch.Tensor, index: torch.Tensor, num_segments: in
     return exponentials / denominators.gather(1, index)
 
 
+def sentence_scope_inputs(sentence_ids: torch.Tensor) -> tuple[torch.BoolTensor, torch.LongTensor]:
+    """The attention mask and position ids of `attention_scope="sentence"`: every scored sentence attends only to its
+    own tokens, the prefix (`[CLS]` and the query, every token before the first scored sentence) only to itself, and
+    every other token (the closing `[SEP]`, padding) only to itself; positions restart at 0 for the prefix and at 1
+    for each sentence (as after a `[CLS]`), so that a sentence is encoded as if it were alone.
+
+    Returns `(mask, position_ids)`: a `(batch_size, 1, sequence_length, sequence_length)` boolean mask, `True` where a
+    token may attend, and `(batch_size, sequence_length)` positions.
+    """
+    batch_size, length = sentence_ids.shape
+    positions = torch.arange(length, device=sentence_ids.device).expand(batch_size, length)
+    scored = sentence_ids >= 0
+    started = scored.long().cumsum(1) > 0
+    # Segment ids: sentences 0 … S-1, the prefix -1, every other token a segment of its own (-2 - position).
+    segment = torch.where(scored, sentence_ids, torch.where(started, -2 - positions, torch.full_like(positions, -1)))
+    mask = (segment.unsqueeze(2) == segment.unsqueeze(1)).unsqueeze(1)
+    change = torch.ones_like(scored)
+    change[:, 1:] = segment[:, 1:] != segment[:, :-1]
+    start = torch.where(change, positions, torch.zeros_like(positions)).cummax(1).values
+    position_ids = positions - start + scored.long()
+    return mask, position_ids
+
+
 class QBertSentencePooling(nn.Module):
     """Token encodings → one vector per sentence, with the pooling named by `config.pooling`.
 
@@ -175,13 +198,20 @@ class QBertPreTrainedModel(BertPreTrainedModel):
         super()._init_weights(module)
         if isinstance(module, QBertSentencePooling) and module.pooling == "attention":
             init.normal_(module.attention_vector, mean=0.0, std=self.config.initializer_range)
+        if isinstance(module, QBertForSentenceScoring) and self.config.query_similarity:
+            # An untrained head ranks by similarity to the query alone: the linear part starts at zero.
+            init.zeros_(module.classifier.weight)
+            init.zeros_(module.classifier.bias)
+            init.ones_(module.similarity_scale)
 
 
 class QBertForSentenceScoring(QBertPreTrainedModel):
     """Q-BERT: BERT encoder → sentence pooling (`config.pooling`) → linear head, one score per document sentence.
 
     Classification (`config.objective="classification"`): P(s_j) = σ(W_c v_j + b_c), BCE against `oracle_label`.
-    Regression: r(s_j) = W_r v_j + b_r, MSE against `oracle_score`.
+    Regression: r(s_j) = W_r v_j + b_r, MSE against `oracle_score`. With `config.query_similarity` the logit gains
+    `similarity_scale * cos(h_Q, v_j)`; with `config.attention_scope="sentence"` each sentence is encoded alone
+    (see [`sentence_scope_inputs`]).
     """
 
     def __init__(self, config: QBertConfig):
@@ -193,6 +223,8 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         )
         self.dropout = nn.Dropout(classifier_dropout)
         self.classifier = nn.Linear(config.hidden_size, 1)
+        if config.query_similarity:
+            self.similarity_scale = nn.Parameter(torch.ones(()))
 
         # Initialize weights and apply final processing
         self.post_init()
@@ -245,6 +277,9 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         else:
             num_sentences = int(sentence_ids.max()) + 1 if sentence_ids.numel() else 0
 
+        if self.config.attention_scope == "sentence":
+            attention_mask, scope_positions = sentence_scope_inputs(sentence_ids)
+            position_ids = scope_positions if position_ids is None else position_ids
         outputs = self.bert(
             input_ids,
             attention_mask=attention_mask,
@@ -257,7 +292,15 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         pooled, sentence_mask = self.sentence_pooling(
             outputs.last_hidden_state, sentence_ids, num_sentences, query_mask=query_mask
         )
-        logits = self.classifier(self.dropout(pooled)).squeeze(-1) * sentence_mask
+        logits = self.classifier(self.dropout(pooled)).squeeze(-1)
+        if self.config.query_similarity:
+            if query_mask is None:
+                raise ValueError("query_similarity needs `query_mask` (the processor returns it)")
+            weights = query_mask.to(pooled.dtype).unsqueeze(-1)
+            query_vector = (outputs.last_hidden_state * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+            similarity = functional.cosine_similarity(pooled, query_vector.unsqueeze(1).to(pooled.dtype), dim=-1)
+            logits = logits + self.similarity_scale * similarity
+        logits = logits * sentence_mask
         scores = torch.sigmoid(logits) * sentence_mask if self.config.objective == "classification" else logits
 
         loss = None
@@ -353,4 +396,5 @@ def _log_encoder_init(source: str, info: dict[str, list[str]]) -> None:
         )
 
 
-__all__ = ["QBertPreTrainedModel", "QBertForSentenceScoring", "QBertSentencePooling", "SentenceScoringOutput"]
+__all__ = ["QBertPreTrainedModel", "QBertForSentenceScoring", "QBertSentencePooling", "SentenceScoringOutput",
+           "sentence_scope_inputs"]

@@ -283,6 +283,9 @@ class QBertProcessor(ProcessorMixin):
             if getattr(config, name) != getattr(self, name):
                 raise ValueError(f"processor {name}={getattr(self, name)!r} does not match the model's "
                                  f"{name}={getattr(config, name)!r}; build it with QBertProcessor.from_config")
+        if getattr(config, "attention_scope", "window") == "sentence" and self.packing != "sentences":
+            raise ValueError(f"the model encodes each sentence alone (attention_scope='sentence'), which needs "
+                             f"packing='sentences', not {self.packing!r}")
         if self.max_length > config.max_position_embeddings:
             raise ValueError(f"processor windows of {self.max_length} tokens exceed the model's "
                              f"max_position_embeddings={config.max_position_embeddings}")

@@ -38,6 +38,7 @@ built its optimizer) and `subnetwork/trainable_fraction` are added to the traini
 
 from __future__ import annotations
 
+import atexit
 import os
 from collections.abc import Mapping
 
@@ -65,6 +66,19 @@ SUBNETWORK_DECAY_KEY = "subnetwork_weight_decay"
 """Param-group key of a subnetwork group holding its weight decay (the optimizer applies it to the compact values)."""
 SUBNETWORK_NAMES_KEY = "subnetwork_parameter_names"
 """Param-group key of a subnetwork group: the names of the masked parameters whose compact values the group holds."""
+
+
+def end_process_group() -> None:
+    """Destroy torch.distributed's default process group, if this process has one.
+
+    A gloo group still alive when the interpreter exits is torn down with its worker threads running, and the process
+    can abort ("terminate called without an active exception", SIGABRT) after training and saving finished, so that
+    ``accelerate launch`` reports a failure. [`QBertTrainer`] registers this at exit in every process of a
+    distributed run; the project's scripts call it when they return."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def is_head_parameter(name: str) -> bool:
@@ -133,6 +147,9 @@ class QBertTrainer(Trainer):
             raise ValueError(f"ranking_loss_weight must be at least 0, got {ranking_loss_weight}")
         self.head_learning_rate = head_learning_rate
         self.ranking_loss_weight = ranking_loss_weight
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            atexit.unregister(end_process_group)  # once, however many trainers a script builds
+            atexit.register(end_process_group)
 
     def compute_loss(self, model: nn.Module, inputs: dict, return_outputs: bool = False,
                      num_items_in_batch: torch.Tensor | None = None):

@@ -85,7 +85,7 @@ def add_demo_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPa
                     "shipped dump and WARC, pre-train Q-BERT for a few steps, fine-tune a 10% subnetwork on three "
                     "small DUC-style clusters, summarize one, score the model and the baselines with the official "
                     "DUC metric and render the model card. The numbers measure the plumbing, not the method.",
-        example="wikiref demo --out outputs", func=run_demo, resumable=True)
+        example="wikiref demo --out outputs", func=run_demo, resumable=True, writes=("out",))
     demo.add_argument("--out", default="outputs", metavar="DIR",
                       help="folder for everything the demo writes (default outputs)")
     return demo

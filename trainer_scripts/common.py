@@ -73,6 +73,13 @@ class ModelArguments:
     use_query: bool = field(default=True, metadata={
         "help": "Pack the query into a new model's input; false gives the 'w/o Query' row of Table IV (with a "
                 "--pooling other than query_focused, which pools with the query)."})
+    attention_scope: str = field(default="window", metadata={
+        "help": "For a new head: window (the paper: query and sentences attend to each other) or sentence (the query "
+                "and each sentence are encoded alone, as a sentence-embedding encoder such as the shipped MiniLM was "
+                "trained; needs --packing sentences). Not in the paper."})
+    query_similarity: bool = field(default=False, metadata={
+        "help": "For a new head: add a learned multiple of cos(query, sentence) to each score, the linear head "
+                "starting at zero, so the untrained model ranks by similarity to the query. Not in the paper."})
     random_init: bool = field(default=False, metadata={
         "help": "Start a new model's encoder from random weights (only the architecture and tokenizer of "
                 "--model_name_or_path are used): with --use_query false, the TRANSFORMER row of Table IV."})
@@ -87,6 +94,9 @@ class ModelArguments:
                 "0 lets PyTorch's fused attention kernel run in training (with attention dropout it falls back to the "
                 "unfused path, which writes every attention matrix out): see benchmarks/README.md for the speed-up. "
                 "Default: the model's own."})
+    wait: bool = field(default=False, metadata={
+        "help": "When another run is writing --output_dir, wait for it to end (default: stop with exit 2, naming "
+                "that run: command, pid, host and since when)."})
     run_kind: str = field(default="full", metadata={
         "help": "'demo' marks a run on the embedded sample (the model card says its numbers mean nothing)."})
 
@@ -98,7 +108,7 @@ def check_model_arguments(arguments: ModelArguments) -> None:
     Raises:
         ScriptError: naming the option and the accepted values.
     """
-    from modeling_qbert.configuration_qbert import OBJECTIVES, POOLINGS
+    from modeling_qbert.configuration_qbert import ATTENTION_SCOPES, OBJECTIVES, POOLINGS
     from modeling_qbert.processing_qbert import PACKINGS
 
     if arguments.objective not in OBJECTIVES:
@@ -107,6 +117,14 @@ def check_model_arguments(arguments: ModelArguments) -> None:
         raise ScriptError(f"--pooling must be one of {', '.join(POOLINGS)}, got {arguments.pooling!r}")
     if arguments.packing is not None and arguments.packing not in PACKINGS:
         raise ScriptError(f"--packing must be one of {', '.join(PACKINGS)}, got {arguments.packing!r}")
+    if arguments.attention_scope not in ATTENTION_SCOPES:
+        raise ScriptError(f"--attention_scope must be one of {', '.join(ATTENTION_SCOPES)}, got "
+                          f"{arguments.attention_scope!r}")
+    if arguments.attention_scope == "sentence" and arguments.packing != "sentences":
+        raise ScriptError("--attention_scope sentence encodes each sentence alone and needs --packing sentences "
+                          "(overlapping windows leave context tokens outside any sentence)")
+    if arguments.query_similarity and not arguments.use_query:
+        raise ScriptError("--query_similarity compares each sentence with the query and needs --use_query true")
     if arguments.attention_dropout is not None and not 0.0 <= arguments.attention_dropout < 1.0:
         raise ScriptError(f"--attention_dropout must lie in [0, 1), got {arguments.attention_dropout}")
     if not arguments.use_query and arguments.pooling == "query_focused":
@@ -202,7 +220,8 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
             raise ScriptError(f"--random_init true builds a new model from an encoder's architecture; {path} is a "
                               "saved Q-BERT model")
         model = QBertForSentenceScoring.from_pretrained(path)
-        ignored = [f"--{name} {getattr(arguments, name)}" for name in ("pooling", "use_query")
+        ignored = [f"--{name} {getattr(arguments, name)}"
+                   for name in ("pooling", "use_query", "attention_scope", "query_similarity")
                    if getattr(arguments, name) != getattr(model.config, name)]
         if ignored:
             logger.warning("%s apply to a new model only: %s keeps its pooling=%s, use_query=%s", ", ".join(ignored),
@@ -219,7 +238,8 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     if require_qbert:
         raise ScriptError(f"{path}: not a saved Q-BERT model (config.json has no model_type 'qbert'); fine-tuning "
                           "starts from a model pre-trained with pretrain_wikiref.py")
-    settings = {"objective": arguments.objective, "pooling": arguments.pooling, "use_query": arguments.use_query}
+    settings = {"objective": arguments.objective, "pooling": arguments.pooling, "use_query": arguments.use_query,
+                "attention_scope": arguments.attention_scope, "query_similarity": arguments.query_similarity}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
         if arguments.random_init:  # the architecture only: every weight starts as `_init_weights` draws it
@@ -234,6 +254,48 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     model.resize_token_embeddings(len(processor.tokenizer))
     set_attention_dropout(model, arguments.attention_dropout)
     return model, processor, described
+
+
+def save_model_folder(trainer: Any, processor: Any, folder: str | os.PathLike) -> None:
+    """Write a self-contained Q-BERT folder: the weights and configuration (``trainer.save_model``), the processor,
+    and the pipeline's code with the ``custom_pipelines`` entry of ``config.json``
+    (`modeling_qbert.remote_code.save_pipeline_code`), so that ``pipeline("query-focused-summarization",
+    model=folder, trust_remote_code=True)`` works on a machine without this package, from a copy of the folder."""
+    from modeling_qbert.remote_code import save_pipeline_code
+
+    trainer.save_model(str(folder))
+    if trainer.is_world_process_zero():
+        processor.save_pretrained(str(folder))
+        save_pipeline_code(folder)
+
+
+def model_folder_callback(processor: Any) -> Any:
+    """A `TrainerCallback` that makes every checkpoint folder self-contained like the final one
+    (:func:`save_model_folder`): the processor and the pipeline's code beside the checkpoint's weights."""
+    from transformers import TrainerCallback
+
+    from modeling_qbert.remote_code import save_pipeline_code
+
+    class ModelFolderCallback(TrainerCallback):
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if state.is_world_process_zero and (folder / "config.json").is_file():
+                processor.save_pretrained(str(folder))
+                save_pipeline_code(folder)
+
+    return ModelFolderCallback()
+
+
+def output_lock(training_args: Any, wait: bool = False) -> Any:
+    """The lock on ``--output_dir`` a training script holds for its whole run (`wikiref_dataset.locks`), taken by
+    the first process only (the other processes of an ``accelerate launch`` write into the same folder with it)."""
+    import contextlib
+
+    from wikiref_dataset.locks import FolderLock
+
+    if training_args.process_index != 0 or not training_args.output_dir:
+        return contextlib.nullcontext()
+    return FolderLock(training_args.output_dir, wait=wait)
 
 
 def windows_cache_dir() -> str:

@@ -51,14 +51,18 @@ from trainer_scripts.common import (
     hyperparameters,
     is_qbert_folder,
     load_model_and_processor,
+    model_folder_callback,
+    output_lock,
     parse_arguments,
     read_results,
     run_info,
+    save_model_folder,
     subnetwork_results,
     windows_cache_dir,
     write_model_card,
     write_results,
 )
+from wikiref_dataset.locks import FolderLocked
 
 logger = logging.getLogger("finetune_duc")
 
@@ -341,10 +345,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         (ModelArguments, DucArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0])
     configure_logging(training_args)
     try:
-        return _run(model_args, duc_args, training_args)
-    except ScriptError as error:
+        with output_lock(training_args, wait=model_args.wait):
+            return _run(model_args, duc_args, training_args)
+    except (ScriptError, FolderLocked) as error:
         logger.error(str(error))
         return 2
+    finally:
+        from modeling_qbert.trainer import end_process_group
+
+        end_process_group()  # under accelerate launch: no abort at exit
 
 
 def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any) -> int:
@@ -410,7 +419,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
                 sum(len(row["documents"]) for row in train_rows), len(windows), processor.packing, tested)
 
     common = dict(model=model, args=training_args, train_dataset=windows, data_collator=processor.collator(),
-                  head_learning_rate=head_learning_rate, ranking_loss_weight=duc_args.ranking_loss_weight)
+                  head_learning_rate=head_learning_rate, ranking_loss_weight=duc_args.ranking_loss_weight,
+                  callbacks=[model_folder_callback(processor)])
     if chosen.config is not None:
         from modeling_qbert.trainer import SubnetworkTrainer
 
@@ -496,8 +506,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         "subnetwork": subnetwork_record,
     }
     out = Path(training_args.output_dir)
-    trainer.save_model(str(out))
-    processor.save_pretrained(str(out))
+    save_model_folder(trainer, processor, out)
     if duc_args.save_sparse_delta:
         from modeling_qbert.sparse import SPARSE_DELTA_NAME
 

@@ -42,13 +42,17 @@ from trainer_scripts.common import (
     configure_logging,
     hyperparameters,
     load_model_and_processor,
+    model_folder_callback,
+    output_lock,
     parse_arguments,
     run_info,
+    save_model_folder,
     subnetwork_results,
     windows_cache_dir,
     write_model_card,
     write_results,
 )
+from wikiref_dataset.locks import FolderLocked
 
 logger = logging.getLogger("pretrain_wikiref")
 
@@ -154,10 +158,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         (ModelArguments, WikiRefArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0])
     configure_logging(training_args)
     try:
-        return _run(model_args, data_args, training_args, Trainer)
-    except ScriptError as error:
+        with output_lock(training_args, wait=model_args.wait):
+            return _run(model_args, data_args, training_args, Trainer)
+    except (ScriptError, FolderLocked) as error:
         logger.error(str(error))
         return 2
+    finally:
+        from modeling_qbert.trainer import end_process_group
+
+        end_process_group()  # under accelerate launch: no abort at exit
 
 
 def subnetwork_config(data_args: WikiRefArguments) -> Any:
@@ -206,7 +215,7 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
         trainer_class = SubnetworkTrainer
         extra["subnetwork_config"] = pruning
     trainer = trainer_class(model=model, args=training_args, train_dataset=windows,
-                            data_collator=processor.collator(), **extra)
+                            data_collator=processor.collator(), callbacks=[model_folder_callback(processor)], **extra)
     started = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     logger.info("trained %d steps in %.1f s, loss %.4f", output.global_step, time.perf_counter() - started,
@@ -262,8 +271,7 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
                                                 **trainer.subnetwork_statistics()}
         logger.info("iterative subnetwork: %.2f%% of the masked entries trainable at the end (target %.2f%%)",
                     100 * results["subnetwork"]["final_density"], 100 * pruning.fraction)
-    trainer.save_model(training_args.output_dir)
-    processor.save_pretrained(training_args.output_dir)
+    save_model_folder(trainer, processor, training_args.output_dir)
     write_results(training_args.output_dir, results)
     card = write_model_card(training_args.output_dir, results)
     logger.info("model, processor, results.json%s written to %s", " and README.md" if card else "",

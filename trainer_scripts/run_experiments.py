@@ -387,6 +387,8 @@ class ExperimentArguments:
     dry_run: bool = field(default=False, metadata={
         "help": "List the units, which are finished and which would run, and stop (nothing is written)."})
     list_rows: bool = field(default=False, metadata={"help": "List the rows and groups, and stop."})
+    wait: bool = field(default=False, metadata={
+        "help": "When another run is writing --out, wait for it to end (default: stop with exit 2, naming it)."})
     quiet: bool = field(default=False, metadata={"help": "No line per unit; the closing table and errors only."})
 
 
@@ -1837,14 +1839,17 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
         if unavailable:
             raise UnitsFailed("; ".join(unavailable.values()))
         return 0
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        runner.run()
-    finally:  # an interrupt or a failure still leaves the tables of what finished
-        report = Report(plan, runner, arguments, list(extra), unavailable=unavailable)
-        figures = report.figures(out)
-        _write_json(out / RESULTS_NAME, report.to_json(figures))
-        (out / "results.md").write_text(report.to_markdown(figures), encoding="utf-8")
+    from wikiref_dataset.locks import FolderLock
+
+    with FolderLock(out, command=f"experiments --out {arguments.out}", wait=arguments.wait):  # one run per folder
+        out.mkdir(parents=True, exist_ok=True)
+        try:
+            runner.run()
+        finally:  # an interrupt or a failure still leaves the tables of what finished
+            report = Report(plan, runner, arguments, list(extra), unavailable=unavailable)
+            figures = report.figures(out)
+            _write_json(out / RESULTS_NAME, report.to_json(figures))
+            (out / "results.md").write_text(report.to_markdown(figures), encoding="utf-8")
     print(report.closing_table())
     ran = sum(status == "ran" for status in runner.status.values())
     cached = sum(status == "cached" for status in runner.status.values())
@@ -1875,9 +1880,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     arguments, extra = parser.parse_args_into_dataclasses(args=argv, return_remaining_strings=True)
+    from wikiref_dataset.locks import FolderLocked
+
     try:
         return run_experiments(arguments, extra)
-    except ExperimentError as error:
+    except (ExperimentError, FolderLocked) as error:
         print(f"run_experiments.py: error: {error}", file=sys.stderr)
         return 2
     except UnitsFailed as error:

@@ -40,7 +40,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 
 MODULE_EXTRAS: dict[str, str] = {
     **dict.fromkeys(("spacy", "spacy_lookups_data", "thinc", "mwparserfromhell", "mwxml", "datatrove", "trafilatura",
                      "lxml", "lxml_html_clean", "warcio", "sentence_splitter", "sentence_transformers", "faiss",
-                     "google_crc32c", "cdx_toolkit", "duckdb", "surt"), "build"),
+                     "google_crc32c", "cdx_toolkit", "duckdb", "surt", "protego"), "build"),
     "ray": "cluster",
     "py7zr": "history7z",
 }
@@ -110,19 +110,42 @@ def add_common_options(parser: argparse.ArgumentParser, quiet: bool = True) -> N
 
 def add_subcommand(commands: argparse._SubParsersAction, name: str, *, help: str, description: str,
                    example: str | Sequence[str], func: Callable[[argparse.Namespace], int], resumable: bool = False,
-                   quiet: bool = True) -> argparse.ArgumentParser:
+                   quiet: bool = True, writes: Sequence[str] = ()) -> argparse.ArgumentParser:
     """Register ``name`` on ``commands`` with ``help`` (its line in the command list), ``description`` (one
     paragraph), ``example`` (one or more runnable command lines, shown under the options) and the common options;
     ``func(args)`` runs it and returns the exit status. ``resumable``: an interrupted run resumes when rerun (the
-    interrupt message says so). ``quiet=False``: the command declares its own ``--quiet``."""
+    interrupt message says so). ``quiet=False``: the command declares its own ``--quiet``. ``writes``: the option
+    destinations that name the folders the command writes (``("out", "work")``); :func:`dispatch` locks them for the
+    whole run (one writer per folder; the ``work`` of a build defaults to ``OUT.work``), and ``--wait`` is added."""
     examples = [example] if isinstance(example, str) else list(example)
     parser = commands.add_parser(name, help=help, description=description,
                                  epilog=("example:\n\n" if len(examples) == 1 else "examples:\n\n")
                                  + "\n".join(f"  {line}" for line in examples),
                                  formatter_class=HelpFormatter)
     add_common_options(parser, quiet=quiet)
-    parser.set_defaults(func=func, command_name=parser.prog.split(" ", 1)[-1], resumable=resumable)
+    if writes:
+        parser.add_argument_group("concurrency").add_argument(
+            "--wait", action="store_true",
+            help="when another run is writing the same folder, wait for it to end (default: stop with exit 2, "
+                 "naming that run)")
+    parser.set_defaults(func=func, command_name=parser.prog.split(" ", 1)[-1], resumable=resumable,
+                        written_folders=tuple(writes))
     return parser
+
+
+def written_folders(args: argparse.Namespace) -> list[str]:
+    """The folders a parsed command writes (see ``writes`` of :func:`add_subcommand`): the values of those options,
+    and ``OUT.work`` when the command has a ``work`` option left unset."""
+    folders = []
+    dests = getattr(args, "written_folders", ())
+    for dest in dests:
+        value = getattr(args, dest, None)
+        if value:
+            folders.append(os.fspath(value))
+    if "work" in dests and not getattr(args, "work", None) and getattr(args, "out", None):
+        out = Path(args.out)
+        folders.append(os.fspath(out.with_name(out.name + ".work")))  # as folders.work_folder
+    return folders
 
 
 def deprecated_alias(new: str, note: str | None = None) -> type[argparse.Action]:
@@ -261,10 +284,17 @@ def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None)
     debug = getattr(args, "debug", False)
     _configure_logging(getattr(args, "verbose", 0))
     from .executors import datatrove_console
+    from .locks import FolderLocked, folder_locks
 
     try:
-        with datatrove_console(logs=not getattr(args, "quiet", False)):
+        with folder_locks(written_folders(args), command=f"wikiref {name}", wait=getattr(args, "wait", False)), \
+                datatrove_console(logs=not getattr(args, "quiet", False)):
             return args.func(args)
+    except FolderLocked as error:
+        if debug:
+            raise
+        print(f"wikiref {name}: error: {one_line(error)}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         if debug:
             raise

@@ -47,7 +47,7 @@ def add_duc_parser(commands: argparse._SubParsersAction) -> argparse._SubParsers
                     "a dataset card, published whole at the end, loadable with datasets.load_dataset(DIR, "
                     "split='test'). A year without reference summaries still converts, with a warning. No NIST data "
                     "ships with the project.",
-        example="wikiref duc convert /data/DUC2006 --year 2006 --out duc/2006", func=run_convert)
+        example="wikiref duc convert /data/DUC2006 --year 2006 --out duc/2006", func=run_convert, writes=("out",))
     convert.add_argument("nist_dir", nargs="?", help="folder holding NIST's unpacked DUC archives (searched)")
     convert.add_argument("--year", type=int, required=True, choices=DUC_YEARS, help="the DUC year to convert")
     convert.add_argument("--out", required=True, metavar="DIR", help="output folder (Parquet + README.md)")

@@ -38,6 +38,8 @@ def test_every_pooling_is_accepted(pooling):
         ({"objective": "ranking"}, "objective"),
         ({"pooling": "query_focused", "use_query": False}, "needs use_query=True"),
         ({"max_query_levels": 0}, "max_query_levels"),
+        ({"attention_scope": "document"}, "attention_scope"),
+        ({"query_similarity": True, "use_query": False, "pooling": "mean"}, "query_similarity .*needs use_query=True"),
     ],
 )
 def test_invalid_settings_are_refused(overrides, message):

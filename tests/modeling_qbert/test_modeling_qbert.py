@@ -169,6 +169,75 @@ def test_padding_does_not_change_scores():
     torch.testing.assert_close(together[1, :1], alone[0, :1], rtol=1e-5, atol=1e-6)
 
 
+# ---- attention scope and query similarity (options beyond the paper) ------------------------------------------
+
+
+def _scores(model, processor, query, sentences):
+    batch = processor.collator()([w.to_features() for w in processor.encode_examples([QBertExample(query, sentences)])])
+    with torch.no_grad():
+        return model(**batch).scores[0]
+
+
+def test_sentence_scope_encodes_each_sentence_alone():
+    """attention_scope='sentence': a sentence's score depends on neither its neighbours nor its place in the window
+    (positions restart); with 'window' it depends on both."""
+    sentence = "the cat sat on the mat"
+    for scope, independent in (("sentence", True), ("window", False)):
+        model, processor = tiny_model_and_processor(attention_scope=scope, pooling="mean")
+        processor.packing = "sentences"
+        first = _scores(model, processor, ["cat"], [sentence, "a dog"])[0]
+        other_neighbour = _scores(model, processor, ["cat"], [sentence, "the red house by the river"])[0]
+        moved = _scores(model, processor, ["cat"], ["a blue fish runs", sentence])[1]
+        same = torch.allclose(first, other_neighbour, atol=1e-5) and torch.allclose(first, moved, atol=1e-5)
+        assert same is independent, scope
+
+
+def test_sentence_scope_inputs_on_a_window_worked_by_hand():
+    from modeling_qbert.modeling_qbert import sentence_scope_inputs
+
+    # [CLS] q q [SEP] | s0 s0 s0 | s1 s1 | [SEP] pad
+    sentence_ids = torch.tensor([[-1, -1, -1, -1, 0, 0, 0, 1, 1, -1, -1]])
+    mask, positions = sentence_scope_inputs(sentence_ids)
+    assert positions.tolist() == [[0, 1, 2, 3, 1, 2, 3, 1, 2, 0, 0]]
+    blocks = [range(0, 4), range(4, 7), range(7, 9), range(9, 10), range(10, 11)]
+    expected = torch.zeros(11, 11, dtype=torch.bool)
+    for block in blocks:
+        expected[block.start:block.stop, block.start:block.stop] = True
+    assert torch.equal(mask[0, 0], expected)
+
+
+def test_sentence_scope_needs_sentence_packing():
+    model, processor = tiny_model_and_processor(attention_scope="sentence")
+    assert processor.packing == "stride"
+    with pytest.raises(ValueError, match="packing='sentences'"):
+        processor.check_config(model.config)
+    processor.packing = "sentences"
+    processor.check_config(model.config)
+
+
+def test_query_similarity_starts_as_the_cosine_to_the_query(tmp_path):
+    """An untrained head with query_similarity scores cos(h_Q, v_j): the linear part starts at zero; the scale is
+    a trained parameter that survives save/load; the option needs the query."""
+    model, processor = tiny_model_and_processor(query_similarity=True, objective="regression", pooling="mean")
+    assert model.classifier.weight.detach().abs().sum() == 0 and model.similarity_scale.item() == 1.0
+    batch = example_batch(processor, labels=False)
+    with torch.no_grad():
+        output = model(**batch)
+        hidden = model.bert(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                            token_type_ids=batch["token_type_ids"]).last_hidden_state
+    pooled, mask = model.sentence_pooling(hidden, batch["sentence_ids"], output.scores.shape[1])
+    weights = batch["query_mask"].float().unsqueeze(-1)
+    query = (hidden * weights).sum(1) / weights.sum(1)
+    expected = functional.cosine_similarity(pooled, query.unsqueeze(1), dim=-1) * mask
+    torch.testing.assert_close(output.scores, expected, rtol=1e-5, atol=1e-6)
+
+    with torch.no_grad():
+        model.similarity_scale.fill_(2.5)
+    model.save_pretrained(tmp_path)
+    loaded = QBertForSentenceScoring.from_pretrained(tmp_path)
+    assert loaded.similarity_scale.item() == 2.5 and loaded.config.query_similarity
+
+
 # ---- losses ----------------------------------------------------------------------------------------------------
 
 

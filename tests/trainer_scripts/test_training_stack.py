@@ -9,6 +9,7 @@ built and converted in this process (that is the build extra's work)."""
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,12 +43,27 @@ status = {}
 status["pretrain"] = pretrain_wikiref.main(["--dataset", args["wikiref"], "--model_name_or_path", args["bert"],
                                             "--output_dir", args["pretrained"], "--run_kind", "demo", *args["fast"]])
 status["finetune"] = finetune_duc.main(["--model_name_or_path", args["pretrained"], "--duc_dirs", *args["duc"],
-                                        "--test_year", "2007", "--output_dir", args["finetuned"], *args["fast"]])
+                                        "--test_year", "2007", "--output_dir", args["finetuned"], *args["fast"],
+                                        "--save_strategy", "steps", "--save_steps", "2"])
 datasets_ = [option for path in args["duc"] for option in ("--dataset", path)]
 status["baselines"] = evaluate_duc.main([*datasets_, "--baseline", "all", "--out", args["baselines_json"], "--quiet"])
 status["model"] = wikiref(["duc", "evaluate", *datasets_[2:], "--model", args["finetuned"], "--out", args["model_json"],
                            "--quiet"])
 print("RESULT " + json.dumps({"status": status, "loaded": _helper.loaded(NOT_INSTALLED)}))
+'''
+
+# A copy of each folder the scripts wrote, loaded by its own code where this project is not installed at all.
+FOLDER_PIPELINES = r'''
+import json
+from transformers import pipeline
+
+summaries = {}
+for folder in sys.argv[1:]:
+    summarize = pipeline("query-focused-summarization", model=folder, trust_remote_code=True)
+    output = summarize(query=["The king", "Early life"],
+                       documents=[["The king was born in the city.", "A river runs in the city."]])
+    summaries[folder] = [type(summarize).__module__.split(".")[0], len(output["sentences"])]
+print("RESULT " + json.dumps({"summaries": summaries, "loaded": _helper.loaded(NOT_INSTALLED)}))
 '''
 
 # Importing the model side and building the `wikiref` parser, nothing run.
@@ -83,10 +99,11 @@ print("RESULT " + json.dumps({"status": status, "loaded": _helper.loaded(NOT_INS
 '''
 
 
-def _run_without_extras(script: str, *args: str, tmp_path: Path, timeout: int = 240) -> tuple[dict, str]:
+def _run_without_extras(script: str, *args: str, tmp_path: Path, timeout: int = 240,
+                        hidden: tuple[str, ...] = NOT_INSTALLED, cwd: Path = ROOT) -> tuple[dict, str]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "hf_cache"),
-           "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-    completed = subprocess.run([sys.executable, "-c", prelude(NOT_INSTALLED) + script, *args], cwd=ROOT, env=env,
+           "HF_MODULES_CACHE": str(tmp_path / "hf_modules"), "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    completed = subprocess.run([sys.executable, "-c", prelude(hidden) + script, *args], cwd=cwd, env=env,
                                capture_output=True, text=True, timeout=timeout)
     assert completed.returncode == 0, completed.stderr[-4000:]
     lines = [line for line in completed.stdout.splitlines() if line.startswith("RESULT ")]
@@ -122,6 +139,19 @@ def test_training_and_evaluation_run_without_the_build_extra(tmp_path, demo_wiki
     assert all(baselines[name]["2006"]["rouge_2_recall"] > 0 for name in baselines)
     model = json.loads((tmp_path / "model.json").read_text())["systems"]
     assert list(model) == ["finetuned"] and set(model["finetuned"]) == {"2006", "2007"}
+
+    # Self-contained folders: copies of both (and of a checkpoint) load as a pipeline, with trust_remote_code, in a
+    # process where neither this project's packages nor the build extra can be imported.
+    copies = tmp_path / "copies"
+    for name in ("pretrained", "finetuned"):
+        shutil.copytree(tmp_path / name, copies / name)
+        assert "custom_pipelines" in json.loads((copies / name / "config.json").read_text())
+    shutil.copytree(tmp_path / "finetuned" / "checkpoint-2", copies / "checkpoint")
+    folders = sorted(str(path) for path in copies.iterdir())
+    project = ("modeling_qbert", "wikiref_dataset", "trainer_scripts")
+    report, _ = _run_without_extras(FOLDER_PIPELINES, *folders, tmp_path=tmp_path, cwd=copies,
+                                    hidden=(*NOT_INSTALLED, *project))
+    assert report == {"summaries": {folder: ["transformers_modules", 2] for folder in folders}, "loaded": []}
 
 
 def test_model_side_imports_without_the_extras(tmp_path):

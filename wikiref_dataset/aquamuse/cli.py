@@ -43,7 +43,7 @@ def add_aquamuse_parser(commands: argparse._SubParsersAction) -> argparse.Argume
                     "folders, the documents filled in from --warc files.",
         example=["wikiref aquamuse --nq nq-train-*.jsonl.gz --corpus c4-train.*.json.gz --out aquamuse/ --workers 8",
                  "wikiref aquamuse --released release/v2 --warc CC-*.warc.gz --out released/"],
-        func=run_aquamuse_command, resumable=True)
+        func=run_aquamuse_command, resumable=True, writes=("out", "work"))
     inputs = parser.add_argument_group("inputs (mining: --nq and --corpus; or --released)")
     inputs.add_argument("--nq", nargs="+", type=Path, default=[], metavar="FILE",
                         help="Natural Questions jsonl(.gz), simplified or original format (released AQuaMuSe lines "

@@ -149,7 +149,7 @@ def add_documents_parser(subparsers: argparse._SubParsersAction) -> argparse.Arg
                     "statement ids, which source served it) and DIR/failed/*.jsonl.gz (status per URL); a rerun "
                     "resumes. `wikiref build` runs this stage itself.",
         example="wikiref documents build/statements --warc crawl/*.warc.gz --out build/documents",
-        func=run_documents_command, resumable=True)
+        func=run_documents_command, resumable=True, writes=("out",))
     parser.add_argument("statements", nargs="+", help="statement JSONL files (.jsonl/.jsonl.gz) or folders of them")
     parser.add_argument("--warc", nargs="*", action="extend", default=[], metavar="FILE",
                         help="WARC/ARC files or folders to index (Common Crawl or your own crawl); zero or more, "

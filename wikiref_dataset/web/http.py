@@ -30,8 +30,8 @@ host in its share of the whole, and an ordered crawl keeps pace with its slowest
 
 Hand-written on the standard library (``http.client`` over a socket this module opens): httpx/urllib resolve
 and connect by name inside the library, so the address that was checked could differ from the one connected
-to. The robots.txt matcher is hand-written because ``urllib.robotparser`` follows the 1996 draft (first match,
-no wildcards), not RFC 9309.
+to. robots.txt is read with ``protego`` (RFC 9309), not ``urllib.robotparser``, which follows the 1996 draft
+(first match, no wildcards).
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ import itertools
 import json
 import logging
 import os
-import re
 import socket
 import ssl
 import tempfile
@@ -58,7 +57,8 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from urllib.parse import quote, urljoin, urlsplit
+from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 from .extract import is_html_content_type, looks_like_html, media_type
 
@@ -254,9 +254,11 @@ def open_connection(address: str, port: int, timeout: float) -> socket.socket:
 
 @dataclass
 class RobotsRules:
-    """The rules of one robots.txt that apply to one user agent."""
+    """The rules of one robots.txt that apply to one user agent, matched by ``protego`` (the RFC 9309 parser Scrapy
+    uses: longest match wins, Allow wins ties, ``*`` and ``$`` patterns, percent-encoding normalised)."""
 
-    rules: list[tuple[bool, str, re.Pattern[str]]] = field(default_factory=list)  # (allow, pattern, regex)
+    parser: Any = None  # protego.Protego, None: allow everything
+    token: str = "*"
     crawl_delay: float | None = None
 
     @classmethod
@@ -265,56 +267,21 @@ class RobotsRules:
 
     @classmethod
     def disallow_all(cls) -> RobotsRules:
-        return cls([(False, "/", re.compile("/"))])
+        return cls.parse("User-agent: *\nDisallow: /\n", "*")
 
     @classmethod
     def parse(cls, text: str, token: str) -> RobotsRules:
         """Rules of the groups naming `token` (case-insensitive), else of the `*` groups."""
-        groups: list[tuple[set[str], list[tuple[str, str]]]] = []
-        agents: set[str] = set()
-        lines: list[tuple[str, str]] = []
-        in_agents = False
-        for raw in text.splitlines():
-            line = raw.split("#", 1)[0].strip()
-            if ":" not in line:
-                continue
-            key, value = (part.strip() for part in line.split(":", 1))
-            key = key.lower()
-            if key == "user-agent":
-                if not in_agents:
-                    agents, lines = set(), []
-                    groups.append((agents, lines))
-                    in_agents = True
-                agents.add(value.lower())
-            elif key in ("allow", "disallow", "crawl-delay"):
-                in_agents = False
-                if groups:
-                    lines.append((key, value))
-        token = token.lower()
-        chosen = [group for group in groups if token in group[0]] or [group for group in groups if "*" in group[0]]
-        result = cls()
-        for _, group_lines in chosen:
-            for key, value in group_lines:
-                if key == "crawl-delay":
-                    try:
-                        result.crawl_delay = max(result.crawl_delay or 0.0, float(value))
-                    except ValueError:
-                        pass
-                elif value:  # an empty Disallow/Allow matches nothing
-                    pattern = quote(value, safe="/?=&*$:@!,;+'()~%-._")
-                    regex = ".*".join(re.escape(piece) for piece in pattern.rstrip("$").split("*"))
-                    result.rules.append((key == "allow", pattern, re.compile(regex + ("\\Z" if pattern.endswith("$") else ""))))
-        return result
+        from protego import Protego
+
+        parser = Protego.parse(text)
+        return cls(parser=parser, token=token, crawl_delay=parser.crawl_delay(token))
 
     def allowed(self, path: str) -> bool:
-        """Whether `path` (path + query, as sent) may be fetched: longest match wins, Allow wins ties."""
-        if path == "/robots.txt":
+        """Whether `path` (path + query, as sent) may be fetched."""
+        if path == "/robots.txt" or self.parser is None:
             return True
-        best_length, best_allow = -1, True
-        for allow, pattern, regex in self.rules:
-            if regex.match(path) and (len(pattern) > best_length or (len(pattern) == best_length and allow)):
-                best_length, best_allow = len(pattern), allow
-        return best_allow
+        return bool(self.parser.can_fetch(path, self.token))
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def add_statements_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
                     "shards DIR/<task>.jsonl.gz, and print what was kept and skipped. A damaged dump keeps the pages "
                     "read before the damage; a rerun skips finished tasks. `wikiref build` runs this stage itself.",
         example="wikiref statements enwiki-pages-articles.xml.bz2 --out build/statements --tasks 4 --workers 4",
-        func=run_statements_command, resumable=True)
+        func=run_statements_command, resumable=True, writes=("out",))
     parser.add_argument("dumps", nargs="+", metavar="DUMP", help="pages-articles dump files")
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="output folder for the statement shards (a rerun into it resumes)")

@@ -187,6 +187,15 @@ def test_robots_rules_rfc9309() -> None:
     assert RobotsRules.parse("User-agent: *\nDisallow:\n", "x").allowed("/anything")
 
 
+def test_robots_percent_encoding_is_normalised_as_rfc_9309_says() -> None:
+    """RFC 9309 §2.2.2: octets are compared after percent-encoding is normalised (%3c = %3C; %7E = ~). The matcher
+    is protego's; the hand-written one it replaced treated these as different paths."""
+    rules = RobotsRules.parse("User-agent: *\nDisallow: /a%3cd\nDisallow: /~joe/\n", "x")
+    assert not rules.allowed("/a%3Cd")
+    assert not rules.allowed("/%7Ejoe/index.html") and not rules.allowed("/~joe/index.html")
+    assert rules.allowed("/b")
+
+
 # ---- politeness and bounds ----------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,184 @@
+"""One writer per folder: an exclusive lock that every command writing a folder holds for its whole run.
+
+Two runs into one output folder at once (two terminals, a resubmitted job, a script run twice) would interleave
+their staging and work files and could publish one run's data under the other's ``build.json``. Every writer takes
+:class:`FolderLock` on its output folder (and its work folder) before it reads or writes anything there, and keeps it
+until it ends; a second run is refused with one line naming the holder (command, pid, host, since when), or waits
+with ``wait=True`` (``--wait``).
+
+The lock is ``fcntl.flock`` on a file beside the folder, ``.<name>.lock`` in its parent (never inside: a build
+replaces the whole folder when it publishes). The kernel drops a ``flock`` when its process dies, however it dies,
+so a lock left by a killed run never blocks the next one; the holder's details, written into the lock file, are
+then reported as taken over. ``flock`` is per open file description: two locks on one folder in one process exclude
+each other too.
+
+Hand-written on ``fcntl`` rather than ``filelock``: the holder's details must be readable by the run that is
+refused, and taking a lock over from a dead process must be told apart from taking a free one; ``filelock`` exposes
+neither.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import errno
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FolderLock", "FolderLocked", "folder_locks", "lock_path"]
+
+
+class FolderLocked(RuntimeError):
+    """Another run holds the lock of a folder; the message names the folder and the holder."""
+
+    def __init__(self, folder: Path, holder: dict[str, Any] | None) -> None:
+        self.folder, self.holder = folder, holder or {}
+        super().__init__(f"{folder} is being written by another run ({describe_holder(self.holder)}); wait for it "
+                         "to end, or pass --wait to wait for it")
+
+
+def lock_path(folder: str | os.PathLike) -> Path:
+    """The lock file of ``folder``: ``.<name>.lock`` beside it (its parent is created when missing)."""
+    folder = Path(os.path.abspath(folder))
+    return folder.parent / f".{folder.name}.lock"
+
+
+def describe_holder(holder: dict[str, Any]) -> str:
+    """``command, pid N on HOST since TIME`` from a lock file's details (what is known of them)."""
+    if not holder:
+        return "holder unknown"
+    parts = []
+    if holder.get("command"):
+        parts.append(repr(holder["command"]))
+    where = f"pid {holder.get('pid', '?')}" + (f" on {holder['host']}" if holder.get("host") else "")
+    parts.append(where)
+    if holder.get("since"):
+        parts.append(f"since {holder['since']}")
+    return ", ".join(parts)
+
+
+def _read_holder(handle: Any) -> dict[str, Any]:
+    try:
+        handle.seek(0)
+        text = handle.read()
+        return json.loads(text) if text.strip() else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def current_command() -> str:
+    """This process's command line, shortened for a message."""
+    command = " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv and sys.argv[0] else "python"
+    return command if len(command) <= 200 else command[:197] + "..."
+
+
+class FolderLock:
+    """An exclusive lock on one folder for the life of a run (a context manager; see the module docstring).
+
+    Args:
+        folder: the folder to be written (it need not exist yet).
+        command: what the holder is doing, for the message a refused run prints (default: this command line).
+        wait: wait for the holder to end instead of raising :class:`FolderLocked`.
+        poll_s: how often a waiting run reports that it still waits (the wait itself is a blocking ``flock``).
+    """
+
+    def __init__(self, folder: str | os.PathLike, command: str | None = None, wait: bool = False) -> None:
+        self.folder = Path(os.path.abspath(folder))
+        self.path = lock_path(self.folder)
+        self.command = command or current_command()
+        self.wait = wait
+        self._handle: Any = None
+
+    def acquire(self) -> FolderLock:
+        import fcntl
+
+        if self._handle is not None:
+            raise RuntimeError(f"{self.folder}: lock already held by this object")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open for the life of the lock
+        try:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as error:
+                if error.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+                holder = _read_holder(handle)
+                if not self.wait:
+                    raise FolderLocked(self.folder, holder) from None
+                logger.warning("%s is being written by another run (%s); waiting for it to end", self.folder,
+                               describe_holder(holder))
+                started = time.monotonic()
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                logger.info("%s: the other run ended after %.0f s; going on", self.folder, time.monotonic() - started)
+            previous = _read_holder(handle)
+            if previous.get("pid") and previous.get("host") == socket.gethostname() and previous["pid"] != os.getpid():
+                if not _alive(int(previous["pid"])):
+                    logger.warning("%s: took over the lock left by a run that died (%s)", self.folder,
+                                   describe_holder(previous))
+            handle.seek(0)
+            handle.truncate()
+            handle.write(json.dumps({
+                "command": self.command, "pid": os.getpid(), "host": socket.gethostname(),
+                "since": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                "folder": str(self.folder)}) + "\n")
+            handle.flush()
+        except BaseException:
+            handle.close()
+            raise
+        self._handle = handle
+        return self
+
+    def release(self) -> None:
+        if self._handle is None:
+            return
+        import fcntl
+
+        handle, self._handle = self._handle, None
+        try:
+            handle.seek(0)
+            handle.truncate()  # a later run finds no holder to report as dead
+            handle.flush()
+        except OSError:
+            pass
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            handle.close()
+
+    @property
+    def held(self) -> bool:
+        return self._handle is not None
+
+    def __enter__(self) -> FolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@contextlib.contextmanager
+def folder_locks(folders: Sequence[str | os.PathLike | None], command: str | None = None,
+                 wait: bool = False) -> Iterator[list[FolderLock]]:
+    """Locks on several folders (``None`` entries skipped, one folder once), taken in a fixed order (sorted paths) so
+    that two runs locking the same folders cannot deadlock; all released at the end."""
+    unique = sorted({os.path.abspath(folder) for folder in folders if folder})
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(FolderLock(folder, command=command, wait=wait)) for folder in unique]
