@@ -9,6 +9,7 @@ logging only, and the default console sink shows errors only; the log files are 
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import Any
 
@@ -25,7 +26,15 @@ def _errors_only_console() -> None:
     a format function, unlike a format string, does not make loguru append the exception)."""
     logger.remove()
     logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR", backtrace=False, diagnose=False,
-               format=lambda record: "datatrove: {message} (traceback in the task's log file)\n")
+               format=lambda record: "datatrove: {message} (traceback in the task's log file)\n",
+               filter=_not_disk_full)
+
+
+def _not_disk_full(record: Any) -> bool:
+    """A full disk is reported once, in one line, by the command (``command.dispatch``), not per task."""
+    exception = record["exception"]
+    return not (exception is not None and isinstance(exception.value, OSError)
+                and exception.value.errno in (errno.ENOSPC, errno.EDQUOT))
 
 
 def _quiet_task_logger(logging_dir: Any, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
@@ -34,7 +43,9 @@ def _quiet_task_logger(logging_dir: Any, rank: int, local_rank: int = 0, node_ra
     logfile = logging_dir.open(f"logs/task_{rank:05d}.log", "w")
     prefix = f"[NODE {node_rank}] " if node_rank != -1 else ""
     _errors_only_console()
-    logger.add(logfile, colorize=DATATROVE_COLORIZE_LOG_FILES, level="DEBUG",
+    # catch=False: a log file that cannot be written (a full disk) fails the task with that error, instead of loguru
+    # printing a "Logging error" traceback on stderr for every line and the task going on.
+    logger.add(logfile, colorize=DATATROVE_COLORIZE_LOG_FILES, level="DEBUG", catch=False,
                format=f"{prefix}{{time:YYYY-MM-DD HH:mm:ss.SSS}} | <level>{{level: <8}}</level> | "
                       "{name}:{function}:{line} - <level>{message}</level>")
     logger.info(f"Launching pipeline for {rank=}")

@@ -21,6 +21,7 @@ Imports only the standard library: the ``wikiref`` command builds every subcomma
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import shutil
@@ -275,6 +276,73 @@ def _configure_logging(verbose: int) -> None:
             logging.getLogger(name).setLevel(logging.WARNING)
 
 
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full(error: BaseException) -> OSError | None:
+    """The "no space left" / "quota exceeded" `OSError` behind ``error`` (itself, or its cause or context), if any."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in DISK_FULL_ERRNOS:
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _existing(path: str | os.PathLike) -> Path:
+    """``path`` or its nearest existing ancestor."""
+    place = Path(os.path.abspath(path))
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    return place
+
+
+def free_space(path: str | os.PathLike) -> int | None:
+    """Free bytes on the file system that holds (or will hold) ``path``; ``None`` when it cannot be read."""
+    try:
+        return shutil.disk_usage(_existing(path)).free
+    except OSError:
+        return None
+
+
+def human_bytes(size: int | None) -> str:
+    if size is None:
+        return "?"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def describe_disk_full(error: OSError, free_at_start: dict[str, int | None]) -> str:
+    """One line for a run stopped by a full disk: which of the run's folders is on it (the one holding the file
+    being written, else the one with the least space left), the free space when the run started and now, and the
+    file being written when the error names it. ``free_at_start``: ``{folder: free bytes}`` taken before the run."""
+    filename = os.fsdecode(error.filename) if error.filename else None
+    folders = list(free_at_start)
+    folder = None
+    if filename:
+        target = Path(os.path.abspath(filename))
+        folder = next((item for item in folders if target.is_relative_to(os.path.abspath(item))), None)
+        folder = folder or str(target.parent)
+    elif folders:  # the folders on the fullest disk (a build's output and work folders often share one)
+        least = min(free_space(item) or 0 for item in folders)
+        folder = " and ".join(item for item in folders if (free_space(item) or 0) == least)
+    what = f" while writing {filename}" if filename else ""
+    if folder is None:
+        return f"no space left on the device{what} ({error.strerror or error})"
+    first = folder.split(" and ")[0]
+    start_text = f"{human_bytes(free_at_start[first])} free when the run started, " if first in free_at_start else ""
+    device = "quota exceeded" if error.errno == errno.EDQUOT else "no space left"
+    return (f"{device} on the disk of {folder} ({start_text}{human_bytes(free_space(first))} now){what}; a previous "
+            "complete output is left as it was: free some space or pass a folder on another disk, and rerun (the "
+            "finished work is reused)")
+
+
 def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` with ``parser`` and run the chosen subcommand; returns its exit status (see the module's
     docstring: 0 done, 1 a failed run, 2 a bad command line or input, 130 interrupted). ``--debug`` lets the error
@@ -284,12 +352,22 @@ def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None)
     debug = getattr(args, "debug", False)
     _configure_logging(getattr(args, "verbose", 0))
     from .executors import datatrove_console
+    from .lifetime import end_children_with_this_process
     from .locks import FolderLocked, folder_locks
 
+    end_children_with_this_process()  # workers, the executor's manager and fork server end with this process
+    folders = written_folders(args)
+    free_at_start = {folder: free_space(folder) for folder in folders}
     try:
-        with folder_locks(written_folders(args), command=f"wikiref {name}", wait=getattr(args, "wait", False)), \
-                datatrove_console(logs=not getattr(args, "quiet", False)):
-            return args.func(args)
+        try:
+            with folder_locks(folders, command=f"wikiref {name}", wait=getattr(args, "wait", False)), \
+                    datatrove_console(logs=not getattr(args, "quiet", False)):
+                return args.func(args)
+        except Exception as error:
+            full = disk_full(error)
+            if full is None or debug:
+                raise
+            raise RunFailed(describe_disk_full(full, free_at_start)) from None
     except FolderLocked as error:
         if debug:
             raise

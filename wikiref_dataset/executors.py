@@ -207,11 +207,12 @@ def console_logs() -> bool:
     return _console["logs"]
 
 
-WORKER_PRELOAD = ("spacy", "datatrove.pipeline.writers", "wikiref_dataset.text", "wikiref_dataset.curation",
+WORKER_PRELOAD = ("wikiref_dataset._end_with_parent", "spacy", "datatrove.pipeline.writers", "wikiref_dataset.text", "wikiref_dataset.curation",
                   "wikiref_dataset.web.documents", "wikiref_dataset.wiki.steps", "wikiref_dataset.psg2sum.steps")
 """Modules the local executor's fork server imports once per run, so that each worker process of each stage starts
 with them loaded instead of importing them again (about a second per worker per stage, which dominated the short
-stages of a small build with 2 workers)."""
+stages of a small build with 2 workers). The first ties the fork server and its workers to the command's process
+(:mod:`wikiref_dataset.lifetime`)."""
 
 
 def local_executor(pipeline: Sequence[Any], **options: Any) -> Any:
