@@ -46,8 +46,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DUC = ROOT.parent / "shared" / "realdata" / "duc" / "2006"
 
 REDUCED = ["--objective", "regression", "--target_scaling", "per_word", "--packing", "sentences",
-           "--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--learning_rate", "1e-4",
-           "--head_learning_rate", "3e-3", "--attention_dropout", "0", "--bf16", "true"]
+           "--attention_scope", "sentence", "--query_similarity", "true",
+           "--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--learning_rate", "2e-5",
+           "--head_learning_rate", "1e-3", "--attention_dropout", "0", "--bf16", "true"]
 PAPER = ["--objective", "regression", "--target_scaling", "none", "--packing", "stride", "--num_train_epochs", "3",
          "--per_device_train_batch_size", "32", "--learning_rate", "3e-5", "--head_learning_rate", "3e-5"]
 QUICK = [*REDUCED, "--max_train_documents", "2"]

@@ -7,10 +7,11 @@ until it ends; a second run is refused with one line naming the holder (command,
 with ``wait=True`` (``--wait``).
 
 The lock is ``fcntl.flock`` on a file beside the folder, ``.<name>.lock`` in its parent (never inside: a build
-replaces the whole folder when it publishes). The kernel drops a ``flock`` when its process dies, however it dies,
-so a lock left by a killed run never blocks the next one; the holder's details, written into the lock file, are
-then reported as taken over. ``flock`` is per open file description: two locks on one folder in one process exclude
-each other too.
+replaces the whole folder when it publishes), deleted when the run lets go. The kernel drops a ``flock`` when its
+process dies, however it dies, so a lock left by a killed run never blocks the next one; the holder's details, left
+in the lock file, are then reported as taken over. ``flock`` is per open file description: two locks on one folder
+in one process exclude each other too. A run that locked a file another run has just deleted sees that the path no
+longer names it, and locks the new file instead.
 
 Hand-written on ``fcntl`` rather than ``filelock``: the holder's details must be readable by the run that is
 refused, and taking a lock over from a dead process must be told apart from taking a free one; ``filelock`` exposes
@@ -98,7 +99,6 @@ class FolderLock:
         folder: the folder to be written (it need not exist yet).
         command: what the holder is doing, for the message a refused run prints (default: this command line).
         wait: wait for the holder to end instead of raising :class:`FolderLocked`.
-        poll_s: how often a waiting run reports that it still waits (the wait itself is a blocking ``flock``).
     """
 
     def __init__(self, folder: str | os.PathLike, command: str | None = None, wait: bool = False) -> None:
@@ -109,26 +109,18 @@ class FolderLock:
         self._handle: Any = None
 
     def acquire(self) -> FolderLock:
-        import fcntl
-
         if self._handle is not None:
             raise RuntimeError(f"{self.folder}: lock already held by this object")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open for the life of the lock
+        while True:
+            handle = self._lock_file()
+            try:  # the file a run deletes when it lets go may be the one just locked: then lock the new one
+                if os.fstat(handle.fileno()).st_ino == os.stat(self.path).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            handle.close()
         try:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as error:
-                if error.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                holder = _read_holder(handle)
-                if not self.wait:
-                    raise FolderLocked(self.folder, holder) from None
-                logger.warning("%s is being written by another run (%s); waiting for it to end", self.folder,
-                               describe_holder(holder))
-                started = time.monotonic()
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-                logger.info("%s: the other run ended after %.0f s; going on", self.folder, time.monotonic() - started)
             previous = _read_holder(handle)
             if previous.get("pid") and previous.get("host") == socket.gethostname() and previous["pid"] != os.getpid():
                 if not _alive(int(previous["pid"])):
@@ -147,16 +139,40 @@ class FolderLock:
         self._handle = handle
         return self
 
+    def _lock_file(self) -> Any:
+        """The lock file, open and locked (waiting for the holder with ``wait``, else raising
+        :class:`FolderLocked`)."""
+        import fcntl
+
+        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open for the life of the lock
+        try:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as error:
+                if error.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+                holder = _read_holder(handle)
+                if not self.wait:
+                    raise FolderLocked(self.folder, holder) from None
+                logger.warning("%s is being written by another run (%s); waiting for it to end", self.folder,
+                               describe_holder(holder))
+                started = time.monotonic()
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                logger.info("%s: the other run ended after %.0f s; going on", self.folder, time.monotonic() - started)
+        except BaseException:
+            handle.close()
+            raise
+        return handle
+
     def release(self) -> None:
+        """Delete the lock file (a clean end leaves nothing beside the folder) and let go of the lock."""
         if self._handle is None:
             return
         import fcntl
 
         handle, self._handle = self._handle, None
         try:
-            handle.seek(0)
-            handle.truncate()  # a later run finds no holder to report as dead
-            handle.flush()
+            self.path.unlink(missing_ok=True)  # still locked: a run waiting on this file then locks a new one
         except OSError:
             pass
         finally:

@@ -74,6 +74,9 @@ def test_a_second_lock_on_the_folder_is_refused_naming_the_holder(tmp_path):
         holder.wait()
     assert not folder.exists()  # the lock lives beside the folder, never inside it
     assert lock_path(folder) == tmp_path / ".out.lock"
+    with FolderLock(folder):
+        assert lock_path(folder).is_file()
+    assert not lock_path(folder).exists()  # a clean end leaves nothing beside the folder
 
 
 def test_two_locks_in_one_process_exclude_each_other(tmp_path):
