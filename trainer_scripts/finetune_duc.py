@@ -487,6 +487,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
             "packing": processor.packing,
             "pooling": model.config.pooling,
             "use_query": model.config.use_query,
+            "attention_scope": model.config.attention_scope,
+            "query_similarity": model.config.query_similarity,
             "head_learning_rate": head_learning_rate,
             "ranking_loss_weight": duc_args.ranking_loss_weight,
             "clusters": len(train_rows),

@@ -285,6 +285,12 @@ def published_note(results: Mapping[str, Any], setup: PublishedSetup, wikiref: b
             published = f"{100 * setup.subnetwork_fraction:g}% subnetwork" if setup.subnetwork_fraction else "all weights"
             differences.append(f"fine-tuning {published} (this run: "
                                + (f"{100 * ours:g}% subnetwork" if ours else "all weights") + ")")
+        beyond = [text for key, value, text in (
+            ("attention_scope", "sentence", "each sentence encoded alone"),
+            ("query_similarity", True, "a query-similarity term in the scoring head")) if finetuning.get(key) == value]
+        if beyond:
+            differences.append(f"window attention and a linear scoring head (this run: {' and '.join(beyond)}, "
+                               "options beyond the paper)")
         if run_kind(results) == "demo":
             differences.append("full training (this run: a demo of a few steps)")
     what = "The paper's published row" + ("" if wikiref else " closest to this run")

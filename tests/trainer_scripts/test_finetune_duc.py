@@ -268,6 +268,11 @@ def test_iterative_without_a_saved_mask_and_bad_values_exit_2(tmp_path, tiny_qbe
         (["--subnetwork_method", "iterative", "--subnetwork_fraction", "0"], "asks for full fine-tuning"),
         (["--objective", "bar"], "--objective must be one of classification, regression, got 'bar'"),
         (["--pooling", "foo"], "--pooling must be one of"),
+        (["--attention_scope", "document"], "--attention_scope must be one of window, sentence, got 'document'"),
+        (["--attention_scope", "sentence"], "--attention_scope sentence encodes each sentence alone and needs "
+                                            "--packing sentences"),
+        (["--query_similarity", "true", "--use_query", "false", "--pooling", "mean"],
+         "--query_similarity compares each sentence with the query and needs --use_query true"),
     ):
         caplog.clear()
         status, out = _run(tmp_path, tiny_qbert_dir, duc_years, *extra)
@@ -307,6 +312,32 @@ def test_a_plain_encoder_gets_a_new_head_and_cluster_folds_test_held_out_cluster
 
     assert model_variant(results) == "Q-BERT" and "+ DA" not in (out / "README.md").read_text()
     assert model_variant({**results, "finetuning": {**tuning, "pooling": "cls"}}) == "BERT"
+
+
+def test_sentence_scope_and_query_similarity_train_save_and_load(tmp_path, tiny_bert_dir, duc_years):
+    """The options for sentence-embedding encoders: trained, recorded in results.json and the card, saved in the
+    configuration, and the saved folder scores as the trained model did (the pipeline reloads the options)."""
+    out = tmp_path / "scoped"
+    status = finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), "--duc_dirs", duc_years[2006],
+                                "--folds", "2", "--fold", "1", "--objective", "regression", "--packing", "sentences",
+                                "--attention_scope", "sentence", "--query_similarity", "true",
+                                "--baselines", "none", "--output_dir", str(out), *FAST])
+    assert status == 0
+    tuning = json.loads((out / "results.json").read_text())["finetuning"]
+    assert tuning["attention_scope"] == "sentence" and tuning["query_similarity"] is True
+    config = json.loads((out / "config.json").read_text())
+    assert config["attention_scope"] == "sentence" and config["query_similarity"] is True
+    assert "each sentence encoded alone" in (out / "README.md").read_text()
+    from trainer_scripts.evaluate_duc import load_model_pipeline
+
+    summarize = load_model_pipeline(out)
+    assert summarize.model.config.attention_scope == "sentence" and summarize.model.similarity_scale.item() != 1.0
+    summary = {json.loads(line)["topic_id"]: json.loads(line)["summary"]
+               for line in (out / "summaries.jsonl").read_text().splitlines()
+               if json.loads(line)["system"] == "Q-BERT"}
+    row = next(row for row in load_years([duc_years[2006]])[0].rows if row["topic_id"] in summary)
+    output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection="duc")
+    assert output["summary"] == summary[row["topic_id"]]
 
 
 def test_split_folds_deals_clusters_round_robin_over_years(duc_years):

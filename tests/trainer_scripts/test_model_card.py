@@ -189,6 +189,12 @@ def test_the_paper_is_named_once_and_published_rows_say_what_differs():
     full_finetuning["finetuning"]["subnetwork"] = {"fraction": 0.0, "method": "full"}
     duc = section(render_model_card(full_finetuning, model_repo="org/x"), "### DUC 2005")
     assert "Q-BERT + DA (published ‡)" in duc and "44.72" in duc
+    assert "options beyond the paper" not in duc
+    beyond = copy.deepcopy(FULL)
+    beyond["finetuning"].update(attention_scope="sentence", query_similarity=True)
+    duc = section(render_model_card(beyond, model_repo="org/x"), "### DUC 2005")
+    assert ("window attention and a linear scoring head (this run: each sentence encoded alone and a query-similarity "
+            "term in the scoring head, options beyond the paper)") in duc
 
 
 def test_objectives_that_ran_are_stated():
