@@ -53,10 +53,14 @@ def test_pretrain_on_built_wikiref(tmp_path, demo_wikiref, tiny_bert_dir, object
     assert isinstance(model, modeling_qbert.QBertForSentenceScoring)
     assert model.config.objective == objective
     assert model.config.selection_threshold == pytest.approx(pretraining["validation"]["threshold"])
-    summarize = pipeline(modeling_qbert.TASK, model=str(out))
+    # The folder carries its pipeline code (custom_pipelines): transformers then asks for trust_remote_code, or the
+    # installed class; both summarize alike.
     row = datasets.load_dataset(str(demo_wikiref), split="test")[0]
-    output = summarize(query=row["query"], document=row["document"])
-    assert output["selection"] == "wikiref" and output["summary"]
+    outputs = [pipeline(modeling_qbert.TASK, model=str(out), **how)(query=row["query"], document=row["document"])
+               for how in ({"trust_remote_code": True},
+                           {"pipeline_class": modeling_qbert.QueryFocusedSummarizationPipeline})]
+    assert outputs[0]["selection"] == "wikiref" and outputs[0]["summary"]
+    assert outputs[0]["summary"] == outputs[1]["summary"]
 
 
 def test_evaluate_wikiref_matches_a_direct_computation(demo_wikiref, tiny_bert_dir, monkeypatch):
