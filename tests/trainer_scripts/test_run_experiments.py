@@ -204,6 +204,23 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, duc_years, t
     assert not out.exists()
 
 
+def test_a_second_run_into_the_same_out_folder_stops_in_one_line(tmp_path, capsys, duc_years, tiny_bert_dir):
+    """One run per results folder: with --out held by another run, `wikiref experiments` and the script stop with one
+    line naming it (exit 2) and write nothing."""
+    from wikiref_dataset.locks import FolderLock
+
+    out = tmp_path / "experiments"
+    argv = ["--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir), "--rows", "qbert",
+            "--seeds", "1", "--baselines", "false", "--out", str(out), *FAST]
+    with FolderLock(out, command="the other run"):
+        status = wikiref(["experiments", *argv])
+        line = capsys.readouterr().err.strip().splitlines()[-1]
+        assert status == 2 and line.startswith("wikiref experiments: error: ") and "'the other run'" in line, line
+        status, _, stderr = _run(capsys, *argv)
+        assert status == 2 and "is being written by another run ('the other run'" in stderr.splitlines()[-1]
+    assert not out.exists()
+
+
 def test_a_failing_unit_is_reported_and_the_rest_written(tmp_path, capsys, tiny_bert_dir, duc_years):
     out = tmp_path / "experiments"
     status = wikiref(["experiments", "--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir),
