@@ -11,7 +11,9 @@ replaces the whole folder when it publishes), deleted when the run lets go. The 
 process dies, however it dies, so a lock left by a killed run never blocks the next one; the holder's details, left
 in the lock file, are then reported as taken over. ``flock`` is per open file description: two locks on one folder
 in one process exclude each other too. A run that locked a file another run has just deleted sees that the path no
-longer names it, and locks the new file instead.
+longer names it, and locks the new file instead. A process forked while a lock is held lets go of its copy at once
+(a ``flock`` is shared by every descriptor of the open file, inherited ones included), so that the lock ends with the
+run that took it, not with its last child.
 
 Hand-written on ``fcntl`` rather than ``filelock``: the holder's details must be readable by the run that is
 refused, and taking a lock over from a dead process must be told apart from taking a free one; ``filelock`` exposes
@@ -92,6 +94,32 @@ def current_command() -> str:
     return command if len(command) <= 200 else command[:197] + "..."
 
 
+_held: set[FolderLock] = set()
+"""The locks this process holds: a forked child lets go of its copies (:func:`_drop_inherited_locks`)."""
+
+
+def _drop_inherited_locks() -> None:
+    """In a forked child: point the inherited lock descriptors at /dev/null (``dup2`` drops the child's reference to
+    the lock file without unlocking it for the parent) and forget the locks. Otherwise a child that outlives its
+    parent by a moment (the executor's manager, a worker on its way out) would keep the folder locked after the run
+    that took the lock has ended."""
+    for lock in list(_held):
+        handle, lock._handle = lock._handle, None
+        if handle is None:
+            continue
+        try:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            os.dup2(devnull, handle.fileno())
+            os.close(devnull)
+        except OSError:
+            pass
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_inherited_locks)
+
+
 class FolderLock:
     """An exclusive lock on one folder for the life of a run (a context manager; see the module docstring).
 
@@ -137,6 +165,7 @@ class FolderLock:
             handle.close()
             raise
         self._handle = handle
+        _held.add(self)
         return self
 
     def _lock_file(self) -> Any:
@@ -171,6 +200,7 @@ class FolderLock:
         import fcntl
 
         handle, self._handle = self._handle, None
+        _held.discard(self)
         try:
             self.path.unlink(missing_ok=True)  # still locked: a run waiting on this file then locks a new one
         except OSError:

@@ -97,6 +97,40 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(tmp_path, caplog)
     assert f"took over the lock left by a run that died ('holder for the test', pid {holder.pid}" in caplog.text
 
 
+HOLD_AND_FORK = """
+import os, sys, time
+from wikiref_dataset.locks import FolderLock
+lock = FolderLock(sys.argv[1], command="parent").acquire()
+child = os.fork()
+if child == 0:  # a child that outlives its parent (as the executor's manager can, for a moment)
+    time.sleep(60)
+    os._exit(0)
+print("held", child, flush=True)
+time.sleep(120)
+"""
+
+
+def test_the_lock_ends_with_its_run_not_with_a_forked_child(tmp_path):
+    """A flock is shared with the descriptors a fork inherits: a child still alive after the run was killed must not
+    keep the folder locked (the next run would be refused, naming a dead process)."""
+    folder = tmp_path / "out"
+    parent = subprocess.Popen([sys.executable, "-c", HOLD_AND_FORK, str(folder)], cwd=ROOT, env=ENV,
+                              stdout=subprocess.PIPE, text=True)
+    word, child = parent.stdout.readline().split()
+    assert word == "held"
+    try:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        os.kill(int(child), 0)  # the child is alive ...
+        with FolderLock(folder):  # ... and the folder is free
+            pass
+    finally:
+        try:
+            os.kill(int(child), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_wait_takes_the_lock_once_the_holder_ends(tmp_path):
     folder = tmp_path / "out"
     holder = hold(folder, seconds=1.5)
