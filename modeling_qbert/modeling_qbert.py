@@ -107,6 +107,12 @@ def sentence_scope_inputs(sentence_ids: torch.Tensor) -> tuple[torch.BoolTensor,
     return mask, position_ids
 
 
+def query_encoding(hidden_states: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
+    """h_Q: the mean of the token encodings where `query_mask` is 1, `(batch_size, hidden_size)` (zero without any)."""
+    weights = query_mask.to(hidden_states.dtype).unsqueeze(-1)
+    return (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+
+
 class QBertSentencePooling(nn.Module):
     """Token encodings → one vector per sentence, with the pooling named by `config.pooling`.
 
@@ -160,9 +166,7 @@ class QBertSentencePooling(nn.Module):
             if self.pooling == "query_focused":
                 if query_mask is None:
                     raise ValueError("pooling='query_focused' needs `query_mask` (the processor returns it)")
-                weights = query_mask.to(hidden_states.dtype).unsqueeze(-1)
-                query_vector = (hidden_states * weights).sum(1) / weights.sum(1).clamp(min=1.0)  # h_Q
-                direction = self.query_weight(query_vector)  # h_Q W_q
+                direction = self.query_weight(query_encoding(hidden_states, query_mask))  # h_Q W_q
             else:
                 direction = self.attention_vector.unsqueeze(0).expand(batch_size, -1)
             token_logits = torch.einsum("btd,bd->bt", hidden_states, direction)
@@ -296,8 +300,7 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         if self.config.query_similarity:
             if query_mask is None:
                 raise ValueError("query_similarity needs `query_mask` (the processor returns it)")
-            weights = query_mask.to(pooled.dtype).unsqueeze(-1)
-            query_vector = (outputs.last_hidden_state * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+            query_vector = query_encoding(outputs.last_hidden_state, query_mask)
             similarity = functional.cosine_similarity(pooled, query_vector.unsqueeze(1).to(pooled.dtype), dim=-1)
             logits = logits + self.similarity_scale * similarity
         logits = logits * sentence_mask

@@ -19,7 +19,7 @@ import logging
 import os
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -296,6 +296,23 @@ def output_lock(training_args: Any, wait: bool = False) -> Any:
     if training_args.process_index != 0 or not training_args.output_dir:
         return contextlib.nullcontext()
     return FolderLock(training_args.output_dir, wait=wait)
+
+
+def run_training_script(run: Callable[[], int], training_args: Any, wait: bool, script_logger: logging.Logger) -> int:
+    """How a training script's ``main`` runs ``run()``: holding :func:`output_lock`; a `ScriptError` or a folder
+    another run holds is one logged line and exit 2; the process group ends cleanly whatever happens (no abort at exit
+    under ``accelerate launch``: `modeling_qbert.trainer.end_process_group`)."""
+    from modeling_qbert.trainer import end_process_group
+    from wikiref_dataset.locks import FolderLocked
+
+    try:
+        with output_lock(training_args, wait=wait):
+            return run()
+    except (ScriptError, FolderLocked) as error:
+        script_logger.error(str(error))
+        return 2
+    finally:
+        end_process_group()
 
 
 def windows_cache_dir() -> str:

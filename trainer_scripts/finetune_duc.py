@@ -52,17 +52,16 @@ from trainer_scripts.common import (
     is_qbert_folder,
     load_model_and_processor,
     model_folder_callback,
-    output_lock,
     parse_arguments,
     read_results,
     run_info,
+    run_training_script,
     save_model_folder,
     subnetwork_results,
     windows_cache_dir,
     write_model_card,
     write_results,
 )
-from wikiref_dataset.locks import FolderLocked
 
 logger = logging.getLogger("finetune_duc")
 
@@ -344,16 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     model_args, duc_args, training_args = parse_arguments(
         (ModelArguments, DucArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0])
     configure_logging(training_args)
-    try:
-        with output_lock(training_args, wait=model_args.wait):
-            return _run(model_args, duc_args, training_args)
-    except (ScriptError, FolderLocked) as error:
-        logger.error(str(error))
-        return 2
-    finally:
-        from modeling_qbert.trainer import end_process_group
-
-        end_process_group()  # under accelerate launch: no abort at exit
+    return run_training_script(lambda: _run(model_args, duc_args, training_args), training_args, model_args.wait, logger)
 
 
 def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any) -> int:

@@ -1099,28 +1099,18 @@ def _package_root() -> str:
     return str(Path(__file__).resolve().parents[1])
 
 
-def _end_with_parent() -> None:
-    """In a unit's process, before it starts (Linux): receive SIGTERM when the runner dies, however it dies (SIGTERM,
-    SIGHUP, SIGKILL), so that no training keeps running for a runner that is gone."""
-    import ctypes
-    import signal
-
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):  # not Linux: the unit may outlive a killed runner
-        pass
-
-
 def run_script_process(script: str, argv: Sequence[str], log: Path) -> int:
     """``python -m trainer_scripts.<script> argv`` in a fresh process (this Python, this code), output into ``log``.
-    The process ends with the runner: killed with it (:func:`_end_with_parent`), and terminated when the runner stops
-    on an exception (Ctrl-C included)."""
+    The process ends with the runner: killed with it (`wikiref_dataset.lifetime.die_with_parent`), and terminated
+    when the runner stops on an exception (Ctrl-C included)."""
+    from wikiref_dataset.lifetime import die_with_parent
+
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [_package_root(), environment.get("PYTHONPATH")]))
     with open(log, "ab") as handle:
         unit = subprocess.Popen([sys.executable, "-m", f"trainer_scripts.{script}", *argv], stdout=handle,
                                 stderr=subprocess.STDOUT, env=environment,
-                                preexec_fn=_end_with_parent if sys.platform.startswith("linux") else None)
+                                preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
         try:
             return unit.wait()
         except BaseException:

@@ -9,13 +9,13 @@ logging only, and the default console sink shows errors only; the log files are 
 
 from __future__ import annotations
 
-import errno
 import sys
 from typing import Any
 
 from datatrove.executor import LocalPipelineExecutor, RayPipelineExecutor
 from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, setup_default_logger
 
+from .command import disk_full
 from .executors import console_logs
 
 __all__ = ["LocalExecutor", "RayExecutor"]
@@ -33,8 +33,7 @@ def _errors_only_console() -> None:
 def _not_disk_full(record: Any) -> bool:
     """A full disk is reported once, in one line, by the command (``command.dispatch``), not per task."""
     exception = record["exception"]
-    return not (exception is not None and isinstance(exception.value, OSError)
-                and exception.value.errno in (errno.ENOSPC, errno.EDQUOT))
+    return exception is None or exception.value is None or disk_full(exception.value) is None
 
 
 def _quiet_task_logger(logging_dir: Any, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:

@@ -144,8 +144,9 @@ def written_folders(args: argparse.Namespace) -> list[str]:
         if value:
             folders.append(os.fspath(value))
     if "work" in dests and not getattr(args, "work", None) and getattr(args, "out", None):
-        out = Path(args.out)
-        folders.append(os.fspath(out.with_name(out.name + ".work")))  # as folders.work_folder
+        from .folders import work_folder  # the standard library only, as this module
+
+        folders.append(os.fspath(work_folder(args.out)))
     return folders
 
 
@@ -323,22 +324,22 @@ def describe_disk_full(error: OSError, free_at_start: dict[str, int | None]) -> 
     being written, else the one with the least space left), the free space when the run started and now, and the
     file being written when the error names it. ``free_at_start``: ``{folder: free bytes}`` taken before the run."""
     filename = os.fsdecode(error.filename) if error.filename else None
-    folders = list(free_at_start)
-    folder = None
+    free_now = {folder: free_space(folder) for folder in free_at_start}
+    full: list[str] = []
     if filename:
         target = Path(os.path.abspath(filename))
-        folder = next((item for item in folders if target.is_relative_to(os.path.abspath(item))), None)
-        folder = folder or str(target.parent)
-    elif folders:  # the folders on the fullest disk (a build's output and work folders often share one)
-        least = min(free_space(item) or 0 for item in folders)
-        folder = " and ".join(item for item in folders if (free_space(item) or 0) == least)
+        full = [next((item for item in free_now if target.is_relative_to(os.path.abspath(item))), str(target.parent))]
+    elif free_now:  # the folders on the fullest disk (a build's output and work folders often share one)
+        least = min(value or 0 for value in free_now.values())
+        full = [item for item, value in free_now.items() if (value or 0) == least]
     what = f" while writing {filename}" if filename else ""
-    if folder is None:
+    if not full:
         return f"no space left on the device{what} ({error.strerror or error})"
-    first = folder.split(" and ")[0]
+    first = full[0]
     start_text = f"{human_bytes(free_at_start[first])} free when the run started, " if first in free_at_start else ""
+    now = free_now[first] if first in free_now else free_space(first)
     device = "quota exceeded" if error.errno == errno.EDQUOT else "no space left"
-    return (f"{device} on the disk of {folder} ({start_text}{human_bytes(free_space(first))} now){what}; a previous "
+    return (f"{device} on the disk of {' and '.join(full)} ({start_text}{human_bytes(now)} now){what}; a previous "
             "complete output is left as it was: free some space or pass a folder on another disk, and rerun (the "
             "finished work is reused)")
 

@@ -273,8 +273,8 @@ def test_a_unit_process_ends_when_the_runner_is_killed(tmp_path):
     pid_file = tmp_path / "child.pid"
     runner = subprocess.Popen([sys.executable, "-c", (
         "import subprocess, sys, pathlib\n"
-        "from trainer_scripts.run_experiments import _end_with_parent\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], preexec_fn=_end_with_parent)\n"
+        "from wikiref_dataset.lifetime import die_with_parent  # run_script_process's preexec_fn\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], preexec_fn=die_with_parent)\n"
         f"pathlib.Path({str(pid_file)!r}).write_text(str(child.pid))\n"
         "child.wait()\n")], cwd=Path(__file__).resolve().parents[2])
     deadline = time.monotonic() + 30
