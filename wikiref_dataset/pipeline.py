@@ -64,6 +64,7 @@ from .folders import (
 from .jsonl import iter_json_objects
 from .text import TextPipeline
 from .web.documents import BucketByCitedUrl, DocumentSources, check_sources
+from .web.faults import fault_counts
 from .web.urls import url_key
 from .wiki.statements import Statement, StatementConfig
 
@@ -556,6 +557,14 @@ def _document_counts(documents: dict[str, Counter]) -> dict[str, int]:
                 counts[f"Common Crawl: {name.replace('_', ' ')}"] = counter[key]
         if counter.get("reused"):
             counts["cited pages reused from the documents folder"] = counter["reused"]
+    faults: Counter[str] = Counter()
+    for counter in documents.values():
+        faults.update({key[7:]: value for key, value in counter.items() if key.startswith("faults/")})
+        for key, label in (("retried", "cited pages retried (network failures of the last run)"),
+                           ("transient", "cited pages failed by the network (the next run retries them)")):
+            if counter.get(key):
+                counts[label] = counts.get(label, 0) + counter[key]
+    counts |= fault_counts(faults)
     return counts
 
 
@@ -610,6 +619,9 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
     if restarted and progress:
         print(f"inputs changed since the last run in {config.work}: redoing {', '.join(restarted)}", flush=True)
     _index_warcs(config)
+    retrying = _retry_transient_failures(config)
+    if retrying and progress:
+        print(f"retrying {retrying} cited page(s) that failed on the last run because of the network", flush=True)
     _republish_if_missing(config.work, config.output_dir)
     if config.executor == "slurm":
         if not (config.work / "build.json").is_file():
@@ -681,22 +693,49 @@ def restart_changed_stages(work: Path, stages: Sequence[tuple[str, dict[str, Any
     for name, _, outputs in stages:
         changed = changed or not isinstance(previous, dict) or previous.get(name) != current[name]
         if changed and previous is not None:
-            for relative in [*outputs, f"logs/{name}"]:
-                target = work / relative
-                if target.is_dir():
-                    shutil.rmtree(target)
-                else:
-                    target.unlink(missing_ok=True)
+            clear_stage(work, name, outputs)
             restarted.append(name)
     work.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps(current, indent=1, sort_keys=True), encoding="utf-8")
     return restarted
 
 
+def clear_stage(work: Path, name: str, outputs: Sequence[str]) -> None:
+    """Delete a stage's outputs (paths relative to `work`), its logs and completion markers: it runs again."""
+    for relative in [*outputs, f"logs/{name}"]:
+        target = work / relative
+        if target.is_dir():
+            shutil.rmtree(target)
+        else:
+            target.unlink(missing_ok=True)
+
+
 def _check_inputs(config: BuildConfig) -> list[str]:
     """Restart the stages whose inputs changed since the previous run in this work folder (see
     :func:`restart_changed_stages`)."""
-    return restart_changed_stages(config.work, [
+    return restart_changed_stages(config.work, _stage_table(config))
+
+
+def _retry_transient_failures(config: BuildConfig) -> int:
+    """A rerun tries again the cited pages the last run could not get because of the network: their documents
+    tasks run again (:func:`~wikiref_dataset.web.documents.reopen_transient_failures`), and every stage after them
+    too, so that the published folder takes in what the retry gets. Returns the number of pages retried."""
+    from .web.documents import reopen_transient_failures
+
+    work = config.work
+    pages = reopen_transient_failures(work / "documents", work / "logs" / "documents", config.tasks)
+    if pages:
+        table = _stage_table(config)
+        after = [position for position, (name, _, _) in enumerate(table) if name == "documents"][0] + 1
+        for name, _, outputs in table[after:]:
+            clear_stage(work, name, outputs)
+    return pages
+
+
+def _stage_table(config: BuildConfig) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """Each stage's name, inputs and outputs (relative to the work folder), in order (see
+    :func:`restart_changed_stages`)."""
+    return [
         ("statements", {"dumps": file_identities(config.dumps), "buckets": config.tasks,
                         "statements": config.statements.to_dict()}, ["statements"]),
         ("index_keys", _sources_input(config), ["captures"]),
@@ -707,7 +746,7 @@ def _check_inputs(config: BuildConfig) -> list[str]:
          ["examples", "length_stats", "rejects/missing", "rejects/unigram_recall"]),
         ("curation", {}, ["curated", "rejects/length", "rejects/oracle"]),
         ("dataset", {}, ["build.json"]),
-    ])
+    ]
 
 
 def sample_inputs() -> tuple[list[str], list[str]]:

@@ -29,6 +29,10 @@ SOURCE_DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
                     "where the WARC files named by the index are: URL prefix (Range requests) or local folder"),
         "lookup_workers": (8, "CDX lookups and record reads at once, per task"),
         "cdx_min_interval_s": (None, "least seconds between requests to one CDX server (default: cdx_toolkit's)"),
+        "timeout_s": (30.0, "seconds to connect, and a response may stall, for CDX lookups and record reads"),
+        "retries": (5, "retries of a CDX lookup or record read after a 429/5xx, reset, timeout or cut body"),
+        "backoff_s": (1.0, "seconds before the first retry, doubled for each next one (or the server's Retry-After, "
+                           "when longer)"),
     },
     "http": {
         "min_interval_s": (1.0, "least seconds between requests to one host"),
@@ -82,6 +86,12 @@ def add_source_arguments(parser: argparse.ArgumentParser, group: argparse._Argum
     common.add_argument("--lookup-workers", type=positive_int, default=crawl["lookup_workers"][0], metavar="N",
                         help=f"{crawl['lookup_workers'][1]} (default {crawl['lookup_workers'][0]})")
     common.add_argument("--cdx-min-interval", type=float, metavar="S", help=crawl["cdx_min_interval_s"][1])
+    common.add_argument("--cc-timeout", type=float, default=crawl["timeout_s"][0], metavar="S",
+                        help=f"{crawl['timeout_s'][1]} (default {crawl['timeout_s'][0]:g})")
+    common.add_argument("--cc-retries", type=int, default=crawl["retries"][0], metavar="N",
+                        help=f"{crawl['retries'][1]} (default {crawl['retries'][0]})")
+    common.add_argument("--cc-backoff", type=float, default=crawl["backoff_s"][0], metavar="S",
+                        help=f"{crawl['backoff_s'][1]} (default {crawl['backoff_s'][0]:g})")
     live = parser.add_argument_group("live web options (with --http)")
     live.add_argument("--http-cache", metavar="DIR",
                       help="on-disk cache folder (default: http_cache in the output or work folder)")
@@ -123,7 +133,8 @@ def document_sources(args: argparse.Namespace) -> DocumentSources:
     if args.crawl or args.cdx_api or args.cc_index:
         common_crawl = CommonCrawlConfig(crawls=args.crawl or (), cdx_api=args.cdx_api, cc_index=args.cc_index,
                                          cc_data=args.cc_data, lookup_workers=args.lookup_workers,
-                                         cdx_min_interval_s=args.cdx_min_interval)
+                                         cdx_min_interval_s=args.cdx_min_interval, timeout_s=args.cc_timeout,
+                                         retries=args.cc_retries, backoff_s=args.cc_backoff)
     http_config = None
     if args.http:
         options = {"min_interval_s": args.min_interval, "read_timeout_s": args.timeout, "max_bytes": args.max_bytes,

@@ -5,14 +5,16 @@ Two ways to look pages up:
 
 * **Per URL, on a CDX index server** (:class:`CdxServer`; small builds) — the API that Common Crawl's index server
   (``https://index.commoncrawl.org/<crawl>-index``), pywb (``http://host/<collection>/cdx``) and the Wayback Machine
-  speak. Queries go through cdx_toolkit's request layer (``myrequests_get``: per-host politeness interval, retries on
-  429/5xx and connection errors) and its response parser (``cdx_to_captures``: pywb's JSON lines, the Wayback
-  Machine's JSON table). Not through its ``CDXFetcher``: with ``source="cc"`` it first downloads Common Crawl's
+  speak. Queries follow the project's retry rule (:mod:`~wikiref_dataset.web.faults`: 429/5xx, resets, refused
+  connections, stalls and cut bodies retried with exponential backoff, ``Retry-After`` honoured, every fault counted
+  by kind), spaced per host by cdx_toolkit's politeness table (1 s for Common Crawl's server, 3 s for others), and
+  are parsed by cdx_toolkit's response parser (``cdx_to_captures``: pywb's JSON lines, the Wayback Machine's JSON
+  table). Not through cdx_toolkit's request layer (``myrequests_get``): it retries 429 and 5xx answers without limit
+  and connection failures with fixed waits, ignores ``Retry-After``, and counts nothing. Nor through its
+  ``CDXFetcher``: with ``source="cc"`` it first downloads Common Crawl's
   ``collinfo.json`` and refuses a server listing fewer than 60 crawls (no other server can stand in for it), its
   ``get()`` fails on the empty 200 answer pywb gives for a URL without captures, and its ``iter()`` pages with
-  ``page=``, which pywb ignores (the iteration never ends). cdx_toolkit retries 429 and 5xx answers without limit
-  (waits up to 10 s): a server that is down fails the lookups, one that keeps answering 503 holds them. Several
-  crawls are several endpoints, asked in the order
+  ``page=``, which pywb ignores (the iteration never ends). Several crawls are several endpoints, asked in the order
   given (newest first); without a citation date the first crawl with a 200 capture answers, with one every crawl is
   asked so that the nearest capture can be chosen.
 * **All URLs at once, joined with Common Crawl's columnar URL index** (:class:`ColumnarIndex`; full builds) — Parquet
@@ -35,11 +37,14 @@ prefix (``https://data.commoncrawl.org``) with an HTTP ``Range`` request or from
 (chunked transfer and gzip/deflate/brotli content encodings decoded). Hand-written on ``requests`` rather than
 cdx_toolkit's ``fetch_warc_record``: that one spaces all requests to a host by one global interval (3 s for hosts
 other than Common Crawl's) shared by every thread, retries a connection failure for up to 100 minutes, has no size
-cap and reads no local files.
+cap and reads no local files. Reads follow the same retry rule as lookups.
 
 Every URL ends with one outcome (:data:`OUTCOMES`): ``found``, ``not_captured``, ``non_200`` (only 404s, 5xx or a
 redirect whose target is not captured), ``not_html``, ``fetch_failed`` (the record could not be read) or
-``lookup_failed`` (the index server failed for it). An index server that fails :attr:`CdxServer.max_failures`
+``lookup_failed`` (the index server failed for it or refused it). A ``fetch_failed`` or ``lookup_failed`` that
+the network caused (still failing after the retries) is marked :attr:`CrawlResult.transient`: the documents stage
+records it as failed, never as not captured, and a rerun of the build asks again. An index server that fails
+:attr:`CdxServer.max_failures`
 lookups in a row raises :class:`IndexUnavailableError` instead: the task stops, and a rerun resumes it.
 """
 
@@ -52,7 +57,6 @@ import json
 import logging
 import re
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import astuple, dataclass, field, fields
@@ -63,14 +67,12 @@ from urllib.parse import urljoin, urlsplit
 
 from .captures import capture_time, choose_capture, iso_utc
 from .extract import is_html_content_type, media_type
-from .http import _atomic_write
+from .faults import IncompleteBody, NetworkFault, NetworkFaults, get_with_retries
+from .http import HostSpacing, _atomic_write
 from .urls import normalize_url, unwrap_wayback, url_key
 from .warc import WarcReadError
 
 logger = logging.getLogger(__name__)
-# cdx_toolkit logs every failed attempt of every lookup at ERROR; the outcomes are counted here and a server that
-# stops answering ends the task with one message (IndexUnavailableError), so its own log is kept to critical ones.
-logging.getLogger("cdx_toolkit.myrequests").setLevel(logging.CRITICAL)
 
 __all__ = [
     "COMMON_CRAWL_DATA", "COMMON_CRAWL_INDEX", "OUTCOMES", "CaptureRequest", "CdxServer", "ColumnarIndex",
@@ -132,8 +134,13 @@ class CommonCrawlConfig:
         cdx_min_interval_s (`float`, *optional*): least seconds between two requests to one CDX server in one process
             (default: cdx_toolkit's: 1 s for Common Crawl's server, 3 s for other servers).
         max_redirects (`int`, defaults to 5): captured redirects followed per URL.
-        timeout_s (`float`, defaults to 30): seconds to connect and between bytes, for record reads.
-        retries (`int`, defaults to 3): extra attempts after a connection failure, 429 or 5xx.
+        timeout_s (`float`, defaults to 30): seconds to connect and between bytes (a stalled response), for CDX
+            lookups and record reads.
+        retries (`int`, defaults to 5): retries of one CDX lookup or record read after a fault (429/5xx, reset,
+            timeout, cut body; :mod:`~wikiref_dataset.web.faults`).
+        backoff_s (`float`, defaults to 1): seconds before the first retry, doubled for each next one; a longer
+            ``Retry-After`` wins.
+        max_retry_after_s (`float`, defaults to 60): longest ``Retry-After`` honoured.
         max_record_bytes (`int`, defaults to 20,000,000): largest record read, and largest decoded body.
     """
 
@@ -154,8 +161,14 @@ class CommonCrawlConfig:
     cdx_min_interval_s: float | None = field(
         default=None, metadata={"help": "Least seconds between requests to one CDX server (default: cdx_toolkit's)."})
     max_redirects: int = field(default=5, metadata={"help": "Captured redirects followed per URL."})
-    timeout_s: float = field(default=30.0, metadata={"help": "Connect/read timeout of record reads, in seconds."})
-    retries: int = field(default=3, metadata={"help": "Extra attempts after a connection failure, 429 or 5xx."})
+    timeout_s: float = field(
+        default=30.0, metadata={"help": "Seconds to connect, and a response may stall, for CDX lookups and record reads."})
+    retries: int = field(
+        default=5, metadata={"help": "Retries of a CDX lookup or record read after a 429/5xx, reset, timeout or cut body."})
+    backoff_s: float = field(
+        default=1.0, metadata={"help": "Seconds before the first retry, doubled for each next one (or the server's "
+                                       "Retry-After, when longer)."})
+    max_retry_after_s: float = field(default=60.0, metadata={"help": "Longest Retry-After honoured, in seconds."})
     max_record_bytes: int = field(default=20_000_000, metadata={"help": "Largest record (and decoded body) read."})
 
     def __post_init__(self) -> None:
@@ -187,6 +200,8 @@ class CommonCrawlConfig:
                 raise ValueError(f"{name} must be an integer >= 0, got {getattr(self, name)!r}")
         if self.timeout_s <= 0 or (self.cdx_min_interval_s is not None and self.cdx_min_interval_s < 0):
             raise ValueError("timeout_s must be > 0 and cdx_min_interval_s >= 0")
+        if self.backoff_s < 0 or self.max_retry_after_s < 0:
+            raise ValueError("backoff_s and max_retry_after_s must be >= 0")
 
     @property
     def uses_columnar_index(self) -> bool:
@@ -264,6 +279,8 @@ class CrawlResult:
         body (`bytes`, *optional*): the decoded body (`found` only).
         redirects (`tuple[str, ...]`): the captured URLs that redirected, in order.
         detail (`str`): what went wrong, naming the URL, the index or the record.
+        transient (`bool`): a `lookup_failed` or `fetch_failed` caused by the network (still failing after the
+            retries), which a later run may get past; `False` for a refused lookup or a damaged record.
     """
 
     url: str
@@ -275,6 +292,7 @@ class CrawlResult:
     body: bytes | None = None
     redirects: tuple[str, ...] = ()
     detail: str = ""
+    transient: bool = False
 
 
 @dataclass
@@ -317,42 +335,50 @@ def _time_of(capture: IndexedCapture) -> datetime | None:
 
 
 class CdxServer:
-    """Looks URLs up on one or more CDX endpoints (one per crawl), through cdx_toolkit (see the module docstring).
+    """Looks URLs up on one or more CDX endpoints (one per crawl), under the project's retry rule (see the module
+    docstring).
 
     Args:
         endpoints (`Sequence[tuple[str, str | None]]`): (endpoint URL, crawl name), asked in this order.
-        min_interval_s (`float`, *optional*): least seconds between two requests to one endpoint host (sets
-            cdx_toolkit's per-host interval for those hosts, for this process).
-        retries (`int`): connection failures tolerated per request (cdx_toolkit retries 429/5xx on its own).
+        min_interval_s (`float`, *optional*): least seconds between two requests to one endpoint host, in this
+            process (default: cdx_toolkit's per-host table: 1 s for Common Crawl's index server, 3 s for others).
+        retries (`int`): retries of a lookup after a fault (429/5xx, reset, refused, timeout, cut body).
         limit (`int`): most captures asked per URL and endpoint.
         max_failures (`int`): lookups failed in a row after which :class:`IndexUnavailableError` is raised.
+        timeout_s (`float`): seconds to connect and between bytes of an answer.
+        backoff_s (`float`), max_retry_after_s (`float`): the wait before a retry
+            (:func:`~wikiref_dataset.web.faults.retry_delay`).
+        faults (:class:`~wikiref_dataset.web.faults.NetworkFaults`, *optional*): where faults are counted (as
+            ``cdx/<kind>``); a new counter by default.
     """
 
     def __init__(self, endpoints: Sequence[tuple[str, str | None]], min_interval_s: float | None = None,
-                 retries: int = 3, limit: int = 1000, max_failures: int = 20) -> None:
+                 retries: int = 5, limit: int = 1000, max_failures: int = 20, timeout_s: float = 30.0,
+                 backoff_s: float = 1.0, max_retry_after_s: float = 60.0, faults: NetworkFaults | None = None) -> None:
         if not endpoints:
             raise ValueError("CdxServer needs at least one endpoint")
         self.endpoints = list(endpoints)
         self.retries = retries
         self.limit = limit
         self.max_failures = max_failures
+        self.timeout_s = timeout_s
+        self.backoff_s = backoff_s
+        self.max_retry_after_s = max_retry_after_s
+        self.faults = faults if faults is not None else NetworkFaults()
         self.requests = 0
         self._failures = 0
         self._lock = threading.Lock()
-        if min_interval_s is not None:
-            from cdx_toolkit import myrequests
-
-            # cdx_toolkit keeps one politeness interval per host in this table (its API has no setter)
-            for host in {urlsplit(endpoint).hostname for endpoint, _ in self.endpoints}:
-                myrequests.get_retries(host)
-                myrequests.retry_info[host]["minimum_interval"] = float(min_interval_s)
+        self._spacing = HostSpacing()
+        self._intervals = {host: _cdx_interval(host, min_interval_s)
+                           for host in {urlsplit(endpoint).hostname or "" for endpoint, _ in self.endpoints}}
+        self._local = threading.local()
 
     def captures(self, url: str, first_crawl_with_200: bool = False) -> list[IndexedCapture]:
         """Every capture of `url` on the endpoints (`first_crawl_with_200`: stop at the first endpoint that has a
         200 capture — the newest crawl's, when crawls are given newest first).
 
         Raises:
-            IndexLookupError: an endpoint failed for this URL.
+            IndexLookupError: an endpoint failed for this URL (after its retries, or it refused the URL).
             IndexUnavailableError: the last :attr:`max_failures` lookups all failed.
         """
         found: list[IndexedCapture] = []
@@ -376,29 +402,64 @@ class CdxServer:
                 break
         return found
 
-    def _query(self, endpoint: str, crawl: str | None, url: str) -> list[IndexedCapture]:
-        import requests
-        from cdx_toolkit import cdx_to_captures, myrequests_get
+    def _session(self) -> Any:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            import requests
 
-        params = {"url": url, "output": "json", "limit": self.limit}
-        with self._lock:
-            self.requests += 1
+            session = self._local.session = requests.Session()
+            session.trust_env = False  # no proxy from the environment; the server is given explicitly
+            session.headers["User-Agent"] = _USER_AGENT
+        return session
+
+    def _query(self, endpoint: str, crawl: str | None, url: str) -> list[IndexedCapture]:
+        from cdx_toolkit import cdx_to_captures
+
+        host = urlsplit(endpoint).hostname or ""
+
+        def wait_turn() -> None:
+            with self._lock:
+                self.requests += 1
+            self._spacing.wait(host, self._intervals[host])
+
+        def answer(response: Any) -> list[IndexedCapture]:
+            if response.status_code == 400:
+                raise IndexLookupError(f"{endpoint}: lookup of {url} refused (HTTP 400: {response.text.strip()[:200]})",
+                                       answered=True)
+            if response.status_code == 200 and not response.text.strip():  # pywb: no capture
+                return []
+            if response.status_code not in (200, 404):
+                raise IndexLookupError(f"{endpoint}: lookup of {url}: unexpected answer (HTTP {response.status_code})",
+                                       answered=True)
+            try:
+                rows = cdx_to_captures(response)  # [] for the 404 "No Captures found" answer
+            except (ValueError, KeyError) as error:
+                raise IndexLookupError(f"{endpoint}: lookup of {url}: unexpected answer (HTTP "
+                                       f"{response.status_code}: {error})") from None
+            return [capture for row in rows if (capture := _from_cdx_row(row.data, crawl)) is not None]
+
         try:
-            response = myrequests_get(endpoint, params=params, cdx=True, raise_error_after_n_errors=self.retries,
-                                      raise_warning_after_n_errors=self.retries, retry_max_sec=10)
-        except (ValueError, RuntimeError, requests.RequestException) as error:
-            raise IndexLookupError(f"{endpoint}: lookup of {url} failed ({error})") from None
-        if response.status_code == 400:
-            raise IndexLookupError(f"{endpoint}: lookup of {url} refused (HTTP 400: {response.text.strip()[:200]})",
-                                   answered=True)
-        if not response.text.strip():  # pywb: no capture
-            return []
-        try:
-            rows = cdx_to_captures(response)  # [] for the 404 "No Captures found" answer
-        except (ValueError, KeyError) as error:
-            raise IndexLookupError(f"{endpoint}: lookup of {url}: unexpected answer (HTTP {response.status_code}: "
-                                   f"{error})") from None
-        return [capture for row in rows if (capture := _from_cdx_row(row.data, crawl)) is not None]
+            return get_with_retries(
+                self._session(), endpoint, answer, source="cdx", faults=self.faults,
+                params={"url": url, "output": "json", "limit": self.limit}, timeout=self.timeout_s,
+                retries=self.retries, backoff_s=self.backoff_s, max_retry_after_s=self.max_retry_after_s,
+                before=wait_turn)  # fmt: skip
+        except NetworkFault as fault:
+            raise IndexLookupError(f"{endpoint}: lookup of {url} failed ({fault})") from None
+        except IndexLookupError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a malformed endpoint URL, an unexpected transport error
+            raise IndexLookupError(f"{endpoint}: lookup of {url} failed ({type(error).__name__}: {error})") from None
+
+
+def _cdx_interval(host: str, min_interval_s: float | None) -> float:
+    """The politeness interval for a CDX host: the one given, else cdx_toolkit's table (1 s for Common Crawl's index
+    server, 3 s for any other)."""
+    if min_interval_s is not None:
+        return float(min_interval_s)
+    from cdx_toolkit.myrequests import retry_info
+
+    return float(retry_info.get(host, retry_info["default"])["minimum_interval"])
 
 
 def _from_cdx_row(row: dict[str, Any], crawl: str | None) -> IndexedCapture | None:
@@ -900,16 +961,24 @@ class WarcRecordReader:
 
     Args:
         base (`str`): URL prefix (``https://data.commoncrawl.org``) or folder the index's file names are relative to.
-        timeout_s (`float`): connect and read timeout. retries (`int`): extra attempts after a connection failure,
-            429 or 5xx (waits 1, 2, 4 ... s, or Retry-After up to 30 s). max_bytes (`int`): largest record and body.
+        timeout_s (`float`): connect timeout, and longest wait for the next bytes of an answer.
+        retries (`int`): retries after a fault (429/5xx, reset, refused, timeout, a body cut short), waiting
+            ``backoff_s * 2**attempt`` s or the server's Retry-After (up to `max_retry_after_s`) when longer.
+        max_bytes (`int`): largest record and body.
+        faults (:class:`~wikiref_dataset.web.faults.NetworkFaults`, *optional*): where faults are counted (as
+            ``warc/<kind>``); a new counter by default.
     """
 
-    def __init__(self, base: str, timeout_s: float = 30.0, retries: int = 3, max_bytes: int = 20_000_000) -> None:
+    def __init__(self, base: str, timeout_s: float = 30.0, retries: int = 5, max_bytes: int = 20_000_000,
+                 backoff_s: float = 1.0, max_retry_after_s: float = 60.0, faults: NetworkFaults | None = None) -> None:
         self.base = base
         self.remote = _is_remote(base)
         self.timeout_s = timeout_s
         self.retries = retries
         self.max_bytes = max_bytes
+        self.backoff_s = backoff_s
+        self.max_retry_after_s = max_retry_after_s
+        self.faults = faults if faults is not None else NetworkFaults()
         self.requests = 0
         self._local = threading.local()
 
@@ -925,8 +994,9 @@ class WarcRecordReader:
         """The HTTP response `capture` holds.
 
         Raises:
-            WarcReadError: the record cannot be fetched or parsed, is not the one the index names, or is too large
-                (reason ``too_large``); the message names the file, the offset and the problem.
+            WarcReadError: the record cannot be fetched (reason ``network``: still failing after the retries) or
+                parsed, is not the one the index names, or is too large (reason ``too_large``); the message names the
+                file, the offset and the problem.
         """
         where = f"{self.location(capture.filename)} at {capture.offset}"
         if not capture.filename or capture.offset is None or capture.length is None or capture.length <= 0:
@@ -960,38 +1030,34 @@ class WarcRecordReader:
         return session
 
     def _fetch(self, capture: IndexedCapture) -> bytes:
-        import requests
-
         url = self.location(capture.filename)
         first, last = capture.offset, capture.offset + capture.length - 1
-        headers = {"Range": f"bytes={first}-{last}", "Accept-Encoding": "identity"}
-        problem = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(min(30.0, _retry_after(problem) or 2.0 ** (attempt - 1)))
+
+        def counted() -> None:
             self.requests += 1
-            try:
-                with self._session().get(url, headers=headers, timeout=self.timeout_s, stream=True) as response:
-                    status = response.status_code
-                    if status == 206:
-                        data = response.raw.read(capture.length + 1, decode_content=False)
-                        if len(data) != capture.length:
-                            raise WarcReadError(f"{url}: bytes {first}-{last}: got {len(data)} bytes, expected "
-                                                f"{capture.length}")
-                        return data
-                    if status == 200:
-                        raise WarcReadError(f"{url}: the server ignored the Range request (HTTP 200 instead of 206 "
-                                            f"for bytes {first}-{last})")
-                    if status == 416:
-                        raise WarcReadError(f"{url}: bytes {first}-{last} lie beyond the end of the file (HTTP 416)")
-                    if status == 429 or status >= 500:
-                        problem = f"HTTP {status}" + (f" retry-after {response.headers['Retry-After']}"
-                                                      if response.headers.get("Retry-After") else "")
-                        continue
-                    raise WarcReadError(f"{url}: HTTP {status} for bytes {first}-{last}")
-            except (requests.ConnectionError, requests.Timeout) as error:
-                problem = f"{type(error).__name__}: {error}"
-        raise WarcReadError(f"{url}: bytes {first}-{last}: failed after {self.retries + 1} attempts ({problem})")
+
+        def body(response: Any) -> bytes:
+            status = response.status_code
+            if status == 206:
+                data = response.raw.read(capture.length + 1, decode_content=False)
+                if len(data) != capture.length:
+                    raise IncompleteBody(f"bytes {first}-{last}: got {len(data)} bytes, expected {capture.length}")
+                return data
+            if status == 200:
+                raise WarcReadError(f"{url}: the server ignored the Range request (HTTP 200 instead of 206 for bytes "
+                                    f"{first}-{last})")
+            if status == 416:
+                raise WarcReadError(f"{url}: bytes {first}-{last} lie beyond the end of the file (HTTP 416)")
+            raise WarcReadError(f"{url}: HTTP {status} for bytes {first}-{last}")
+
+        try:
+            return get_with_retries(
+                self._session(), url, body, source="warc", faults=self.faults,
+                headers={"Range": f"bytes={first}-{last}", "Accept-Encoding": "identity"}, timeout=self.timeout_s,
+                retries=self.retries, backoff_s=self.backoff_s, max_retry_after_s=self.max_retry_after_s,
+                before=counted)  # fmt: skip
+        except NetworkFault as fault:
+            raise WarcReadError(f"bytes {first}-{last} of {fault}", reason="network") from None
 
     def _parse(self, data: bytes, capture: IndexedCapture, where: str) -> ArchivedResponse:
         from warcio.archiveiterator import ArchiveIterator
@@ -1018,11 +1084,6 @@ class WarcRecordReader:
         if len(body) > self.max_bytes:
             raise WarcReadError(f"{where}: body exceeds {self.max_bytes:,} bytes after decoding", reason="too_large")
         return ArchivedResponse(uri, status, content_type, location, body)
-
-
-def _retry_after(problem: str) -> float | None:
-    match = re.search(r"retry-after (\d+)", problem)
-    return float(match.group(1)) if match else None
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -1057,9 +1118,12 @@ class CommonCrawl:
         self.columnar = None
         if config.cc_index and captures is None:
             self.columnar = ColumnarIndex(config.cc_index, config.crawls, config.cc_data)
+        self.faults = NetworkFaults()  # every fault of this task's lookups and reads, by kind
+        retry = {"retries": config.retries, "backoff_s": config.backoff_s,
+                 "max_retry_after_s": config.max_retry_after_s, "faults": self.faults}
         self.cdx = None if config.cc_index else CdxServer(config.cdx_endpoints(), config.cdx_min_interval_s,
-                                                          retries=config.retries)
-        self.reader = WarcRecordReader(config.cc_data, config.timeout_s, config.retries, config.max_record_bytes)
+                                                          timeout_s=config.timeout_s, **retry)
+        self.reader = WarcRecordReader(config.cc_data, config.timeout_s, max_bytes=config.max_record_bytes, **retry)
         self._pool = ThreadPoolExecutor(config.lookup_workers, thread_name_prefix="commoncrawl")
         self._cache: dict[str, list[IndexedCapture]] = dict(captures.captures) if captures is not None else {}
         self.files_scanned = 0  # index files read by this task's own joins (those after the join stage's)
@@ -1163,7 +1227,8 @@ class CommonCrawl:
     def _choose(self, chase: _Chase, found: list[IndexedCapture] | Exception, hop: int) -> CrawlResult | IndexedCapture:
         url = chase.request.url
         if isinstance(found, Exception):
-            return CrawlResult(url, "lookup_failed", redirects=tuple(chase.chain), detail=str(found))
+            return CrawlResult(url, "lookup_failed", redirects=tuple(chase.chain), detail=str(found),
+                               transient=not getattr(found, "answered", False))
         usable = [capture for capture in found if capture.status is not None]
         if not usable:
             if hop == 0:
@@ -1207,7 +1272,8 @@ class CommonCrawl:
             target = capture.redirect if capture.redirect else locations[i]
             if isinstance(target, WarcReadError):
                 results[i] = CrawlResult(url, "fetch_failed", capture, capture.url, capture.status,
-                                         redirects=tuple(chase.chain), detail=f"{url}: {target}")
+                                         redirects=tuple(chase.chain), detail=f"{url}: {target}",
+                                         transient=target.reason == "network")
                 continue
             if not target.strip():
                 results[i] = CrawlResult(url, "non_200", capture, capture.url, capture.status,
@@ -1232,7 +1298,7 @@ class CommonCrawl:
             response = self.reader.read(capture)
         except WarcReadError as error:
             return CrawlResult(url, "fetch_failed", capture, capture.url, capture.status, redirects=redirects,
-                               detail=f"{url}: {error}")
+                               detail=f"{url}: {error}", transient=error.reason == "network")
         if response.status != 200:
             return CrawlResult(url, "fetch_failed", capture, capture.url, response.status, redirects=redirects,
                                detail=f"{capture.record}: the record holds HTTP {response.status}, the index says 200")

@@ -71,6 +71,7 @@ from ..walk import walk_files
 from .captures import target_date
 from .commoncrawl import CaptureRequest, CaptureTable, CommonCrawl, CommonCrawlConfig, CrawlResult
 from .extract import ExtractedPage, ExtractionConfig, ExtractionError, extract_pages
+from .faults import describe_faults, is_retried_status
 from .http import CrawlScheduler, FetchResult, HttpConfig, HttpFetcher, crawl_order
 from .urls import normalize_url, unwrap_wayback, wayback_raw_url
 from .warc import IndexStats, WarcIndex, WarcReadError
@@ -113,6 +114,11 @@ class CitedDocument:
             HTTP Range request for it needs).
         statement_ids (`list[str]`): ids of the statements citing the page.
         detail (`str`): what went wrong, when something did.
+        transient (`bool`): the failure came from the network (a source still failing after its retries: an index
+            or archive that did not answer, a live site that timed out or answered 429/5xx); the next run retries
+            the page (:func:`reopen_transient_failures`).
+        cc_outcome (`str`, *optional*): what Common Crawl gave for the page, when it was asked
+            (:data:`~wikiref_dataset.web.commoncrawl.OUTCOMES`).
     """
 
     url: str
@@ -132,6 +138,8 @@ class CitedDocument:
     warc_filename: str | None = None
     warc_offset: int | None = None
     warc_length: int | None = None
+    transient: bool = False
+    cc_outcome: str | None = None
 
     @property
     def document_id(self) -> str:
@@ -277,6 +285,9 @@ class _Acquired:
     warc_offset: int | None = None
     warc_length: int | None = None
     reused: CitedDocument | None = None  # a document of a previous documents folder, taken as it is
+    transient: bool = False  # failed because of the network (see CitedDocument.transient)
+    cc_outcome: str | None = None
+    carried: bool = False  # `reused` is this task's own result of an earlier run (see reopen_transient_failures)
 
 
 @dataclass
@@ -492,6 +503,9 @@ class FetchCitedDocuments(PipelineStep):
             HTTP).
         reuse_documents (`str`, *optional*): a previous documents folder (with `documents/`, `failed/`) whose `ok`
             documents are taken as they are, before any other source.
+        retry_dir (`str`, *optional*): where :func:`reopen_transient_failures` moved this step's own earlier output
+            (``<retry_dir>/documents/<rank>.jsonl.gz``, ``<retry_dir>/failed/<rank>.jsonl.gz``): its documents and
+            lasting failures are taken as they are, and only its transient failures are fetched again.
         captures_dir (`str`, *optional*): with a columnar index, the output of :class:`JoinColumnarIndex` run
             with as many tasks: task k reads bucket k's captures there instead of joining the whole index itself.
     """
@@ -513,6 +527,7 @@ class FetchCitedDocuments(PipelineStep):
         common_crawl: CommonCrawlConfig | None = None,
         reuse_documents: str | os.PathLike | None = None,
         captures_dir: str | os.PathLike | None = None,
+        retry_dir: str | os.PathLike | None = None,
     ) -> None:
         super().__init__()
         if captures_dir is not None and (common_crawl is None or not common_crawl.cc_index):
@@ -536,8 +551,10 @@ class FetchCitedDocuments(PipelineStep):
         self.common_crawl = common_crawl
         self.reuse_documents = None if reuse_documents is None else str(reuse_documents)
         self.captures_dir = None if captures_dir is None else str(captures_dir)
+        self.retry_dir = None if retry_dir is None else str(retry_dir)
         self._crawl: CommonCrawl | None = None  # open while `run` runs
         self._reused: dict[str, CitedDocument] = {}
+        self._carried: dict[str, CitedDocument] = {}
 
     # ---- grouping -------------------------------------------------------------------------------------------
 
@@ -576,14 +593,16 @@ class FetchCitedDocuments(PipelineStep):
     @staticmethod
     def _from_common_crawl(result: CrawlResult) -> _Acquired:
         status = {"found": "ok", "not_captured": "not_archived", "not_html": "not_html",
-                  "fetch_failed": "archive_read_error", "lookup_failed": "index_error"}.get(result.outcome)
+                  "fetch_failed": "archive_unreachable" if result.transient else "archive_read_error",
+                  "lookup_failed": "index_error" if result.transient else "index_refused"}.get(result.outcome)
         if status is None:  # non_200
             code = result.http_status
             status = ("not_found" if code in (404, 410) else "redirect_not_archived" if code and 300 <= code < 400
                       else f"http_error_{code}" if code else "http_error")
         capture = result.capture
         acquired = _Acquired(status, "cc" if status == "ok" else "", result.body, result.content_type,
-                             final_url=result.final_url, detail=result.detail)
+                             final_url=result.final_url, detail=result.detail, transient=result.transient,
+                             cc_outcome=result.outcome)
         if capture is not None:
             acquired.capture_date, acquired.warc_record = capture.timestamp, capture.record
             acquired.warc_filename, acquired.warc_offset = capture.filename, capture.offset
@@ -592,9 +611,12 @@ class FetchCitedDocuments(PipelineStep):
 
     @staticmethod
     def _from_http(result: FetchResult) -> _Acquired:
+        transient = result.status in ("connection_error", "timeout") or (
+            not result.from_cache and result.http_status is not None and is_retried_status(result.http_status)
+            and result.status.startswith("http_error_"))
         return _Acquired(
             result.status, "http" if result.ok else "", result.body, result.content_type, result.fetched_at,
-            result.final_url, None, result.detail,
+            result.final_url, None, result.detail, transient=transient,
         )
 
     # ---- the step -------------------------------------------------------------------------------------------
@@ -609,11 +631,15 @@ class FetchCitedDocuments(PipelineStep):
         index = WarcIndex(self.warc_index) if self.warc_index else None
         fetcher = HttpFetcher(self.http_config) if self.http_config is not None else None
         self._reused = self._load_reused({group.normalized_url for group in groups}) if self.reuse_documents else {}
+        self._carried = self._load_carried(rank)
+        if self._carried:
+            self.stat_update("retried", value=sum(document.transient for document in self._carried.values()))
         if self.common_crawl is not None:
             captures = CaptureTable.read(self.captures_dir, rank) if self.captures_dir is not None else None
             self._crawl = CommonCrawl(self.common_crawl, captures)
             self._crawl.prepare(group.original_url for group in groups
-                                if not group.problem and group.normalized_url not in self._reused)
+                                if not group.problem and group.normalized_url not in self._reused
+                                and getattr(self._carried.get(group.normalized_url), "transient", True))
         progress = None
         if self.progress:
             from tqdm.auto import tqdm
@@ -643,11 +669,15 @@ class FetchCitedDocuments(PipelineStep):
                 scheduler.close()
             if index is not None:
                 index.close()
+            faults = fetcher.faults.counts() if fetcher is not None else {}
             if self._crawl is not None:
                 if self.common_crawl.cc_index:
                     self.stat_update("cc_index/files_read", value=self._crawl.files_scanned)
+                faults |= self._crawl.faults.counts()
                 self._crawl.close()
                 self._crawl = None
+            for key, count in sorted(faults.items()):  # network faults met by this task, by source and kind
+                self.stat_update(f"faults/{key}", value=count)
             if progress is not None:
                 progress.close()
 
@@ -657,8 +687,11 @@ class FetchCitedDocuments(PipelineStep):
         acquired: list[_Acquired] = []
         for citations in batch:
             reused = self._reused.get(citations.normalized_url)
+            carried = self._carried.get(citations.normalized_url)
             if citations.problem:
                 acquired.append(_Acquired(citations.problem_status, detail=citations.problem))
+            elif carried is not None and not carried.transient:  # this task's own result of the earlier run
+                acquired.append(_Acquired(carried.status, carried.source, reused=carried, carried=True))
             elif reused is not None and reused.status == "ok":
                 acquired.append(_Acquired("ok", reused.source, reused=reused))
             elif index is not None:
@@ -671,7 +704,6 @@ class FetchCitedDocuments(PipelineStep):
             missing = [i for i, item in enumerate(acquired) if item.status != "ok" and not batch[i].problem]
             requests = [CaptureRequest(batch[i].original_url, batch[i].near) for i in missing]
             for i, result in zip(missing, self._crawl.resolve(requests), strict=True):
-                self.stat_update(f"cc/{result.outcome}")
                 crawled = self._from_common_crawl(result)
                 if acquired[i].status != "not_archived" and crawled.status != "ok":
                     crawled.detail = f"archive: {acquired[i].detail}; Common Crawl: {crawled.detail}"
@@ -688,8 +720,10 @@ class FetchCitedDocuments(PipelineStep):
         batch, acquired = started.batch, started.acquired
         for i, download in started.downloads.items():
             result = self._from_http(download.result())
+            result.cc_outcome = acquired[i].cc_outcome
             if acquired[i].status != "not_archived" and result.status != "ok":
                 result.detail = f"archive: {acquired[i].detail}; live web: {result.detail}"
+                result.transient = result.transient or acquired[i].transient  # a source a later run may get past
             acquired[i] = result
         with_body = [i for i, item in enumerate(acquired) if item.status == "ok" and item.reused is None]
         pages = ((acquired[i].body, acquired[i].final_url or batch[i].fetch_url, acquired[i].content_type)
@@ -701,7 +735,8 @@ class FetchCitedDocuments(PipelineStep):
         for i, citations in enumerate(batch):
             item = acquired[i]
             if item.reused is not None:  # as the folder has it, cited by this run's statements
-                self.stat_update("reused")
+                if not item.carried:
+                    self.stat_update("reused")
                 document = dataclasses.replace(item.reused, url=citations.url, fetch_url=citations.fetch_url,
                                                statement_ids=citations.statement_ids)
             else:
@@ -711,17 +746,40 @@ class FetchCitedDocuments(PipelineStep):
                     content_type=item.content_type, final_url=item.final_url, warc_record=item.warc_record,
                     statement_ids=citations.statement_ids, detail=item.detail, warc_filename=item.warc_filename,
                     warc_offset=item.warc_offset, warc_length=item.warc_length,
+                    transient=item.transient and item.status != "ok", cc_outcome=item.cc_outcome,
                 )  # fmt: skip
             page = extracted.get(i)
             if isinstance(page, ExtractionError):
                 document.status, document.detail = page.reason, str(page)
             elif isinstance(page, ExtractedPage):
                 document.title, document.text, document.sentences = page.title, page.text, page.sentences
+            if document.cc_outcome is not None:
+                self.stat_update(f"cc/{document.cc_outcome}")
+            if document.transient:
+                self.stat_update("transient")
             self.stat_update(f"status/{document.status}")
             self.stat_update("citing_statements", value=len(citations.statement_ids))
             if document.status == "ok":
                 self.stat_update(f"source/{document.source}")
             yield document.to_document()
+
+    def _load_carried(self, rank: int) -> dict[str, CitedDocument]:
+        """This task's own output of an earlier run, moved aside by :func:`reopen_transient_failures`."""
+        if self.retry_dir is None:
+            return {}
+        found: dict[str, CitedDocument] = {}
+        for name in ("documents", "failed"):
+            path = Path(self.retry_dir) / name / f"{rank:05d}.jsonl.gz"
+            if not path.is_file():
+                continue
+            for _, record in iter_json_objects(path, on_error=lambda where, why: self.stat_update("retry_bad_records")):
+                try:
+                    document = CitedDocument.from_document(record)
+                except (TypeError, ValueError):
+                    self.stat_update("retry_bad_records")
+                    continue
+                found[document.normalized_url] = document
+        return found
 
     def _load_reused(self, keys: set[str]) -> dict[str, CitedDocument]:
         """The documents of :attr:`reuse_documents` whose normalized URL is one of `keys` (an `ok` one wins)."""
@@ -841,6 +899,10 @@ class DocumentsSummary:
         index_files_joined (`int`): columnar index files read by the join of all cited URLs (each once).
         index_files_reread (`int`): index files read again by the fetch tasks, for URLs the join did not cover
             (targets of captured redirects), only those whose key range holds one.
+        faults (`Counter[str]`): network faults met by the tasks (of the run that last ran each), as
+            ``<source>/<kind>`` (``cdx/http_503``, ``warc/reset``, ``http/timeout`` ...) and ``<source>/gave_up``.
+        transient (`int`): pages that failed because of the network; the next run tries them again.
+        retried (`int`): pages of an earlier run's transient failures this run tried again.
     """
 
     statements: int = 0
@@ -857,6 +919,9 @@ class DocumentsSummary:
     reused: int = 0
     index_files_joined: int = 0
     index_files_reread: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+    transient: int = 0
+    retried: int = 0
 
     @property
     def n_fetched(self) -> int:
@@ -897,6 +962,13 @@ class DocumentsSummary:
         if self.index_files_joined:
             lines.append(f"Common Crawl index: {self.index_files_joined} files joined once with all cited URLs, "
                          f"{self.index_files_reread} read again for redirect targets")
+        if self.faults:
+            lines.append(f"network faults: {describe_faults(dict(self.faults))}")
+        if self.retried:
+            lines.append(f"retried: {self.retried} pages that failed on the previous run with network faults")
+        if self.transient:
+            lines.append(f"network failures: {self.transient} pages still failing after their retries (the next run "
+                         "tries them again)")
         if self.reused:
             lines.append(f"reused: {self.reused} documents of the documents folder")
         if self.archive is not None:
@@ -933,10 +1005,43 @@ def documents_pipeline(
         FetchCitedDocuments(warc_index=warc_index, http_config=http_config, extraction=extraction,
                             text_config=text_config, partition=not bucketed, progress=progress,
                             common_crawl=common_crawl, reuse_documents=reuse_documents,
-                            captures_dir=captures_dir),
+                            captures_dir=captures_dir, retry_dir=output / RETRY_FOLDER),
         KeepFetched(exclusion_writer=JsonlWriter(str(output / "failed"))),
         JsonlWriter(str(output / "documents")),
     ]
+
+
+RETRY_FOLDER = "retry"
+"""Under a documents folder: the earlier output of the tasks :func:`reopen_transient_failures` reopened."""
+
+
+def reopen_transient_failures(output: str | os.PathLike, logs: str | os.PathLike, tasks: int) -> int:
+    """Make the next run of the documents stage try again the pages that failed because of the network.
+
+    For every finished task (its completion marker under ``logs/completions``) whose ``failed/<rank>.jsonl.gz`` in
+    `output` holds a transient failure (:attr:`CitedDocument.transient`), its two output files are moved to
+    ``output/retry/`` and its marker deleted: the task runs again, takes its documents and lasting failures from
+    there as they are, and fetches only the transient failures again. Returns the number of pages to retry (0: the
+    folder is left as it is)."""
+    output, completions = Path(output), Path(logs) / "completions"
+    pages = 0
+    for rank in range(tasks):
+        marker, failed = completions / f"{rank:05d}", output / "failed" / f"{rank:05d}.jsonl.gz"
+        if not marker.is_file() or not failed.is_file():
+            continue
+        transient = sum(bool((record.get("metadata") or {}).get("transient"))
+                        for _, record in iter_json_objects(failed, on_error=lambda where, why: None))
+        if not transient:
+            continue
+        for name in ("documents", "failed"):
+            source = output / name / f"{rank:05d}.jsonl.gz"
+            if source.is_file():
+                target = output / RETRY_FOLDER / name / source.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(source, target)
+        marker.unlink()
+        pages += transient
+    return pages
 
 
 def _check_same_inputs(output: Path, inputs: dict) -> None:
@@ -1045,6 +1150,9 @@ def run_documents(
             local_executor(steps, tasks=tasks, workers=workers, logging_dir=str(output / "logs" / name)).run()
         for step in _task_stats(output / "logs" / "index_join", tasks):
             summary.index_files_joined += int(_totals(step).get("index_files", 0))
+    retrying = reopen_transient_failures(output, output / "logs", tasks)
+    if retrying and progress:
+        print(f"retrying {retrying} cited page(s) that failed on the last run because of the network", flush=True)
     pipeline = documents_pipeline(statement_paths, output, index_path, http_config, extraction, text_config,
                                   progress=progress and workers == 1, common_crawl=sources.common_crawl,
                                   reuse_documents=sources.documents, captures_dir=captures_dir)
@@ -1062,6 +1170,8 @@ def run_documents(
             summary.urls += totals.get("urls", 0)
             summary.citing_statements += totals.get("citing_statements", 0)
             summary.reused += totals.get("reused", 0)
+            summary.transient += totals.get("transient", 0)
+            summary.retried += totals.get("retried", 0)
             for label, value in totals.items():
                 kind, _, name = label.partition("/")
                 if kind == "status" and name != "ok":
@@ -1070,6 +1180,8 @@ def run_documents(
                     summary.add_status("ok", name, value)
                 elif kind == "cc":
                     summary.common_crawl[name] += value
+                elif kind == "faults":
+                    summary.faults[name] += value
             summary.index_files_reread += totals.get("cc_index/files_read", 0)
     return summary
 

@@ -55,12 +55,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from .extract import is_html_content_type, looks_like_html, media_type
+from .faults import NetworkFaults, classify_error, is_retried_status, parse_retry_after, retry_delay
 
 logger = logging.getLogger(__name__)
 
@@ -290,9 +290,11 @@ class RobotsRules:
 
 
 class _Failure(Exception):
-    def __init__(self, status: str, detail: str, http_status: int | None = None) -> None:
+    """`kind`: the fault kind (:data:`~wikiref_dataset.web.faults.FAULT_KINDS`) of a network failure."""
+
+    def __init__(self, status: str, detail: str, http_status: int | None = None, kind: str = "") -> None:
         super().__init__(detail)
-        self.status, self.detail, self.http_status = status, detail, http_status
+        self.status, self.detail, self.http_status, self.kind = status, detail, http_status, kind
 
 
 @dataclass
@@ -355,19 +357,7 @@ def _utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, IndexError):
-        return None
-
-
-class _HostSpacing:
+class HostSpacing:
     """Per-host minimum interval between request starts (thread-safe). A caller takes the host when its next start
     is due and sets the one after from the time it actually took it: a thread that wakes late (a busy CPU) pushes
     the next request back rather than letting it land early, which reserving slots ahead of time would do."""
@@ -404,7 +394,8 @@ class HttpFetcher:
     def __init__(self, config: HttpConfig | None = None, resolver: Resolver | None = None) -> None:
         self.config = config or HttpConfig()
         self.resolver = resolver
-        self._spacing = _HostSpacing()
+        self._spacing = HostSpacing()
+        self.faults = NetworkFaults()  # counted as http/<kind>
         self._robots: dict[tuple[str, str, int], RobotsRules | _Failure] = {}
         self._robots_locks: dict[tuple[str, str, int], threading.Lock] = {}
         self._lock = threading.Lock()
@@ -521,21 +512,29 @@ class HttpFetcher:
                                detail=failure.detail, fetched_at=_utc_now(), redirects=tuple(redirects))
 
     def _request_with_retries(self, url: str, for_robots: bool) -> _Response:
+        """One request under the project's retry rule (:mod:`~wikiref_dataset.web.faults`): 429/5xx and connection
+        failures (timeouts too with `retry_on_timeout`) are retried; every one is counted in :attr:`faults`."""
         config = self.config
         for attempt in range(config.retries + 1):
             try:
                 response = self._request(url, for_robots)
             except _Failure as failure:
-                retry = failure.status == "connection_error" or (
-                    failure.status == "timeout" and config.retry_on_timeout
-                )
-                if not retry or attempt == config.retries:
+                if failure.status not in ("connection_error", "timeout"):
                     raise
-                delay = config.backoff_s * 2**attempt
+                self.faults.add("http", failure.kind or failure.status.removesuffix("_error"))
+                retry = failure.status == "connection_error" or config.retry_on_timeout
+                if not retry or attempt == config.retries:
+                    self.faults.gave_up("http")
+                    raise
+                delay = retry_delay(attempt, config.backoff_s)
             else:
-                if response.http_status not in (429, 500, 502, 503, 504) or attempt == config.retries:
+                if not is_retried_status(response.http_status):
                     return self._classify(url, response)
-                delay = max(config.backoff_s * 2**attempt, min(response.retry_after or 0.0, config.max_retry_after_s))
+                self.faults.add("http", f"http_{response.http_status}")
+                if attempt == config.retries:
+                    self.faults.gave_up("http")
+                    return self._classify(url, response)
+                delay = retry_delay(attempt, config.backoff_s, response.retry_after, config.max_retry_after_s)
             logger.debug("%s: retrying in %.2f s (attempt %d)", url, delay, attempt + 2)
             time.sleep(delay)
         raise AssertionError("unreachable")
@@ -585,11 +584,14 @@ class HttpFetcher:
         except _Failure:
             raise
         except TimeoutError:
-            raise _Failure("timeout", f"{url}: no answer within {config.read_timeout_s:g} s") from None
+            raise _Failure("timeout", f"{url}: no answer within {config.read_timeout_s:g} s", kind="timeout") from None
+        except (http.client.RemoteDisconnected, http.client.IncompleteRead) as error:  # closed or cut short
+            raise _Failure("connection_error", f"{url}: connection failed ({type(error).__name__}: {error})",
+                           kind=classify_error(error)) from None
         except (http.client.HTTPException, ValueError) as error:
             raise _Failure("bad_response", f"{url}: malformed HTTP response ({type(error).__name__}: {error})") from None
         except OSError as error:
-            raise _Failure("connection_error", f"{url}: connection failed ({error})") from None
+            raise _Failure("connection_error", f"{url}: connection failed ({error})", kind=classify_error(error)) from None
         finally:
             if connection is not None:
                 connection.close()
@@ -605,7 +607,9 @@ class HttpFetcher:
             except OSError as error:
                 errors.append(f"{address}: {error.strerror or error}")
         status = "timeout" if all(e.endswith("timed out") for e in errors) else "connection_error"
-        raise _Failure(status, f"{url}: cannot connect ({'; '.join(errors)})")
+        refused = all("refused" in e for e in errors)
+        raise _Failure(status, f"{url}: cannot connect ({'; '.join(errors)})",
+                       kind="timeout" if status == "timeout" else "refused" if refused else "connection")
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._ssl_context is None:
@@ -621,7 +625,7 @@ class HttpFetcher:
         config = self.config
         code = response.status
         content_type = response.getheader("Content-Type")
-        result = _Response(url, code, content_type, retry_after=_retry_after(response.getheader("Retry-After")))
+        result = _Response(url, code, content_type, retry_after=parse_retry_after(response.getheader("Retry-After")))
         if 300 <= code < 400:
             result.location = response.getheader("Location")
             return result

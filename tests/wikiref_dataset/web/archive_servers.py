@@ -185,3 +185,121 @@ def write_columnar_index(warcs: dict[str, Sequence[Path]], folder: Path, parts: 
                 pq.write_table(pa.Table.from_pylist(subset_rows[start : start + size], schema=schema), target)
                 written.append(target)
     return written
+
+
+class FaultyProxy:
+    """An HTTP proxy on 127.0.0.1 in front of `upstream` that fails every Nth request (counted over all requests).
+
+    `every` maps a fault to N, checked in order (the first that divides the request number wins):
+
+    * ``503``: answers ``503 Service Unavailable`` with ``Retry-After: <retry_after>`` (Common Crawl's throttling);
+    * ``reset``: resets the connection (RST) before any byte of the answer;
+    * ``reset_body``: sends the upstream answer's headers and half its body, then resets;
+    * ``stall``: sends nothing for `stall_s` seconds, then closes.
+
+    `down` (a fault name) fails every request that way until set back to None. `injected` counts the faults sent,
+    `requests` every request received."""
+
+    def __init__(self, upstream: str, every: dict[str, int] | None = None, retry_after: str | None = "0",
+                 stall_s: float = 3.0) -> None:
+        from collections import Counter
+
+        self.upstream = upstream.rstrip("/")
+        self.every = dict(every or {})
+        self.retry_after = retry_after
+        self.stall_s = stall_s
+        self.down: str | None = None
+        self.injected: Counter[str] = Counter()
+        self.requests = 0
+        self._lock = threading.Lock()
+
+    def _fault(self) -> str | None:
+        with self._lock:
+            self.requests += 1
+            fault = self.down or next((name for name, n in self.every.items() if self.requests % n == 0), None)
+            if fault is not None:
+                self.injected[fault] += 1
+            return fault
+
+    def handle(self, connection: socket.socket) -> None:
+        import http.client
+        import struct
+        from urllib.parse import urlsplit
+
+        stream = connection.makefile("rb")
+        request_line = stream.readline().decode("latin-1").strip()
+        if not request_line:
+            return
+        method, target, _ = request_line.split(" ", 2)
+        headers = {}
+        while (line := stream.readline().decode("latin-1").strip()):
+            name, _, value = line.partition(":")
+            headers[name.strip()] = value.strip()
+
+        def reset() -> None:
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            connection.close()
+
+        fault = self._fault()
+        if fault == "503":
+            extra = f"Retry-After: {self.retry_after}\r\n" if self.retry_after is not None else ""
+            connection.sendall(f"HTTP/1.1 503 Service Unavailable\r\n{extra}Content-Length: 0\r\n"
+                               "Connection: close\r\n\r\n".encode())
+            return
+        if fault == "reset":
+            reset()
+            return
+        if fault == "stall":
+            time.sleep(self.stall_s)
+            return
+        parts = urlsplit(self.upstream)
+        upstream = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        try:
+            keep = {name: value for name, value in headers.items()
+                    if name.lower() not in ("host", "connection", "accept-encoding")}
+            upstream.request(method, parts.path + target, headers=keep)
+            response = upstream.getresponse()
+            body = response.read()
+            head = [f"HTTP/1.1 {response.status} {response.reason}"]
+            head += [f"{name}: {value}" for name, value in response.getheaders()
+                     if name.lower() not in ("transfer-encoding", "connection", "content-length")]
+            head += [f"Content-Length: {len(body)}", "Connection: close"]
+        finally:
+            upstream.close()
+        connection.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        if fault == "reset_body":
+            connection.sendall(body[: len(body) // 2])
+            time.sleep(0.05)
+            reset()
+            return
+        connection.sendall(body)
+
+
+@contextlib.contextmanager
+def faulty_proxy(upstream: str, every: dict[str, int] | None = None, **options) -> Iterator[FaultyProxy]:
+    """Run a :class:`FaultyProxy` in front of `upstream` on 127.0.0.1 (its base URL: ``proxy.url``)."""
+    import socketserver
+
+    proxy = FaultyProxy(upstream, every, **options)
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            try:
+                proxy.handle(self.request)
+            except OSError:
+                pass
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    proxy.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -10,6 +10,7 @@ lookups must give the same documents.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -567,6 +568,104 @@ def test_build_command_with_crawl_and_cdx_api(archive: Archive, tmp_path: Path) 
     _check_sample_rows(archive, tmp_path / "wikiref")
     build = json.loads((tmp_path / "wikiref" / "build.json").read_text(encoding="utf-8"))
     assert build["counts"]["cited pages from Common Crawl"] == len(archive.sample.crawled)
+
+
+def test_network_faults_are_retried_counted_and_change_nothing(archive: Archive, tmp_path: Path) -> None:
+    """Common Crawl's index throttling (503 with Retry-After), reset connections and stalled answers, every Nth
+    request, in front of both servers: the documents are exactly those of a run without faults, and every fault
+    injected is counted once, by kind."""
+    from archive_servers import faulty_proxy
+
+    statements, others = tmp_path / "statements.jsonl.gz", 12  # the expected pages and a few not captured
+    with gzip.open(archive.statements, "rt", encoding="utf-8") as source, \
+            gzip.open(statements, "wt", encoding="utf-8") as target:
+        for line in source:
+            record = json.loads(line)
+            key = citation_key(record["metadata"].get("fetch_url") or "")
+            if key in archive.expected or (others > 0 and _normalizes(key) and record["metadata"]["fetch_url"]
+                                           == record["metadata"]["url"]):
+                others -= key not in archive.expected
+                target.write(line)
+    pywb = archive.cdx_api.split("/{crawl}")[0]
+    with faulty_proxy(pywb, {"503": 4, "reset": 7, "stall": 11}, retry_after="1", stall_s=2.0) as cdx, \
+            faulty_proxy(archive.data_url, {"503": 5, "reset_body": 6, "reset": 9, "stall": 13}, stall_s=2.0) as data:
+        config = CommonCrawlConfig(crawls=(NEW, OLD), cdx_api=cdx.url + "/{crawl}/cdx", cc_data=data.url,
+                                   cdx_min_interval_s=0.0, timeout_s=0.7, retries=8, backoff_s=0.02)
+        summary = run_documents([statements], tmp_path / "out", tasks=2, progress=False,
+                                sources=DocumentSources(common_crawl=config))
+        clean = run_documents([statements], tmp_path / "clean", tasks=2, progress=False,
+                              sources=DocumentSources(common_crawl=_config(archive, cdx_api=archive.cdx_api)))
+    def without_detail(folder: Path) -> dict:  # details name the server asked (the proxy or pywb)
+        return {key: dataclasses.replace(document, detail="") for key, document in _documents(folder).items()}
+
+    assert without_detail(tmp_path / "out") == without_detail(tmp_path / "clean")
+    _check_expected(archive, _documents(tmp_path / "out"))
+    assert summary.common_crawl == clean.common_crawl and summary.common_crawl["found"] == 5
+    assert summary.common_crawl["not_captured"] >= 10
+    assert summary.transient == 0 and "archive_unreachable" not in summary.failed
+    assert cdx.injected["503"] >= 3 and cdx.injected["reset"] >= 1 and cdx.injected["stall"] >= 1
+    assert data.injected["503"] >= 1 and data.injected["reset_body"] >= 1
+    faults = summary.faults
+    assert faults["cdx/http_503"] == cdx.injected["503"] and faults["cdx/timeout"] == cdx.injected["stall"]
+    assert faults["cdx/reset"] == cdx.injected["reset"]
+    assert faults["warc/http_503"] == data.injected["503"] and faults["warc/timeout"] == data.injected["stall"]
+    assert faults["warc/reset"] + faults["warc/incomplete"] == data.injected["reset"] + data.injected["reset_body"]
+    assert not any(key.endswith("gave_up") for key in faults)
+    assert "network faults: CDX index: HTTP 503 x" in summary.format()
+
+
+def test_a_page_the_network_keeps_from_us_is_failed_and_the_next_build_gets_it(archive: Archive,
+                                                                                tmp_path: Path) -> None:
+    """The WARC server answers 503 to every request during a build: the pages it serves are failed (archive
+    unreachable), never "not captured", and counted; the next run of the same command, with the server back, fetches
+    those pages only and publishes what a build without faults publishes; the run after that redoes nothing."""
+    from archive_servers import faulty_proxy
+
+    from wikiref_dataset.pipeline import sample_inputs
+
+    dumps, _ = sample_inputs()
+
+    def build(out: Path, data_url: str) -> subprocess.CompletedProcess:
+        return _wikiref(["build", *dumps, "--warc", str(archive.sample.local_warc), "--crawl", SAMPLE_CRAWL,
+                         "--cdx-api", archive.cdx_api, "--cc-data", data_url, "--cdx-min-interval", "0",
+                         "--cc-retries", "2", "--cc-backoff", "0.01", "--out", str(out), "--tasks", "2", "--quiet"],
+                        tmp_path)
+
+    clean = build(tmp_path / "clean", archive.data_url)
+    assert clean.returncode == 0, clean.stderr[-3000:]
+    clean_counts = json.loads((tmp_path / "clean" / "build.json").read_text(encoding="utf-8"))["counts"]
+    out = tmp_path / "wikiref"
+    with faulty_proxy(archive.data_url) as data:
+        data.down = "503"
+        first = build(out, data.url)
+        assert first.returncode == 0, first.stderr[-3000:]
+        counts = json.loads((out / "build.json").read_text(encoding="utf-8"))["counts"]
+        crawled = len(archive.sample.crawled)
+        assert counts["Common Crawl: fetch failed"] == crawled  # failed, not "not captured":
+        assert counts.get("Common Crawl: not captured") == clean_counts.get("Common Crawl: not captured")
+        assert counts["cited pages failed by the network (the next run retries them)"] == crawled
+        assert counts["network faults, WARC range reads: HTTP 503"] == data.injected["503"] == 3 * crawled
+        assert counts["requests given up after their retries, WARC range reads"] == crawled
+        assert counts["dropped: document archive unreachable"] >= crawled
+        assert "cited pages from Common Crawl" not in counts
+        assert "network faults, WARC range reads: HTTP 503" in first.stdout
+        data.down = None
+        requests_before = data.requests
+        second = build(out, data.url)
+        assert second.returncode == 0, second.stderr[-3000:]
+        assert "cited pages retried (network failures of the last run)" in second.stdout
+        # only the failed pages were read again: one record each, and the redirect's record before its target's
+        assert data.requests - requests_before == crawled + 1
+        published = (out / "build.json").read_bytes()
+        third = build(out, data.url)
+        assert third.returncode == 0, third.stderr[-3000:]
+        assert data.requests - requests_before == crawled + 1 and (out / "build.json").read_bytes() == published
+    assert _published_rows(out) == _published_rows(tmp_path / "clean")
+    _check_sample_rows(archive, out)
+    counts = json.loads((out / "build.json").read_text(encoding="utf-8"))["counts"]
+    assert counts["cited pages from Common Crawl"] == crawled and counts["cited pages retried (network failures of the last run)"] == crawled
+    assert not any(key.startswith(("network faults", "dropped: document archive")) for key in counts)
+    assert {key: value for key, value in counts.items() if "retried" not in key} == clean_counts
 
 
 def test_documents_command_with_the_columnar_index(archive: Archive, tmp_path: Path) -> None:
