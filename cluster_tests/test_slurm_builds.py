@@ -91,6 +91,10 @@ def test_wikiref_build_is_one_submission_and_equals_local(tmp_path):
     assert second.returncode == 0 and "still queued or running" in second.stdout, second.stdout + second.stderr
     assert json.loads((work / "slurm_jobs.json").read_text()) == jobs
     assert not out.exists()
+    # the folders are the chain's until its jobs end: a local build into them is refused, naming the jobs
+    local_run = subprocess.run([*command[: command.index("--executor")]], capture_output=True, text=True, timeout=120)
+    assert local_run.returncode == 2 and "is being written by Slurm jobs" in local_run.stderr, local_run.stderr
+    assert not out.exists()
 
     wait_for_jobs(work)
     third = subprocess.run(command, capture_output=True, text=True, timeout=120)

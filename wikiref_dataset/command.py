@@ -361,7 +361,8 @@ def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None)
     free_at_start = {folder: free_space(folder) for folder in folders}
     try:
         try:
-            with folder_locks(folders, command=f"wikiref {name}", wait=getattr(args, "wait", False)), \
+            with folder_locks(folders, command=f"wikiref {name}", wait=getattr(args, "wait", False),
+                              slurm_chain=getattr(args, "executor", None) == "slurm"), \
                     datatrove_console(logs=not getattr(args, "quiet", False)):
                 return args.func(args)
         except Exception as error:

@@ -304,6 +304,19 @@ def _slurm_queue() -> list[tuple[str, str, str]]:
     return [tuple(line.split("|", 2)) for line in listing.splitlines() if line.count("|") >= 2]  # type: ignore[misc]
 
 
+def live_slurm_chain(work: str | Path) -> list[str]:
+    """The jobs of the Slurm chain last submitted from `work` (``slurm_jobs.json``), and the jobs waiting on them,
+    that are still queued or running and can still start; [] without a record (no Slurm asked)."""
+    record = Path(work) / SLURM_JOBS
+    if not record.is_file():
+        return []
+    previous = set(json.loads(record.read_text(encoding="utf-8")).values())
+    if not previous:
+        return []
+    return sorted({job for job, reason, depends in _slurm_queue() if reason != "DependencyNeverSatisfied"
+                   and (job in previous or previous & set(re.findall(r"\d+", depends)))}, key=int)
+
+
 def submit_slurm_chain(config: ExecutorConfig, stages: Sequence[tuple[str, list[Any], int]], build: str,
                        afterwards: str = "it prints the summary", progress: bool = True) -> dict[str, str]:
     """Submit a build's stages to Slurm in one go; returns {stage: job id} of the jobs queued for it.
@@ -311,7 +324,9 @@ def submit_slurm_chain(config: ExecutorConfig, stages: Sequence[tuple[str, list[
     Each stage is one array job (:func:`make_executor`) whose tasks start once the previous stage's job has succeeded
     (``--dependency=afterok``), so the chain runs to its end unattended; a stage whose tasks all finished is not
     submitted. datatrove also submits a small ``merge_stats`` job after each stage. The ids are recorded in
-    ``config.work/slurm_jobs.json``. While jobs of the previous submission (or jobs waiting on them) are queued or
+    ``config.work/slurm_jobs.json``, and the folders the submitting command locked are leased to the jobs
+(:func:`~wikiref_dataset.locks.lease_to_slurm_jobs`: other runs are refused until they end). While jobs of the
+previous submission (or jobs waiting on them) are queued or
     running, nothing is submitted: the same tasks would run twice. Jobs waiting on a failed one (Slurm's reason
     ``DependencyNeverSatisfied``) can never start: they are cancelled and the unfinished tasks submitted again.
     """
@@ -337,6 +352,10 @@ def submit_slurm_chain(config: ExecutorConfig, stages: Sequence[tuple[str, list[
         raise RuntimeError(f"sbatch failed ({err}); see its message above") from err
     jobs = {stage: str(executor.job_id) for stage, _, executor in chain if executor.job_id not in (None, -1)}
     record.write_text(json.dumps(jobs, indent=1), encoding="utf-8")
+    if jobs:  # the folders this command locked stay the chain's until its jobs end
+        from .locks import lease_to_slurm_jobs
+
+        lease_to_slurm_jobs(list(jobs.values()))
     if progress and not jobs:
         print(f"the {build}'s stages have all finished: nothing to submit", flush=True)
     elif progress:

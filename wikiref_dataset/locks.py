@@ -15,6 +15,12 @@ longer names it, and locks the new file instead. A process forked while a lock i
 (a ``flock`` is shared by every descriptor of the open file, inherited ones included), so that the lock ends with the
 run that took it, not with its last child.
 
+A Slurm chain outlives the command that submits it: that command leaves a *lease* beside each folder it holds,
+``.<name>.slurm.json``, naming the chain's jobs (:func:`lease_to_slurm_jobs`). While any of them, or a job waiting
+on them, is queued or running (``squeue``), every other run is refused as if the submitter still held the lock
+(``--wait`` waits for the jobs); only the same build submitted to Slurm again passes (it then submits nothing while
+the chain runs). A lease whose jobs have all ended is deleted by the next run.
+
 Hand-written on ``fcntl`` rather than ``filelock``: the holder's details must be readable by the run that is
 refused, and taking a lock over from a dead process must be told apart from taking a free one; ``filelock`` exposes
 neither.
@@ -37,7 +43,7 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FolderLock", "FolderLocked", "folder_locks", "lock_path"]
+__all__ = ["FolderLock", "FolderLocked", "folder_locks", "lease_path", "lease_to_slurm_jobs", "lock_path"]
 
 
 class FolderLocked(RuntimeError):
@@ -53,6 +59,54 @@ def lock_path(folder: str | os.PathLike) -> Path:
     """The lock file of ``folder``: ``.<name>.lock`` beside it (its parent is created when missing)."""
     folder = Path(os.path.abspath(folder))
     return folder.parent / f".{folder.name}.lock"
+
+
+class SlurmChainRunning(FolderLocked):
+    """A Slurm chain submitted by an earlier run is still writing a folder; the message names its jobs."""
+
+    def __init__(self, folder: Path, holder: dict[str, Any] | None, jobs: Sequence[str]) -> None:
+        self.jobs = list(jobs)
+        RuntimeError.__init__(self, f"{folder} is being written by Slurm jobs {', '.join(self.jobs)} "
+                                    f"({describe_holder(holder or {})}); run again once they ended (squeue -j "
+                                    f"{','.join(self.jobs)}), cancel them (scancel {' '.join(self.jobs)}), or pass "
+                                    "--wait to wait for them")
+        self.folder, self.holder = folder, holder or {}
+
+
+def lease_path(folder: str | os.PathLike) -> Path:
+    """The Slurm lease of ``folder``: ``.<name>.slurm.json`` beside it."""
+    folder = Path(os.path.abspath(folder))
+    return folder.parent / f".{folder.name}.slurm.json"
+
+
+def lease_to_slurm_jobs(jobs: Sequence[str]) -> list[Path]:
+    """Hand the folders this process holds locks on over to the Slurm jobs `jobs` (a chain just submitted): a
+    lease beside each names them and this run, so that other runs stay out until the jobs end. Returns the leases."""
+    written = []
+    for lock in sorted(_held, key=lambda lock: str(lock.folder)):
+        path = lease_path(lock.folder)
+        path.write_text(json.dumps({"jobs": [str(job) for job in jobs], "holder": {
+            "command": lock.command, "pid": os.getpid(), "host": socket.gethostname(),
+            "since": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}}) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _live_jobs(jobs: Sequence[str]) -> list[str]:
+    """Those of `jobs`, and the jobs waiting on them, that Slurm still has queued or running (jobs that can never
+    start, ``DependencyNeverSatisfied``, do not count). Without a reachable Slurm, none (with a warning)."""
+    import re
+
+    from .executors import _slurm_queue
+
+    try:
+        queue = _slurm_queue()
+    except ValueError as error:
+        logger.warning("cannot tell whether the Slurm jobs %s still run (%s): going on", ",".join(jobs), error)
+        return []
+    wanted = set(jobs)
+    return sorted({job for job, reason, depends in queue if reason != "DependencyNeverSatisfied"
+                   and (job in wanted or wanted & set(re.findall(r"\d+", depends)))}, key=int)
 
 
 def describe_holder(holder: dict[str, Any]) -> str:
@@ -129,11 +183,13 @@ class FolderLock:
         wait: wait for the holder to end instead of raising :class:`FolderLocked`.
     """
 
-    def __init__(self, folder: str | os.PathLike, command: str | None = None, wait: bool = False) -> None:
+    def __init__(self, folder: str | os.PathLike, command: str | None = None, wait: bool = False,
+                 slurm_chain: bool = False) -> None:
         self.folder = Path(os.path.abspath(folder))
         self.path = lock_path(self.folder)
         self.command = command or current_command()
         self.wait = wait
+        self.slurm_chain = slurm_chain
         self._handle: Any = None
 
     def acquire(self) -> FolderLock:
@@ -166,7 +222,34 @@ class FolderLock:
             raise
         self._handle = handle
         _held.add(self)
+        try:
+            self._check_lease()
+        except BaseException:
+            self.release()
+            raise
         return self
+
+    def _check_lease(self) -> None:
+        """Refuse (or with `wait`, wait) while the Slurm jobs of the folder's lease run; delete a lease whose jobs
+        ended. A run that submits the same build to Slurm (`slurm_chain`) passes: it submits nothing meanwhile."""
+        path = lease_path(self.folder)
+        while path.is_file():
+            try:
+                lease = json.loads(path.read_text(encoding="utf-8"))
+                jobs = [str(job) for job in lease.get("jobs", [])]
+            except (OSError, ValueError, AttributeError):
+                lease, jobs = {}, []
+            live = _live_jobs(jobs) if jobs else []
+            if not live:
+                path.unlink(missing_ok=True)
+                return
+            if self.slurm_chain:
+                return
+            if not self.wait:
+                raise SlurmChainRunning(self.folder, lease.get("holder"), live)
+            logger.warning("%s is being written by Slurm jobs %s; waiting for them to end", self.folder,
+                           ",".join(live))
+            time.sleep(30)
 
     def _lock_file(self) -> Any:
         """The lock file, open and locked (waiting for the holder with ``wait``, else raising
@@ -222,9 +305,10 @@ class FolderLock:
 
 @contextlib.contextmanager
 def folder_locks(folders: Sequence[str | os.PathLike | None], command: str | None = None,
-                 wait: bool = False) -> Iterator[list[FolderLock]]:
+                 wait: bool = False, slurm_chain: bool = False) -> Iterator[list[FolderLock]]:
     """Locks on several folders (``None`` entries skipped, one folder once), taken in a fixed order (sorted paths) so
     that two runs locking the same folders cannot deadlock; all released at the end."""
     unique = sorted({os.path.abspath(folder) for folder in folders if folder})
     with contextlib.ExitStack() as stack:
-        yield [stack.enter_context(FolderLock(folder, command=command, wait=wait)) for folder in unique]
+        yield [stack.enter_context(FolderLock(folder, command=command, wait=wait, slurm_chain=slurm_chain))
+               for folder in unique]

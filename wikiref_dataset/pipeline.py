@@ -51,6 +51,7 @@ from .executors import (  # noqa: F401  (re-exported: their home was this module
     ExecutorConfig,
     connect_ray,
     default_slurm_partition,
+    live_slurm_chain,
     make_executor,
     submit_slurm_chain,
 )
@@ -614,6 +615,9 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
     """
     check_output_folder(config.output_dir, "wikiref", config.overwrite)
     check_sources(config.sources)  # a bad --cc-index fails now, not after stage 1
+    if config.executor == "slurm" and live_slurm_chain(config.work):  # nothing in the work folder may change now
+        submit_slurm_chain(config, [], "WikiRef build", progress=progress)  # says the chain still runs; submits none
+        return None
     config.work.mkdir(parents=True, exist_ok=True)
     restarted = _check_inputs(config)
     if restarted and progress:
@@ -693,6 +697,10 @@ def restart_changed_stages(work: Path, stages: Sequence[tuple[str, dict[str, Any
     for name, _, outputs in stages:
         changed = changed or not isinstance(previous, dict) or previous.get(name) != current[name]
         if changed and previous is not None:
+            if not restarted and (live := live_slurm_chain(work)):
+                raise RuntimeError(f"{work}: the Slurm jobs of the last submission still run (squeue -j "
+                                   f"{','.join(live)}) with other inputs; wait for them to end or cancel them "
+                                   f"(scancel {' '.join(live)}), then run again")
             clear_stage(work, name, outputs)
             restarted.append(name)
     work.mkdir(parents=True, exist_ok=True)

@@ -218,3 +218,45 @@ def test_a_training_script_into_an_output_dir_being_written_stops(tmp_path, tiny
     assert done.returncode == 2, done.stderr[-2000:]
     assert f"pid {holder.pid}" in done.stderr and "is being written by another run" in done.stderr
     assert not out.exists()
+
+
+# ---- a Slurm chain keeps the folders it was submitted for -------------------------------------------------------
+
+
+def test_a_slurm_chain_keeps_its_folders_until_its_jobs_end(tmp_path):
+    """``wikiref build --executor slurm`` returns once its chain is queued; the folders stay the chain's: a lease
+    beside each names its jobs, and while ``squeue`` lists them (or a job waiting on them) another run into the
+    folder is refused in one line naming the jobs; the same build submitted again passes (it submits nothing while
+    the chain runs); once the jobs ended the lease is dropped and the run goes on. ``squeue`` is a script here that
+    prints the queue a test file holds, in the format the project asks for (``%F|%r|%E``)."""
+    from wikiref_dataset.locks import folder_locks, lease_path, lease_to_slurm_jobs
+
+    out, work = tmp_path / "wikiref", tmp_path / "wikiref.work"
+    with folder_locks([out, work], command="wikiref build (submitted to Slurm)"):
+        leases = lease_to_slurm_jobs(["100", "101"])
+    assert leases == [lease_path(out), lease_path(work)] and not lock_path(out).exists()
+    assert json.loads(leases[0].read_text())["jobs"] == ["100", "101"]
+    queue, bin_dir = tmp_path / "queue.txt", tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "squeue").write_text(f"#!/bin/sh\ncat {queue}\n")
+    (bin_dir / "squeue").chmod(0o755)
+    env = {**ENV, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "trainer_scripts.cli", *argv], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    queue.write_text("100|None|(null)\n102|Dependency|afterok:101_*(unfulfilled)\n999|None|(null)\n")
+    refused = run(*build_argv(out))
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    assert "is being written by Slurm jobs 100, 102 ('wikiref build (submitted to Slurm)', pid" in refused.stderr
+    assert "squeue -j 100,102" in refused.stderr and "scancel 100 102" in refused.stderr
+    assert not out.exists() and leases[1].is_file()
+    other = run("duc", "convert", str(FIXTURES / "duc" / "duc2006"), "--year", "2006", "--out", str(tmp_path / "duc"))
+    assert other.returncode == 0, other.stderr[-2000:]  # other folders are not the chain's
+
+    queue.write_text("103|DependencyNeverSatisfied|afterok:100_*(failed)\n")  # the chain broke: nothing will run
+    done = run(*build_argv(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert rows(out) > 0 and not lease_path(out).exists() and not lease_path(work).exists()

@@ -119,9 +119,10 @@ def test_a_client_error_is_not_retried(local_server) -> None:
 
 
 def _record(url: str) -> bytes:
+    import io
+
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
-    import io
 
     out = io.BytesIO()
     writer = WARCWriter(out, gzip=True)
