@@ -112,13 +112,18 @@ def add_build_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentP
 def run_build_command(args: argparse.Namespace) -> int:
     """Run ``wikiref build``; returns 0. Bad input raises (one line, exit 2, from the command's dispatch); a build
     that keeps no example raises :class:`RunFailed` (exit 1) after its closing summary."""
-    from .curation import BOUNDED_QUANTITIES, CurationConfig
-    from .pipeline import BuildConfig, run_build
+    from .folders import check_output_folder
     from .web.cli import document_sources, warc_files
+
+    # bad input is told before the pipeline's imports (spaCy, and torch through it: seconds)
     dumps = check_input_files([*args.dumps, *(args.dump_option or [])], "dump file")
     if not dumps:
         raise CliError("no dump file given: wikiref build DUMP... --out DIR")
     warcs = [str(path) for path in warc_files(args.warc)] if args.warc else []
+    check_output_folder(args.out, "wikiref", args.overwrite)
+    from .curation import BOUNDED_QUANTITIES, CurationConfig
+    from .pipeline import BuildConfig, run_build
+
     curation = CurationConfig(
         min_unigram_recall=args.min_unigram_recall, low_percentile=args.percentiles[0],
         high_percentile=args.percentiles[1], bounded=tuple(args.bounded or BOUNDED_QUANTITIES),

@@ -8,7 +8,7 @@ once (a link back up the tree would loop; a folder linked twice would be read tw
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 __all__ = ["walk", "walk_files"]
@@ -41,3 +41,24 @@ def walk_files(root: str | os.PathLike, hidden: bool = True) -> Iterator[Path]:
             path = Path(current) / name
             if (hidden or not name.startswith(".")) and path.is_file():
                 yield path
+
+
+def find_files(paths: Iterable[str | os.PathLike], suffixes: tuple[str, ...], kind: str) -> list[Path]:
+    """The files named by `paths`: files as given, folders searched recursively for names ending with one of
+    `suffixes` (case-insensitive), sorted per folder.
+
+    Raises:
+        FileNotFoundError: a path does not exist, or a folder holds no such file (`kind` names them).
+    """
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = [p for p in walk_files(path) if p.name.lower().endswith(suffixes)]  # linked folders too
+            if not found:
+                raise FileNotFoundError(f"{path}: no {kind} in this folder")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such file or folder")
+    return files

@@ -101,10 +101,13 @@ HOLD_AND_FORK = """
 import os, sys, time
 from wikiref_dataset.locks import FolderLock
 lock = FolderLock(sys.argv[1], command="parent").acquire()
+ready, started = os.pipe()
 child = os.fork()
 if child == 0:  # a child that outlives its parent (as the executor's manager can, for a moment)
+    os.write(started, b"x")  # it runs (the at-fork handlers ran): on a busy machine it may start late
     time.sleep(60)
     os._exit(0)
+os.read(ready, 1)
 print("held", child, flush=True)
 time.sleep(120)
 """

@@ -73,14 +73,13 @@ def add_aquamuse_parser(commands: argparse._SubParsersAction) -> argparse.Argume
 
 
 def run_aquamuse_command(args: argparse.Namespace) -> int:
-    from .build import AQuaMuSeBuildConfig, build_released_folder, run_aquamuse
-    from .matching import MatchingConfig
-    from .questions import QuestionConfig
-
+    # bad input is told before the builders' imports (spaCy, torch, faiss: seconds)
     if args.released:
         if args.nq or args.corpus:
             raise CliError("--released reads the released examples; do not combine it with --nq/--corpus")
         warcs = check_input_files(args.warc, "WARC file")
+        from .build import build_released_folder
+
         summary = build_released_folder([str(p) for p in args.released], Path(args.out), warcs, progress=not args.quiet,
                                         work_dir=args.work, overwrite=args.overwrite)
         print(summary.format())
@@ -92,6 +91,10 @@ def run_aquamuse_command(args: argparse.Namespace) -> int:
     if args.warc:
         raise CliError("--warc goes with --released (the mined corpus is --corpus, which takes WARC files too)")
     nq, corpus = check_input_files(args.nq, "Natural Questions file"), check_input_files(args.corpus, "corpus file")
+    from .build import AQuaMuSeBuildConfig, run_aquamuse
+    from .matching import MatchingConfig
+    from .questions import QuestionConfig
+
     options = {name: getattr(args, name) for name in ("theta_lower", "theta_upper", "top_k", "min_recall",
                                                       "neighbours")}
     config = AQuaMuSeBuildConfig(

@@ -73,11 +73,14 @@ def add_psg2sum_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
 def run_psg2sum_command(args: argparse.Namespace) -> int:
     """Run ``wikiref psg2sum``; returns 0. Bad input raises (one line, exit 2, from the command's dispatch); a
     build that keeps no pair raises :class:`RunFailed` (exit 1) after its closing summary."""
+    from ..folders import check_output_folder
+
+    dumps = check_input_files(args.dumps, "dump file")  # bad input is told before the pipeline's imports
+    check_output_folder(args.out, "psg2sum", args.overwrite)
     from ..wiki.dump import DumpError, damaged_dumps
     from .mining import MiningConfig
     from .pipeline import Psg2SumBuildConfig, run_psg2sum_build
 
-    dumps = check_input_files(args.dumps, "dump file")
     options = {name: getattr(args, name) for name in ("min_score", "min_summary_words", "revert_window",
                                                       "max_rewrite_churn", "min_rewrite_passages", "lead_splitter")}
     mining = MiningConfig(**{name: value for name, value in options.items() if value is not None})

@@ -54,7 +54,7 @@ def warc_files(paths: list[str]) -> list[Path]:
     Raises:
         FileNotFoundError: a path does not exist, or a folder holds no WARC file.
     """
-    from .documents import find_files
+    from ..walk import find_files
 
     return find_files(paths, WARC_SUFFIXES, "WARC files (*.warc, *.warc.gz, *.arc, *.arc.gz)")
 
@@ -182,11 +182,11 @@ def add_documents_parser(subparsers: argparse._SubParsersAction) -> argparse.Arg
 def run_documents_command(args: argparse.Namespace) -> int:
     """Run the subcommand; returns 0. Bad input raises (``FileNotFoundError``, ``ValueError``): the command's
     dispatch prints it as one line, exit status 2."""
-    from .documents import run_documents
-
-    warcs = warc_files(args.warc)
+    warcs = warc_files(args.warc)  # bad input is told before the pipeline's imports (spaCy, torch: seconds)
     check_run_folder(args.out, ("documents", "failed", "logs", "inputs.json", "warc_index.sqlite*", "http_cache"),
                      args.overwrite)
+    from .documents import run_documents
+
     summary = run_documents(
         args.statements, args.out, warc_paths=warcs, sources=document_sources(args), workers=args.workers,
         tasks=args.tasks, warc_index=args.warc_index, progress=not args.quiet,

@@ -67,7 +67,7 @@ from datatrove.pipeline.filters.base_filter import BaseFilter
 
 from ..jsonl import iter_json_objects
 from ..text import TextConfig, TextPipeline
-from ..walk import walk_files
+from ..walk import find_files, walk_files  # noqa: F401 (find_files: re-exported)
 from .captures import target_date
 from .commoncrawl import CaptureRequest, CaptureTable, CommonCrawl, CommonCrawlConfig, CrawlResult
 from .extract import ExtractedPage, ExtractionConfig, ExtractionError, extract_pages
@@ -165,27 +165,6 @@ class CitedDocument:
 # ----------------------------------------------------------------------------------------------------------------
 # Statements in
 # ----------------------------------------------------------------------------------------------------------------
-
-
-def find_files(paths: Iterable[str | os.PathLike], suffixes: tuple[str, ...], kind: str) -> list[Path]:
-    """The files named by `paths`: files as given, folders searched recursively for names ending with one of
-    `suffixes` (case-insensitive), sorted per folder.
-
-    Raises:
-        FileNotFoundError: a path does not exist, or a folder holds no such file (`kind` names them).
-    """
-    files: list[Path] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            found = [p for p in walk_files(path) if p.name.lower().endswith(suffixes)]  # linked folders too
-            if not found:
-                raise FileNotFoundError(f"{path}: no {kind} in this folder")
-            files.extend(found)
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise FileNotFoundError(f"{path}: no such file or folder")
-    return files
 
 
 def statement_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
