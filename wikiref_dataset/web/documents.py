@@ -680,7 +680,8 @@ class FetchCitedDocuments(PipelineStep):
             else:
                 acquired.append(_Acquired("not_archived"))
         if self._crawl is not None:
-            missing = [i for i, item in enumerate(acquired) if item.status != "ok" and not batch[i].problem]
+            missing = [i for i, item in enumerate(acquired)
+                       if item.status != "ok" and not item.carried and not batch[i].problem]
             requests = [CaptureRequest(batch[i].original_url, batch[i].near) for i in missing]
             for i, result in zip(missing, self._crawl.resolve(requests), strict=True):
                 crawled = self._from_common_crawl(result)
@@ -690,7 +691,8 @@ class FetchCitedDocuments(PipelineStep):
         downloads = {}
         if scheduler is not None:
             downloads = {i: scheduler.submit(wayback_raw_url(batch[i].fetch_url))
-                         for i, item in enumerate(acquired) if item.status != "ok" and not batch[i].problem}
+                         for i, item in enumerate(acquired)
+                         if item.status != "ok" and not item.carried and not batch[i].problem}
         return _Started(batch, acquired, downloads, time.perf_counter() - began)
 
     def _process(self, started: _Started) -> Iterator[Document]:

@@ -198,7 +198,7 @@ class FaultyProxy:
     * ``stall``: sends nothing for `stall_s` seconds, then closes.
 
     `down` (a fault name) fails every request that way until set back to None. `injected` counts the faults sent,
-    `requests` every request received."""
+    `requests` every request received, `targets` lists their targets (path and query) in order."""
 
     def __init__(self, upstream: str, every: dict[str, int] | None = None, retry_after: str | None = "0",
                  stall_s: float = 3.0) -> None:
@@ -211,11 +211,13 @@ class FaultyProxy:
         self.down: str | None = None
         self.injected: Counter[str] = Counter()
         self.requests = 0
+        self.targets: list[str] = []
         self._lock = threading.Lock()
 
-    def _fault(self) -> str | None:
+    def _fault(self, target: str) -> str | None:
         with self._lock:
             self.requests += 1
+            self.targets.append(target)
             fault = self.down or next((name for name, n in self.every.items() if self.requests % n == 0), None)
             if fault is not None:
                 self.injected[fault] += 1
@@ -240,7 +242,7 @@ class FaultyProxy:
             connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             connection.close()
 
-        fault = self._fault()
+        fault = self._fault(target)
         if fault == "503":
             extra = f"Retry-After: {self.retry_after}\r\n" if self.retry_after is not None else ""
             connection.sendall(f"HTTP/1.1 503 Service Unavailable\r\n{extra}Content-Length: 0\r\n"

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -570,22 +571,27 @@ def test_build_command_with_crawl_and_cdx_api(archive: Archive, tmp_path: Path) 
     assert build["counts"]["cited pages from Common Crawl"] == len(archive.sample.crawled)
 
 
-def test_network_faults_are_retried_counted_and_change_nothing(archive: Archive, tmp_path: Path) -> None:
-    """Common Crawl's index throttling (503 with Retry-After), reset connections and stalled answers, every Nth
-    request, in front of both servers: the documents are exactly those of a run without faults, and every fault
-    injected is counted once, by kind."""
-    from archive_servers import faulty_proxy
-
-    statements, others = tmp_path / "statements.jsonl.gz", 12  # the expected pages and a few not captured
+def _few_statements(archive: Archive, target: Path, others: int = 12) -> Path:
+    """The statements citing the expected pages, and `others` citing pages not captured (fewer lookups)."""
     with gzip.open(archive.statements, "rt", encoding="utf-8") as source, \
-            gzip.open(statements, "wt", encoding="utf-8") as target:
+            gzip.open(target, "wt", encoding="utf-8") as written:
         for line in source:
             record = json.loads(line)
             key = citation_key(record["metadata"].get("fetch_url") or "")
             if key in archive.expected or (others > 0 and _normalizes(key) and record["metadata"]["fetch_url"]
                                            == record["metadata"]["url"]):
                 others -= key not in archive.expected
-                target.write(line)
+                written.write(line)
+    return target
+
+
+def test_network_faults_are_retried_counted_and_change_nothing(archive: Archive, tmp_path: Path) -> None:
+    """Common Crawl's index throttling (503 with Retry-After), reset connections and stalled answers, every Nth
+    request, in front of both servers: the documents are exactly those of a run without faults, and every fault
+    injected is counted once, by kind."""
+    from archive_servers import faulty_proxy
+
+    statements = _few_statements(archive, tmp_path / "statements.jsonl.gz")
     pywb = archive.cdx_api.split("/{crawl}")[0]
     with faulty_proxy(pywb, {"503": 4, "reset": 7, "stall": 11}, retry_after="1", stall_s=2.0) as cdx, \
             faulty_proxy(archive.data_url, {"503": 5, "reset_body": 6, "reset": 9, "stall": 13}, stall_s=2.0) as data:
@@ -612,6 +618,32 @@ def test_network_faults_are_retried_counted_and_change_nothing(archive: Archive,
     assert faults["warc/reset"] + faults["warc/incomplete"] == data.injected["reset"] + data.injected["reset_body"]
     assert not any(key.endswith("gave_up") for key in faults)
     assert "network faults: CDX index: HTTP 503 x" in summary.format()
+
+
+def test_documents_rerun_retries_the_pages_the_network_kept_from_it(archive: Archive, tmp_path: Path) -> None:
+    """``run_documents`` (the ``wikiref documents`` command) run again into its folder: the pages a dead index
+    server kept from it are fetched again, and only those; the rest of each task's output is kept as it was."""
+    from archive_servers import faulty_proxy
+
+    statements = _few_statements(archive, tmp_path / "statements.jsonl.gz")
+    pywb = archive.cdx_api.split("/{crawl}")[0]
+    with faulty_proxy(pywb, {"reset": 3}) as cdx:  # every 3rd lookup fails, with no retry left to get past it
+        config = CommonCrawlConfig(crawls=(NEW, OLD), cdx_api=cdx.url + "/{crawl}/cdx", cc_data=archive.data_url,
+                                   cdx_min_interval_s=0.0, retries=0, backoff_s=0.0)
+        first = run_documents([statements], tmp_path / "out", tasks=2, progress=False,
+                              sources=DocumentSources(common_crawl=config))
+        assert first.transient > 0 and first.failed["index_error"] == first.transient
+        assert first.common_crawl["lookup_failed"] == first.transient and "cdx/reset" in first.faults
+        kept = {document.url for document in _documents(tmp_path / "out").values() if document.status != "index_error"}
+        cdx.every = {}
+        asked = len(cdx.targets)
+        second = run_documents([statements], tmp_path / "out", tasks=2, progress=False,
+                               sources=DocumentSources(common_crawl=config))
+        looked_up = {parse_qs(urlsplit(target).query)["url"][0] for target in cdx.targets[asked:]}
+    assert looked_up and not looked_up & kept  # only the failed pages (and their redirects' targets) were asked
+    assert second.retried == first.transient and second.transient == 0 and "index_error" not in second.failed
+    _check_expected(archive, _documents(tmp_path / "out"))
+    assert second.urls == first.urls and second.common_crawl["found"] == 5
 
 
 def test_a_page_the_network_keeps_from_us_is_failed_and_the_next_build_gets_it(archive: Archive,
