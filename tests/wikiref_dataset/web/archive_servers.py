@@ -295,13 +295,9 @@ def faulty_proxy(upstream: str, every: dict[str, int] | None = None, **options) 
         daemon_threads = True
         allow_reuse_address = True
 
+    from web_testing import serving
+
     server = Server(("127.0.0.1", 0), Handler)
     proxy.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield proxy
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)

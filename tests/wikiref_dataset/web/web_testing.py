@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import socket
+import socketserver
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -147,10 +148,17 @@ def serve(
     server.state = state  # type: ignore[attr-defined]
     if wrap_socket is not None:
         server.socket = wrap_socket(server.socket)
+    with serving(server):
+        yield state
+
+
+@contextlib.contextmanager
+def serving(server: socketserver.BaseServer) -> Iterator[None]:
+    """Run `server` (a socketserver) in a daemon thread; shut down and closed on exit."""
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield state
+        yield
     finally:
         server.shutdown()
         server.server_close()
