@@ -43,16 +43,17 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FolderLock", "FolderLocked", "folder_locks", "lease_path", "lease_to_slurm_jobs", "lock_path"]
+__all__ = ["FolderLock", "FolderLocked", "SlurmChainRunning", "folder_locks", "lease_path", "lease_to_slurm_jobs",
+           "lock_path"]
 
 
 class FolderLocked(RuntimeError):
     """Another run holds the lock of a folder; the message names the folder and the holder."""
 
-    def __init__(self, folder: Path, holder: dict[str, Any] | None) -> None:
+    def __init__(self, folder: Path, holder: dict[str, Any] | None, message: str | None = None) -> None:
         self.folder, self.holder = folder, holder or {}
-        super().__init__(f"{folder} is being written by another run ({describe_holder(self.holder)}); wait for it "
-                         "to end, or pass --wait to wait for it")
+        super().__init__(message or f"{folder} is being written by another run ({describe_holder(self.holder)}); "
+                                    "wait for it to end, or pass --wait to wait for it")
 
 
 def lock_path(folder: str | os.PathLike) -> Path:
@@ -66,11 +67,10 @@ class SlurmChainRunning(FolderLocked):
 
     def __init__(self, folder: Path, holder: dict[str, Any] | None, jobs: Sequence[str]) -> None:
         self.jobs = list(jobs)
-        RuntimeError.__init__(self, f"{folder} is being written by Slurm jobs {', '.join(self.jobs)} "
-                                    f"({describe_holder(holder or {})}); run again once they ended (squeue -j "
-                                    f"{','.join(self.jobs)}), cancel them (scancel {' '.join(self.jobs)}), or pass "
-                                    "--wait to wait for them")
-        self.folder, self.holder = folder, holder or {}
+        super().__init__(folder, holder, f"{folder} is being written by Slurm jobs {', '.join(self.jobs)} "
+                                         f"({describe_holder(holder or {})}); run again once they ended (squeue -j "
+                                         f"{','.join(self.jobs)}), cancel them (scancel {' '.join(self.jobs)}), or "
+                                         "pass --wait to wait for them")
 
 
 def lease_path(folder: str | os.PathLike) -> Path:

@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterator
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
-__all__ = ["FAULT_KINDS", "NetworkFault", "NetworkFaults", "classify_error", "describe_faults", "fault_counts",
-           "get_with_retries",
+__all__ = ["FAULT_KINDS", "SOURCE_NAMES", "IncompleteBody", "NetworkFault", "NetworkFaults", "classify_error",
+           "describe_faults", "fault_counts", "get_with_retries", "network_errors",
            "parse_retry_after", "retry_delay", "is_retried_status"]  # fmt: skip
 
 FAULT_KINDS = ("http_429", "http_5xx", "reset", "refused", "timeout", "incomplete", "connection")
@@ -92,12 +92,6 @@ class NetworkFaults:
         """``{"cdx/http_503": 4, "warc/reset": 2, "warc/gave_up": 1, ...}``."""
         with self._lock:
             return dict(self._counts)
-
-    def take(self) -> dict[str, int]:
-        """The counts so far, which are then reset (for a caller that reports them as it goes)."""
-        with self._lock:
-            counts, self._counts = dict(self._counts), Counter()
-        return counts
 
 
 def _chain(error: BaseException) -> Iterator[BaseException]:
