@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import shlex
 import subprocess
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from .folders import work_folder
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["EXECUTORS", "ExecutorConfig", "add_executor_arguments", "connect_ray", "datatrove_console",
            "default_slurm_partition", "executor_settings", "local_executor", "make_executor", "submit_slurm_chain"]
@@ -304,16 +307,29 @@ def _slurm_queue() -> list[tuple[str, str, str]]:
     return [tuple(line.split("|", 2)) for line in listing.splitlines() if line.count("|") >= 2]  # type: ignore[misc]
 
 
-def live_slurm_chain(work: str | Path) -> list[str]:
+def live_slurm_chain(work: str | Path, unreachable_ok: bool = False) -> list[str]:
     """The jobs of the Slurm chain last submitted from `work` (``slurm_jobs.json``), and the jobs waiting on them,
-    that are still queued or running and can still start; [] without a record (no Slurm asked)."""
+    that are still queued or running and can still start; [] without a record (no Slurm asked).
+
+    Raises:
+        ValueError: ``squeue`` cannot be run; with `unreachable_ok` (a run that does not use Slurm, on a machine
+            without it), [] and a warning instead.
+    """
     record = Path(work) / SLURM_JOBS
     if not record.is_file():
         return []
     previous = set(json.loads(record.read_text(encoding="utf-8")).values())
     if not previous:
         return []
-    return sorted({job for job, reason, depends in _slurm_queue() if reason != "DependencyNeverSatisfied"
+    try:
+        queue = _slurm_queue()
+    except ValueError as error:
+        if not unreachable_ok:
+            raise
+        logger.warning("%s: cannot tell whether the Slurm jobs %s still run (%s): going on", work,
+                       ",".join(sorted(previous)), error)
+        return []
+    return sorted({job for job, reason, depends in queue if reason != "DependencyNeverSatisfied"
                    and (job in previous or previous & set(re.findall(r"\d+", depends)))}, key=int)
 
 

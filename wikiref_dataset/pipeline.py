@@ -697,7 +697,7 @@ def restart_changed_stages(work: Path, stages: Sequence[tuple[str, dict[str, Any
     for name, _, outputs in stages:
         changed = changed or not isinstance(previous, dict) or previous.get(name) != current[name]
         if changed and previous is not None:
-            if not restarted and (live := live_slurm_chain(work)):
+            if not restarted and (live := live_slurm_chain(work, unreachable_ok=True)):
                 raise RuntimeError(f"{work}: the Slurm jobs of the last submission still run (squeue -j "
                                    f"{','.join(live)}) with other inputs; wait for them to end or cancel them "
                                    f"(scancel {' '.join(live)}), then run again")

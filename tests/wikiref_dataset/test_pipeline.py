@@ -329,3 +329,23 @@ def test_stage_5_streams_the_curated_shards(demo_build, tmp_path, monkeypatch):
     assert dataset_hashes(tmp_path / "out") == dataset_hashes(out)
     assert len(peaks) == summary.counts["examples curated"] == 19
     assert max(peaks) <= 2 + 1  # the head of each of the 2 shards, and the example being written
+
+
+def test_a_former_slurm_build_rerun_here_without_slurm_goes_on(tmp_path, monkeypatch, caplog):
+    """A work folder whose last submission went to Slurm, rerun locally with other inputs on a machine where
+    ``squeue`` cannot run: whether the old jobs still run cannot be told, so the build says so and goes on."""
+    import wikiref_dataset.executors as executors
+
+    def unreachable():
+        raise ValueError("cannot reach the Slurm cluster (squeue: No such file or directory)")
+
+    monkeypatch.setattr(executors, "_slurm_queue", unreachable)
+    dumps, warcs = sample_inputs()
+    config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "out"), tasks=2)
+    config.work.mkdir(parents=True)
+    (config.work / "inputs.json").write_text("{}", encoding="utf-8")  # a previous run with other inputs
+    (config.work / "slurm_jobs.json").write_text(json.dumps({"statements": "100"}), encoding="utf-8")
+    with caplog.at_level("WARNING"):
+        summary = run_build(config, progress=False)
+    assert summary is not None and summary.counts["examples curated"] > 0
+    assert "cannot tell whether the Slurm jobs 100 still run" in caplog.text
