@@ -307,6 +307,26 @@ def _slurm_queue() -> list[tuple[str, str, str]]:
     return [tuple(line.split("|", 2)) for line in listing.splitlines() if line.count("|") >= 2]  # type: ignore[misc]
 
 
+def chain_jobs(jobs: set[str] | Sequence[str], queue: Sequence[tuple[str, str, str]] | None = None) -> dict[str, str]:
+    """{job id: Slurm's reason} of those of `jobs`, and of the jobs waiting on them, that Slurm's queue
+    (:func:`_slurm_queue`, read when not given) still holds; a reason ``DependencyNeverSatisfied`` means the job
+    can never start.
+
+    Raises:
+        ValueError: ``squeue`` cannot be run.
+    """
+    wanted = set(jobs)
+    if not wanted:
+        return {}
+    return {job: reason for job, reason, depends in (_slurm_queue() if queue is None else queue)
+            if job in wanted or wanted & set(re.findall(r"\d+", depends))}
+
+
+def live_jobs(ours: dict[str, str]) -> list[str]:
+    """The jobs of :func:`chain_jobs` that can still start, in id order."""
+    return sorted((job for job, reason in ours.items() if reason != "DependencyNeverSatisfied"), key=int)
+
+
 def live_slurm_chain(work: str | Path, unreachable_ok: bool = False) -> list[str]:
     """The jobs of the Slurm chain last submitted from `work` (``slurm_jobs.json``), and the jobs waiting on them,
     that are still queued or running and can still start; [] without a record (no Slurm asked).
@@ -322,15 +342,13 @@ def live_slurm_chain(work: str | Path, unreachable_ok: bool = False) -> list[str
     if not previous:
         return []
     try:
-        queue = _slurm_queue()
+        return live_jobs(chain_jobs(previous))
     except ValueError as error:
         if not unreachable_ok:
             raise
         logger.warning("%s: cannot tell whether the Slurm jobs %s still run (%s): going on", work,
                        ",".join(sorted(previous)), error)
         return []
-    return sorted({job for job, reason, depends in queue if reason != "DependencyNeverSatisfied"
-                   and (job in previous or previous & set(re.findall(r"\d+", depends)))}, key=int)
 
 
 def submit_slurm_chain(config: ExecutorConfig, stages: Sequence[tuple[str, list[Any], int]], build: str,
@@ -349,9 +367,8 @@ previous submission (or jobs waiting on them) are queued or
     work = Path(config.work)
     record = work / SLURM_JOBS
     previous = set(json.loads(record.read_text(encoding="utf-8")).values()) if record.is_file() else set()
-    ours = {job: reason for job, reason, depends in (_slurm_queue() if previous else [])
-            if job in previous or previous & set(re.findall(r"\d+", depends))}
-    if any(reason != "DependencyNeverSatisfied" for reason in ours.values()):
+    ours = chain_jobs(previous)
+    if live_jobs(ours):
         if progress:
             print(f"the {build}'s Slurm jobs are still queued or running (squeue -j {','.join(sorted(ours, key=int))}): "
                   f"nothing submitted; run the same command again once they finished", flush=True)

@@ -95,18 +95,13 @@ def lease_to_slurm_jobs(jobs: Sequence[str]) -> list[Path]:
 def _live_jobs(jobs: Sequence[str]) -> list[str]:
     """Those of `jobs`, and the jobs waiting on them, that Slurm still has queued or running (jobs that can never
     start, ``DependencyNeverSatisfied``, do not count). Without a reachable Slurm, none (with a warning)."""
-    import re
-
-    from .executors import _slurm_queue
+    from .executors import chain_jobs, live_jobs
 
     try:
-        queue = _slurm_queue()
+        return live_jobs(chain_jobs(jobs))
     except ValueError as error:
         logger.warning("cannot tell whether the Slurm jobs %s still run (%s): going on", ",".join(jobs), error)
         return []
-    wanted = set(jobs)
-    return sorted({job for job, reason, depends in queue if reason != "DependencyNeverSatisfied"
-                   and (job in wanted or wanted & set(re.findall(r"\d+", depends)))}, key=int)
 
 
 def describe_holder(holder: dict[str, Any]) -> str:
