@@ -60,6 +60,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 import numpy
+
+# isort: split
+from . import _spacy_import  # noqa: F401  (before spaCy: keeps thinc from importing torch)
+
+# isort: split
 import spacy
 from spacy.attrs import IS_SPACE, IS_TITLE, LEMMA, LOWER, ORTH, SENT_START
 from spacy.language import Language
