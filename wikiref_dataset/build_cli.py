@@ -129,7 +129,7 @@ def run_build_command(args: argparse.Namespace) -> int:
         high_percentile=args.percentiles[1], bounded=tuple(args.bounded or BOUNDED_QUANTITIES),
         oracle_max_sentences=args.oracle_max_sentences, min_oracle_score=args.min_oracle_score, seed=args.seed,
         dev_size=args.validation_size, test_size=args.test_size)
-    config = BuildConfig(dumps, warcs, curation=curation, statements=statement_config(args),
+    config = BuildConfig(dumps, warcs, curation=curation, statements=statement_config(args, dumps),
                          sources=document_sources(args), **executor_settings(args))
     with cleaned_up_on_input_error(config.work):  # bad input found by the build (no dump could be read, say)
         summary = run_build(config, progress=not args.quiet)

@@ -112,6 +112,12 @@ class BuildConfig(ExecutorConfig):
         super().__post_init__()
         if not self.dumps:
             raise ValueError("no dump file given")
+        if self.statements.language != "en":
+            raise ValueError(
+                f"wikiref build curates English only so far: the dumps are read as {self.statements.language!r}, and "
+                "curation and the oracle need the language's tokenizer and a ROUGE for it, which are not implemented "
+                f"yet. `wikiref statements DUMP --language {self.statements.language} --out DIR` extracts that "
+                "language's statements; pass --language en to read the dumps as English anyway")
 
     @property
     def shards(self) -> int:

@@ -419,3 +419,21 @@ def test_bounded_vocabulary_setting(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("WIKIREF_SPACY_MAX_STRINGS", value)
         with pytest.raises(ValueError, match="WIKIREF_SPACY_MAX_STRINGS must be a non-negative integer"):
             TextPipeline(BLANK)
+
+
+def test_text_imports_spacy_without_torch_and_torch_still_works():
+    """thinc's torch import (2 s, ~200 MiB) is kept out of the commands that only read text; torch itself still imports
+    afterwards, and a process that imported torch first gets spaCy as usual."""
+    import subprocess
+    import sys
+
+    code = ("import sys, wikiref_dataset.text as text; assert 'torch' not in sys.modules, 'torch imported';"
+            "import thinc.compat; assert not thinc.compat.has_torch;"
+            "print(text.TextPipeline().split_sentences('The cat sat. The dog ran.'));"
+            "import torch; print(float(torch.ones(2).sum()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["['The cat sat.', 'The dog ran.']", "2.0"]
+    first = subprocess.run([sys.executable, "-c", "import torch, wikiref_dataset.text, thinc.compat; "
+                            "print(thinc.compat.has_torch)"], capture_output=True, text=True, timeout=120)
+    assert first.stdout.strip() == "True", first.stderr

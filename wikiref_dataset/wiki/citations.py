@@ -28,6 +28,7 @@ stage downloads.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -35,6 +36,7 @@ import mwparserfromhell
 from mwparserfromhell.nodes import Template
 from mwparserfromhell.wikicode import Wikicode
 
+from .languages import WikiLanguage, wiki_language
 from .plaintext import HOLE_START, TemplateArgs, canonical_template_name, render, strip_holes
 
 __all__ = [
@@ -62,74 +64,47 @@ TEXT = "text"
 DEAD_URL_STATUSES = frozenset({"dead", "unfit", "usurped"})
 """``url-status`` values for which the archive is fetched instead of the original url."""
 
-# Redirects and spelling variants → canonical citation type (canonical names are the Citation Style 1 templates').
-CITATION_TYPE_ALIASES: dict[str, str] = {
-    # web pages
-    "cite website": "cite web", "cite url": "cite web", "web cite": "cite web", "cite webpage": "cite web",
-    "cite web page": "cite web", "cite-web": "cite web", "citeweb": "cite web", "cite w": "cite web",
-    "cite blog": "cite web", "cite online": "cite web", "cite internet": "cite web", "cite site": "cite web",
-    "cite web.": "cite web", "cita web": "cite web", "c web": "cite web", "cw": "cite web",
-    # news articles
-    "cite newspaper": "cite news", "cite-news": "cite news", "citenews": "cite news", "cite article": "cite news",
-    "cite n": "cite news", "news cite": "cite news", "cite news article": "cite news", "cite newspaper article": "cite news",
-    "cite new": "cite news", "cite paper": "cite news", "cite news.": "cite news",
-    # press releases
-    "cite pr": "cite press release", "cite press": "cite press release", "cite press-release": "cite press release",
-    "press release": "cite press release", "cite press releases": "cite press release",
-    "cite pressrelease": "cite press release",
-    # magazine articles
-    "cite mag": "cite magazine", "cite-magazine": "cite magazine", "citemagazine": "cite magazine",
-    "cite magazine article": "cite magazine",
-    # archived web pages
-    "web archive": "webarchive",
-    # skipped types: folded so that their counts are not split over redirects
-    "cite video": "cite av media", "cite media": "cite av media", "cite audio": "cite av media",
-    "cite film": "cite av media", "cite youtube": "cite av media", "cite av": "cite av media",
-    "cite av media notes": "cite av media notes", "cite album-notes": "cite av media notes",
-    "cite album notes": "cite av media notes", "cite liner notes": "cite av media notes",
-    "cite jounal": "cite journal", "cite paper journal": "cite journal", "cite periodical": "cite journal",
-    "cite books": "cite book", "cite-book": "cite book", "vcite book": "cite book", "vcite journal": "cite journal",
-    "vcite web": "cite web", "vcite news": "cite news", "cite chapter": "cite book",
-    "cite dictionary": "cite encyclopedia", "cite encyclopaedia": "cite encyclopedia",
-    "cite conference paper": "cite conference", "cite proceedings": "cite conference",
-    "cite dissertation": "cite thesis", "cite video game": "cite video game", "cite tv": "cite episode",
-    "cite television": "cite episode", "cite patent": "cite patent", "cite legislation": "cite act",
-}  # fmt: skip
+_ENGLISH = wiki_language("en")
+CITATION_TYPE_ALIASES: dict[str, str] = dict(_ENGLISH.citation_types)
+"""Redirects and spelling variants of English citation templates → canonical citation type (canonical names are the
+Citation Style 1 templates'), from ``data/languages/en.toml``; other languages add theirs (:class:`WikiLanguage`)."""
 
 # Templates that are citations although their names do not start with "cite " (first template in a ref wins).
 _OTHER_CITATION_TEMPLATES = frozenset({"citation", "vcite", "cite", "wayback", "webarchive", "harvnb", "harv",
                                        "harvp", "harvtxt", "sfn", "sfnp"})
 # Templates inside a ref that are not the citation (a ref may start with a language icon or a "See").
-_NOT_CITATIONS = frozenset({"in lang", "en icon", "fr icon", "de icon", "es icon", "ru icon", "pt icon", "it icon",
-                            "ja icon", "zh icon", "ar icon", "lang", "rp", "dead link", "deadlink", "cbignore",
-                            "nbsp", "'", "ndash", "mdash", "sup", "small", "nowrap", "citation needed",
-                            "page needed", "better source", "failed verification", "verify source", "clarify"})
+_NOT_CITATIONS = _ENGLISH.not_citation_templates
 _TEMPLATE_NAME = re.compile(r"\{\{\s*([^{}|<>\[\]\n]+?)\s*(?=[|}])")
 _LINK = re.compile(r"(?:https?:)?//[^\s\]\[|<>\"{}]+", re.IGNORECASE)
 _BRACKETED_LINK = re.compile(r"\[((?:https?:)?//[^\s\]\[<>\"]+)(?:\s+([^\]]*))?\]", re.IGNORECASE)
 _ICON = re.compile(r"^[a-z]{2,3} icon$")
 
 
-def canonical_citation_type(name: str) -> str:
+def canonical_citation_type(name: str, language: WikiLanguage | None = None) -> str:
     """The canonical type of a citation template name: ``Cite_Web`` → ``cite web``, ``Cite newspaper`` →
-    ``cite news``, ``cite pr`` → ``cite press release``; other names are returned canonicalised."""
+    ``cite news``, ``cite pr`` → ``cite press release`` (German ``Internetquelle`` → ``cite web`` with ``language``
+    German); other names are returned canonicalised."""
     name = canonical_template_name(name)
-    return CITATION_TYPE_ALIASES.get(name, name)
+    aliases = CITATION_TYPE_ALIASES if language is None else language.citation_types
+    return aliases.get(name, name)
 
 
-def _is_citation_name(name: str) -> bool:
-    return name.startswith("cite ") or name in _OTHER_CITATION_TEMPLATES or name in CITATION_TYPE_ALIASES
+def _is_citation_name(name: str, aliases: Mapping[str, str]) -> bool:
+    return name.startswith("cite ") or name in _OTHER_CITATION_TEMPLATES or name in aliases
 
 
-def classify_ref(content: str) -> str:
-    """The citation type of a ref's wikitext content (see the module docstring)."""
+def classify_ref(content: str, language: WikiLanguage | None = None) -> str:
+    """The citation type of a ref's wikitext content (see the module docstring), with the template names of
+    ``language`` (default: English)."""
+    aliases = CITATION_TYPE_ALIASES if language is None else language.citation_types
+    not_citations = _NOT_CITATIONS if language is None else language.not_citation_templates
     first_other = None
     for match in _TEMPLATE_NAME.finditer(content):
         name = canonical_template_name(match.group(1))
-        if _is_citation_name(name):
-            citation_type = CITATION_TYPE_ALIASES.get(name, name)
-            return _citation_kind(content) if citation_type == CITATION else citation_type
-        if first_other is None and name not in _NOT_CITATIONS and not _ICON.match(name):
+        if _is_citation_name(name, aliases):
+            citation_type = aliases.get(name, name)
+            return _citation_kind(content, language) if citation_type == CITATION else citation_type
+        if first_other is None and name not in not_citations and not _ICON.match(name):
             first_other = name
     if _LINK.search(content):
         return BARE_URL
@@ -153,19 +128,22 @@ _CITATION_KINDS = (
 _BOOK_SCAN = re.compile(r"//books\.google\.|//(?:www\.)?archive\.org/details/", re.IGNORECASE)
 
 
-def _citation_kind(content: str) -> str:
-    """The type of the first ``{{citation}}`` of a ref: ``citation`` when it has a url and cites a web page or a
-    periodical, else what it cites (``citation (journal)`` ...) or ``citation (no url)``."""
+def _citation_kind(content: str, language: WikiLanguage | None = None) -> str:
+    """The type of the first ``{{citation}}`` of a ref (or of a template ``language`` types ``citation``, such as
+    Polish ``{{Cytuj}}``): ``citation`` when it has a url and cites a web page or a periodical, else what it cites
+    (``citation (journal)`` ...) or ``citation (no url)``."""
+    url_names = ("url",) if language is None else language.names("url")
     for template in mwparserfromhell.parse(content).ifilter_templates(recursive=False):
-        if canonical_citation_type(str(template.name)) != CITATION:
+        if canonical_citation_type(str(template.name), language) != CITATION:
             continue
         given = {str(param.name).strip().lower() for param in template.params if str(param.value).strip()}
         for kind, names in _CITATION_KINDS:
             if given.intersection(names):
                 return kind
-        if "url" not in given:
+        url_name = next((name for name in url_names if name in given), None)
+        if url_name is None:
             return "citation (no url)"
-        return "citation (book)" if _BOOK_SCAN.search(str(template.get("url").value)) else CITATION
+        return "citation (book)" if _BOOK_SCAN.search(str(template.get(url_name).value)) else CITATION
     return CITATION
 
 
@@ -180,8 +158,9 @@ class Citation:
         url_status (`str`, *optional*): ``live``, ``dead``, ``unfit``, ``usurped`` ... as the citation states it.
         fetch_url (`str`): what the documents stage downloads (see :func:`fetch_url`).
         title, publisher, work, date (`str`, *optional*): plain-text citation fields.
-        access_date (`str`, *optional*): when the editor read the page (``access-date``/``accessdate``), as written;
-            the documents stage picks the archived capture nearest to it.
+        access_date (`str`, *optional*): when the editor read the page (``access-date``/``accessdate``), as written
+            in English; in other languages in ISO 8601 where the language's date parser reads it (``abruf=1. März
+            2020`` → ``2020-03-01``). The documents stage picks the archived capture nearest to it.
         ref_name (`str`, *optional*): the ``name`` of the ref the statement used.
         archive_date (`str`, *optional*): when the archive was made (``archive-date`` as written, or the date of a
             Wayback timestamp as ``YYYY-MM-DD``); ``None`` without an archive.
@@ -222,7 +201,13 @@ def is_valid_url(url: str) -> bool:
     return url.lower().startswith(("http://", "https://")) and len(url) > 10 and " " not in url
 
 
-def _url_status(args: TemplateArgs) -> str | None:
+def _url_status(args: TemplateArgs, language: WikiLanguage | None = None) -> str | None:
+    if language is not None and language.code != "en":  # the language's own parameters and values first
+        for name in language.names("url_status"):
+            if name not in _ENGLISH_STATUS_NAMES:
+                status = language.url_status(args.get(name))
+                if status:
+                    return status
     status = args.get("url-status", "urlstatus").lower()
     if status:
         return {"yes": "dead", "no": "live", "y": "dead", "n": "live", "true": "dead", "false": "live"}.get(
@@ -232,6 +217,9 @@ def _url_status(args: TemplateArgs) -> str | None:
     if legacy:
         return "dead" if legacy in ("yes", "y", "true", "dead") else "live" if legacy in ("no", "n", "false") else legacy
     return None
+
+
+_ENGLISH_STATUS_NAMES = frozenset({"url-status", "urlstatus", "dead-url", "deadurl"})
 
 
 def _optional(text: str) -> str | None:
@@ -248,29 +236,34 @@ def _raw_url(args: TemplateArgs, *names: str) -> str:
     return ""
 
 
-def parse_citation(content: str, citation_type: str, archive_when_status_missing: bool = True) -> Citation | None:
+def parse_citation(content: str, citation_type: str, archive_when_status_missing: bool = True,
+                   language: WikiLanguage | None = None) -> Citation | None:
     """Fields of the first citation template of ``citation_type`` in a ref's wikitext; ``None`` if there is none.
-    For the types ``wayback`` and ``webarchive`` the citation is the archived page (see the module docstring)."""
+    For the types ``wayback`` and ``webarchive`` the citation is the archived page (see the module docstring).
+    ``language`` (default: English) gives the template and parameter names (German ``{{Internetquelle|titel=}}``)."""
+    lang = _ENGLISH if language is None else language
     code = mwparserfromhell.parse(content)
     citation: Template | None = None
     archives: list[Template] = []
     dead_link = False
     for template in code.ifilter_templates(recursive=False):
         name = canonical_template_name(str(template.name))
-        if citation is None and CITATION_TYPE_ALIASES.get(name, name) == citation_type:
+        if citation is None and lang.citation_types.get(name, name) == citation_type:
             citation = template
-        elif name in _ARCHIVE_TEMPLATES:
+        elif name in lang.archive_templates:
             archives.append(template)
-        elif name in ("dead link", "deadlink", "dead url", "404", "dl"):
+        elif name in lang.dead_link_templates:
             dead_link = True
     if citation is None:
         return None
+    if canonical_template_name(str(citation.name)) in lang.dead_link_templates:
+        dead_link = True  # a template that cites a dead link (French {{Lien brisé}})
     if citation_type in ARCHIVE_TYPES:
-        return _archived_page(code, citation, citation_type, dead_link, archive_when_status_missing)
+        return _archived_page(code, citation, citation_type, dead_link, archive_when_status_missing, lang)
     args = TemplateArgs(citation)
-    url = _raw_url(args, "url", "website-url")
-    archive_url = _raw_url(args, "archive-url", "archiveurl") or None
-    archive_date = _optional(args.get("archive-date", "archivedate"))
+    url = _raw_url(args, *lang.names("url"))
+    archive_url = _raw_url(args, *lang.names("archive_url")) or None
+    archive_date = _optional(args.get(*lang.names("archive_date")))
     if archive_url is None:  # a {{webarchive}} or {{wayback}} after the citation
         for template in archives:
             archive_url, stamp, _ = _archive_from_template(template)
@@ -279,7 +272,7 @@ def parse_citation(content: str, citation_type: str, archive_when_status_missing
                 break
     if archive_url and not is_valid_url(archive_url):
         archive_url = archive_date = None
-    status = _url_status(args)
+    status = _url_status(args, language)
     if dead_link and status not in DEAD_URL_STATUSES:
         status = "dead"  # a {{dead link}} tag is a later finding than "deadurl=no"
     return Citation(
@@ -288,20 +281,30 @@ def parse_citation(content: str, citation_type: str, archive_when_status_missing
         archive_url=archive_url,
         url_status=status,
         fetch_url=fetch_url(url, archive_url, status, archive_when_status_missing),
-        title=_optional(args.get("title", "script-title", "trans-title")),
-        publisher=_optional(args.get("publisher", "institution")),
-        work=_optional(args.get("work", "website", "newspaper", "magazine", "periodical", "agency", "journal",
-                                "site")),
-        date=_optional(args.get("date", "publication-date", "year")),
+        title=_optional(args.get(*lang.names("title"))),
+        publisher=_optional(args.get(*lang.names("publisher"))),
+        work=_optional(args.get(*lang.names("work"))),
+        date=_dated(_optional(args.get(*lang.names("date"))), language),
         archive_date=archive_date if archive_url else None,
-        access_date=_optional(args.get("access-date", "accessdate")),
+        access_date=_dated(_optional(args.get(*lang.names("access_date"))), language),
     )
 
 
+def _dated(text: str | None, language: WikiLanguage | None) -> str | None:
+    """A citation date of a language other than English in ISO 8601 when the language's date parser reads it
+    (``1. März 2020`` → ``2020-03-01``), else as written; English dates as written (the documents stage reads them)."""
+    if text is None or language is None or language.code == "en":
+        return text
+    return language.iso_date(text) or text
+
+
+# The title of an archive template: English {{webarchive|title=}}; other languages' title names and ``text``
+# (German {{Webarchiv|text=}}).
+_ARCHIVE_TITLE_NAMES = {"en": ("title",)}
+
 ARCHIVE_TYPES = frozenset({"wayback", "webarchive"})
 """Types of refs whose citation is an archived web page (``{{wayback}}`` or ``{{webarchive}}`` first)."""
-_ARCHIVE_TEMPLATES = frozenset({"webarchive", "web archive", "wayback", "webcite", "archive.org",
-                                "cbignore webarchive"})
+_ARCHIVE_TEMPLATES = _ENGLISH.archive_templates
 _WAYBACK_ADDRESS = re.compile(r"https?://(?:web\.|www\.|wayback\.)?archive\.org/web/(\d{4,14})[a-z_]*/+(.+)\Z",
                               re.IGNORECASE)
 _ARCHIVE_TODAY_ADDRESS = re.compile(r"https?://archive\.(?:today|is|ph|li|vn|fo|md)/(\d{4,14})/(.+)\Z", re.IGNORECASE)
@@ -349,6 +352,12 @@ def _archive_from_template(template: Template) -> tuple[str | None, str | None, 
     url = _raw_url(args, "url", "url1") or _normalise_url(args.pos(1))
     if not is_valid_url(url):
         return None, None, None
+    if not _ARCHIVE_HOSTS.match(url):  # German {{Webarchiv|url=original|wayback=stamp}} (or archive-is=stamp)
+        wayback, archive_is = args.get("wayback"), args.get("archive-is")
+        if wayback.isdigit():
+            return f"https://web.archive.org/web/{wayback}/{url}", _archive_stamp(wayback), url
+        if archive_is.isdigit():
+            return f"https://archive.ph/{archive_is}/{url}", _archive_stamp(archive_is), url
     original = archived_original(url)
     stamp = args.get("date", "date1")
     if not stamp:
@@ -358,7 +367,7 @@ def _archive_from_template(template: Template) -> tuple[str | None, str | None, 
 
 
 def _archived_page(code: Wikicode, template: Template, citation_type: str, dead_link: bool,
-                   archive_when_status_missing: bool) -> Citation | None:
+                   archive_when_status_missing: bool, language: WikiLanguage = _ENGLISH) -> Citation | None:
     """The citation of a ref that starts with an archive template: the page is the original the template names
     (``url=`` of ``{{wayback}}``, read off the address of ``{{webarchive}}``), or, where it names none
     (``https://archive.ph/AbCd1``), the link written before it
@@ -386,7 +395,8 @@ def _archived_page(code: Wikicode, template: Template, citation_type: str, dead_
         archive_url=archive_url,
         url_status=status,
         fetch_url=fetch_url(url if is_valid_url(url) else "", archive_url, status, archive_when_status_missing),
-        title=_optional(args.get("title")) or (_optional(render(label)) if label else None),
+        title=_optional(args.get(*_ARCHIVE_TITLE_NAMES.get(language.code, language.names("title") + ("text",))))
+        or (_optional(render(label)) if label else None),
         archive_date=archive_date if archive_url else None,
     )
 

@@ -27,6 +27,9 @@ def add_statement_arguments(parser: argparse.ArgumentParser) -> argparse._Argume
     """The extraction settings of stage 1 (:class:`StatementConfig`) as the options ``wikiref statements`` and
     ``wikiref build`` share; :func:`statement_config` reads them back. Returns their argument group."""
     group = parser.add_argument_group("statements (stage 1: which cited statements are extracted)")
+    group.add_argument("--language", default=None, metavar="CODE",
+                       help="Wikipedia language of the dumps (de, fr, ja ...): its citation templates and section "
+                            "names (default: the <dbname> of the dump's <siteinfo>, else English)")
     group.add_argument("--keep-types", nargs="+", metavar="TYPE", default=None,
                        help=f"citation types kept (default: {', '.join(DEFAULT_KEEP_TYPES)})")
     group.add_argument("--bare-urls", action="store_true", help="also keep refs that hold only a link")
@@ -49,15 +52,43 @@ def add_statement_arguments(parser: argparse.ArgumentParser) -> argparse._Argume
     return group
 
 
-def statement_config(args: argparse.Namespace) -> StatementConfig:
-    """The :class:`StatementConfig` of options declared by :func:`add_statement_arguments` (unset: its defaults).
+def dumps_language(dumps: list[str], language: str | None) -> str:
+    """The Wikipedia language of ``dumps``: ``language`` when given, else the one their headers state
+    (:func:`~wikiref_dataset.wiki.languages.dump_language`), else English.
 
     Raises:
-        ValueError: a bad setting (e.g. a negative ``--min-chars``), named.
+        ValueError: the dumps state different languages (and ``language`` is not given), named with their files.
+    """
+    if language:
+        return language
+    from .dump import DumpError
+    from .languages import dump_language
+
+    stated: dict[str, list[str]] = {}
+    for dump in dumps:
+        try:
+            code = dump_language(dump)
+        except (DumpError, OSError, EOFError, ValueError):  # unreadable here: the stage reports the damage itself
+            code = None
+        if code:
+            stated.setdefault(code, []).append(str(dump))
+    if len(stated) > 1:
+        listing = "; ".join(f"{code}: {', '.join(files)}" for code, files in sorted(stated.items()))
+        raise ValueError(f"the dumps are of different Wikipedias ({listing}); build each language apart, or pass "
+                         "--language to read them all as one")
+    return next(iter(stated), "en")
+
+
+def statement_config(args: argparse.Namespace, dumps: list[str] | None = None) -> StatementConfig:
+    """The :class:`StatementConfig` of options declared by :func:`add_statement_arguments` (unset: its defaults);
+    the language is ``--language``, else the one the headers of ``dumps`` state (:func:`dumps_language`).
+
+    Raises:
+        ValueError: a bad setting (e.g. a negative ``--min-chars``, a language without a table), named.
     """
     from .statements import StatementConfig
 
-    options = {}
+    options = {"language": dumps_language(list(dumps or []), getattr(args, "language", None))}
     if args.keep_types is not None:
         options["keep_types"] = tuple(args.keep_types)
     if args.skip_sections is not None:
@@ -107,7 +138,7 @@ def run_statements_command(args: argparse.Namespace) -> int:
 
     dumps = check_input_files(args.dumps, "dump file")
     check_run_folder(args.out, ("*.jsonl.gz", "logs"), args.overwrite)
-    config = statement_config(args)
+    config = statement_config(args, dumps)
     with cleaned_up_on_input_error(*filter(None, (args.out, args.logging_dir))):
         try:
             summary = run_statements(dumps, args.out, config=config, tasks=args.tasks, workers=args.workers,

@@ -37,9 +37,12 @@ Statements never contain markup: whatever still looks like markup after renderin
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 import mwparserfromhell
@@ -71,6 +74,7 @@ __all__ = [
     "find_markup",
     "hole",
     "is_silent_template",
+    "language_templates",
     "render",
     "render_nodes",
     "render_pieces",
@@ -450,9 +454,10 @@ class TemplateArgs:
         return [self.pos(index) for index in range(1, max(self._positional) + 1)]
 
     def get(self, *names: str, default: str = "") -> str:
-        """The first of the named arguments ``names`` that is present and not empty, rendered and stripped."""
+        """The first of the named arguments ``names`` (a digit name is a positional argument) that is present and
+        not empty, rendered and stripped."""
         for name in names:
-            value = self._named.get(name)
+            value = self._positional.get(int(name)) if name.isdigit() else self._named.get(name)
             if value is not None:
                 text = _strip_arg(render_raw(value, self.current_date))
                 if text:
@@ -460,8 +465,8 @@ class TemplateArgs:
         return default
 
     def raw(self, name: str) -> str | None:
-        """A named argument's wikitext, stripped (``None`` when absent)."""
-        value = self._named.get(name)
+        """A named argument's wikitext (a positional one for a digit name), stripped (``None`` when absent)."""
+        value = self._positional.get(int(name)) if name.isdigit() else self._named.get(name)
         return None if value is None else str(value).strip()
 
     def flag(self, *names: str) -> bool:
@@ -476,11 +481,52 @@ def _strip_arg(text: str) -> str:
 _Renderer = Callable[[TemplateArgs], str]
 
 
+@dataclass(frozen=True)
+class _LanguageTemplates:
+    silent: frozenset[str] = frozenset()
+    first_argument: frozenset[str] = frozenset()
+    renders_as: Mapping[str, str] = field(default_factory=dict)
+    english: bool = True  # the English name heuristics (silent "s-"/"... icon" prefixes and suffixes) apply
+
+
+# The inline templates of the language being read (:func:`language_templates`).
+_LANGUAGE_TEMPLATES: ContextVar[_LanguageTemplates] = ContextVar("wikiref_language_templates",
+                                                                 default=_LanguageTemplates())  # noqa: B039 (frozen)
+
+
+@contextlib.contextmanager
+def language_templates(language: object) -> Iterator[None]:
+    """Within the block, render a language's own inline templates as its table says
+    (:class:`~wikiref_dataset.wiki.languages.WikiLanguage`), before this module's English tables: its
+    ``silent_templates`` show nothing, its ``first_argument_templates`` show their first positional argument, its
+    ``renders_as`` templates render as the English template they name. For a language other than English the English
+    *name patterns* of silent templates (prefixes such as ``s-``, suffixes such as `` icon``) are off: French
+    ``{{s-|XIX}}`` is a century, not a succession box. English adds nothing."""
+    code = getattr(language, "code", "en")
+    token = _LANGUAGE_TEMPLATES.set(_LanguageTemplates(
+        silent=frozenset(getattr(language, "silent_templates", ())) if code != "en" else frozenset(),
+        first_argument=frozenset(getattr(language, "first_argument_templates", ())) if code != "en" else frozenset(),
+        renders_as=dict(getattr(language, "renders_as", {})) if code != "en" else {},
+        english=code == "en",
+    ))
+    try:
+        yield
+    finally:
+        _LANGUAGE_TEMPLATES.reset(token)
+
+
 def template_renderer(template: Template, name: str | None = None) -> _Renderer | None:
-    """The renderer for ``template`` (whose canonical name may be given) from :data:`TEMPLATE_RENDERERS`, by prefix,
-    or a parser function; ``None`` when the template is dropped."""
+    """The renderer for ``template`` (whose canonical name may be given) from :data:`TEMPLATE_RENDERERS`, the
+    language's first-argument templates (:func:`language_templates`), by prefix, or a parser function; ``None`` when
+    the template is dropped."""
     if name is None:
         name = canonical_template_name(str(template.name))
+    language = _LANGUAGE_TEMPLATES.get()
+    if language.first_argument and name in language.first_argument:
+        return _first_or_text
+    if language.silent and name in language.silent:
+        return None
+    name = language.renders_as.get(name, name)
     renderer = TEMPLATE_RENDERERS.get(name)
     if renderer is not None:
         return renderer
@@ -1342,8 +1388,10 @@ _SILENT_PREFIXES = ("infobox", "navbox", "pp-", "use ", "ipac-", "flagicon", "ca
 
 def is_silent_template(name: str) -> bool:
     """Whether the template of canonical ``name`` renders no words of the running text (see
-    :data:`SILENT_TEMPLATES`); parser functions count by their function (``defaultsort:X`` → ``defaultsort``)."""
+    :data:`SILENT_TEMPLATES`, and the language's silent templates within :func:`language_templates`); parser functions count by their function (``defaultsort:X`` → ``defaultsort``)."""
     if ":" in name:
         name = name.split(":", 1)[0].strip()
-    return (name in SILENT_TEMPLATES or name.endswith(_SILENT_SUFFIXES)
-            or name.startswith(_SILENT_PREFIXES))
+    language = _LANGUAGE_TEMPLATES.get()
+    if not language.english:
+        return name in language.silent or name in SILENT_TEMPLATES
+    return name in SILENT_TEMPLATES or name.endswith(_SILENT_SUFFIXES) or name.startswith(_SILENT_PREFIXES)

@@ -55,6 +55,7 @@ from .citations import (
 )
 from .defaults import DEFAULT_KEEP_TYPES, DEFAULT_SKIP_SECTIONS
 from .dump import WikiPage
+from .languages import wiki_language
 from .markup import PLACEHOLDER, PreparedPage, RefTag, prepare, split_sections
 from .plaintext import (
     HOLE_START,
@@ -63,6 +64,7 @@ from .plaintext import (
     find_holes,
     find_markup,
     is_silent_template,
+    language_templates,
     render,
     render_pieces,
     strip_holes,
@@ -97,7 +99,8 @@ _CITATION_HINT = re.compile(r"\{\{\s*(?:r|sfnp?|sfnm|#tag:\s*ref)\s*\|", re.IGNO
 _SPLIT_TEXT = re.compile("(\n|\ue000[0-9]+\ue001)")
 _WORD = re.compile(r"\w")
 _UNPARSED = object()
-_LEADING_JUNK = re.compile(r"^(?:[\s.,;:!?)\]}–—]|-(?!\d))+")  # not the minus of "-5 °C"
+# not the minus of "-5 °C"; CJK full stops and commas too (Japanese and Chinese put the ref before the 。)
+_LEADING_JUNK = re.compile(r"^(?:[\s.,;:!?)\]}–—。、，．！？：；）」』】〕]|-(?!\d))+")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -126,6 +129,10 @@ class StatementConfig:
         render_relative_dates (`bool`): render templates relative to today (``{{age}}``, ``{{CURRENTYEAR}}``, the
             age of ``{{birth date and age}}``) at the date of the page's revision; off, they are unrendered (and
             their statements dropped). Default ``True``.
+        language (`str`): the Wikipedia language of the dump (``en``, ``de``, ``ja`` ...): its citation templates,
+            their parameters, its non-prose sections and inline templates come from its table
+            (:mod:`~wikiref_dataset.wiki.languages`). With the default ``skip_sections``, the language's section
+            names are skipped as well as the English ones. Default ``en``.
     """
 
     skip_sections: tuple[str, ...] = field(
@@ -157,14 +164,25 @@ class StatementConfig:
         default=True,
         metadata={"help": "Render {{age}}, {{CURRENTYEAR}} ... at the revision's date (off: they are unrendered)."},
     )
+    language: str = field(
+        default="en",
+        metadata={"help": "Wikipedia language of the dump (its citation templates and section names)."},
+    )
 
     def __post_init__(self):
         for name in ("skip_sections", "keep_types"):
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(item, str) for item in value):
                 raise ValueError(f"StatementConfig.{name} must be a sequence of strings, got {value!r}")
+        if not isinstance(self.language, str):
+            raise ValueError(f"StatementConfig.language must be a language code, got {self.language!r}")
+        self.language = self.language.strip().lower()
+        language = wiki_language(self.language)  # UnsupportedLanguage (a ValueError) names the supported ones
+        if tuple(self.skip_sections) == DEFAULT_SKIP_SECTIONS:
+            self.skip_sections = language.skip_sections
         self.skip_sections = tuple(dict.fromkeys(_normalise_heading(name) for name in self.skip_sections if name))
-        self.keep_types = tuple(dict.fromkeys(canonical_citation_type(name) for name in self.keep_types if name))
+        self.keep_types = tuple(dict.fromkeys(canonical_citation_type(name, language) for name in self.keep_types
+                                              if name))
         if BARE_URL in self.keep_types:
             self.include_bare_urls = True
             self.keep_types = tuple(name for name in self.keep_types if name != BARE_URL)
@@ -472,6 +490,7 @@ class StatementExtractor:
         self.page_stats: Counter = Counter()
         self._skip_sections = frozenset(self.config.skip_sections)
         self._keep_types = frozenset(self.config.keep_types)
+        self._language = wiki_language(self.config.language)
         self._page_id = 0  # for log messages
         self._parsed: dict[str, Citation | None] = {}  # ref content → citation, for the current page
 
@@ -479,7 +498,8 @@ class StatementExtractor:
         """The statements of ``page`` (an empty list for a page that fails, which is logged and counted)."""
         counts: Counter = Counter(pages=1)
         try:
-            statements = self._extract(page, counts)
+            with language_templates(self._language):
+                statements = self._extract(page, counts)
         except Exception as err:  # one bad page must not stop a dump
             logger.warning("page %s (%r, revision %s): statement extraction failed: %s: %s", page.page_id, page.title,
                            page.revision_id, type(err).__name__, err)
@@ -587,7 +607,7 @@ class StatementExtractor:
                 logger.debug("page %s: named ref %r (group %r) is never defined", self._page_id, ref_name, group)
                 return None
             counts["named_refs_resolved"] += 1
-        citation_type = classify_ref(content)
+        citation_type = classify_ref(content, self._language)
         if citation_type == BARE_URL:
             if not self.config.include_bare_urls:
                 counts["bare_urls_skipped"] += 1
@@ -600,7 +620,8 @@ class StatementExtractor:
             # a named ref is often reused: its citation is parsed once per page
             citation = self._parsed.get(content, _UNPARSED)
             if citation is _UNPARSED:
-                citation = parse_citation(content, citation_type, self.config.archive_when_status_missing)
+                citation = parse_citation(content, citation_type, self.config.archive_when_status_missing,
+                                          self._language)
                 self._parsed[content] = citation
         if citation is None or not is_valid_url(citation.fetch_url):
             counts["dropped_no_url"] += 1

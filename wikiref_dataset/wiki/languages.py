@@ -1,0 +1,303 @@
+"""What the statements stage needs to know about one Wikipedia language, read from a data file per language.
+
+Every Wikipedia names its citation templates, their parameters and its non-prose sections in its own language:
+German cites the web with ``{{Internetquelle|url=|titel=|abruf=}}`` under ``== Einzelnachweise ==``, French with
+``{{Lien web|url=|titre=|consulté le=}}`` under ``== Notes et références ==``. These names are data, not code: each
+language has a TOML file in ``wikiref_dataset/data/languages/`` (``de.toml`` ...), read by :func:`wiki_language`,
+with
+
+* ``code``, ``name``, ``spacy`` (the spaCy language of its text) and ``date_order`` (``DMY``, ``YMD`` or ``MDY``:
+  how its editors write numeric dates such as ``12.03.2019``);
+* ``[citation_types]``: template name → the citation type it is counted and kept as (``"internetquelle" = "cite
+  web"``). Kept by default are the types of :data:`~wikiref_dataset.wiki.defaults.DEFAULT_KEEP_TYPES`; a template
+  mapped to ``"cite book"`` is counted as a book and skipped like an English ``{{cite book}}``;
+* ``[parameters]``: citation field (``url``, ``archive_url``, ``archive_date``, ``url_status``, ``access_date``,
+  ``title``, ``date``, ``work``, ``publisher``) → the language's parameter names, read before the English (Citation
+  Style 1) names, which every language's templates also accept;
+* ``[url_status_values]``: a value of a ``url_status`` parameter → ``"dead"`` or ``"live"`` (``"*"``: any other
+  non-empty value, for parameters such as German ``offline=`` whose presence says the link is dead);
+* ``[templates]``: ``archive`` (like ``{{webarchive}}``), ``dead_link`` (like ``{{dead link}}``), ``not_citation``
+  (templates that may open a ref without being its citation, such as language marks), ``silent`` (inline templates
+  that show no words of the text: maintenance tags) and ``first_argument`` (inline templates that show their first
+  positional argument);
+* ``[renders_as]``: a local inline template → the English template it shows like (``"langue" = "lang"``: French
+  ``{{langue|de|Text}}`` shows ``Text`` as ``{{lang|de|Text}}`` does), rendered by the English renderer;
+* ``[sections]``: ``skip``, headings of non-prose sections (compared lowercased, whitespace collapsed).
+
+Names are compared folded as template names are (:func:`~wikiref_dataset.wiki.plaintext.canonical_template_name`:
+lowercase, ``_`` and runs of spaces → one space). Every language also knows the English names (``en.toml``): most
+Wikipedias import the English citation templates, and some (Japanese, Chinese, Russian) use them for most refs.
+
+Citation dates (``access-date``, ``date``) are written in the language (``1. März 2020``, ``12 janvier 2021``,
+``2008年8月20日``) or in English; :meth:`WikiLanguage.iso_date` reads them with ``dateparser`` (the date parser of
+Scrapinghub/Zyte, 200+ languages) in the language and English, in its ``date_order``, and writes them as ISO 8601 at
+the precision given (``2020-03-01``, ``2010-05``, ``2010``).
+
+The language of a dump is read from its ``<siteinfo>`` (:func:`dump_language`: ``<dbname>`` such as ``dewiki``, else
+the ``xml:lang`` of ``<mediawiki>``); ``--language`` overrides it (excerpts and exports often carry another site's
+header).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = [
+    "CITATION_FIELDS",
+    "UnsupportedLanguage",
+    "WikiLanguage",
+    "dump_language",
+    "supported_languages",
+    "wiki_language",
+]
+
+CITATION_FIELDS = ("url", "archive_url", "archive_date", "url_status", "access_date", "title", "date", "work",
+                   "publisher")
+"""The citation fields a language's ``[parameters]`` table may name."""
+_TEMPLATE_LISTS = ("archive", "dead_link", "not_citation", "silent", "first_argument")
+_STATUS_VALUES = frozenset({"dead", "live"})
+_DATE_ORDERS = frozenset({"DMY", "YMD", "MDY"})
+_YEAR = re.compile(r"(?<!\d)(1[89]\d\d|2[01]\d\d)(?!\d)")
+_SPACES = re.compile(r"[\s_]+")
+
+
+class UnsupportedLanguage(ValueError):
+    """A Wikipedia language without a data file (or with a broken one); the message names what is missing."""
+
+
+def _fold(name: str) -> str:
+    return _SPACES.sub(" ", name).strip().lower()
+
+
+@dataclass(frozen=True)
+class WikiLanguage:
+    """The names one Wikipedia gives its citations and sections (see the module docstring).
+
+    Args:
+        code (`str`): the Wikipedia language code (``de``); its dumps are named ``{code}wiki-...``.
+        name (`str`): the language's English name.
+        spacy (`str`): the spaCy language code of its text pipeline.
+        citation_types (`Mapping[str, str]`): folded template name → citation type.
+        parameters (`Mapping[str, tuple[str, ...]]`): citation field → parameter names, this language's first.
+        url_status_values (`Mapping[str, str]`): ``url_status`` value → ``dead``/``live`` (``*``: any other value).
+        archive_templates, dead_link_templates, not_citation_templates, silent_templates, first_argument_templates
+            (`frozenset[str]`): folded template names (see the module docstring).
+        renders_as (`Mapping[str, str]`): folded local template name → the English template it renders like.
+        skip_sections (`tuple[str, ...]`): lowercased headings of non-prose sections.
+        date_order (`str`): ``DMY``, ``YMD`` or ``MDY``, the order of numeric dates.
+    """
+
+    code: str
+    name: str
+    spacy: str
+    citation_types: Mapping[str, str] = field(default_factory=dict)
+    parameters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    url_status_values: Mapping[str, str] = field(default_factory=dict)
+    archive_templates: frozenset[str] = frozenset()
+    dead_link_templates: frozenset[str] = frozenset()
+    not_citation_templates: frozenset[str] = frozenset()
+    silent_templates: frozenset[str] = frozenset()
+    first_argument_templates: frozenset[str] = frozenset()
+    renders_as: Mapping[str, str] = field(default_factory=dict)
+    skip_sections: tuple[str, ...] = ()
+    date_order: str = "DMY"
+
+    @property
+    def dbname(self) -> str:
+        """The database name of its Wikipedia (``dewiki``), as dumps name it."""
+        return f"{self.code.replace('-', '_')}wiki"
+
+    def names(self, citation_field: str) -> tuple[str, ...]:
+        """The parameter names of ``citation_field``, this language's first."""
+        return self.parameters.get(citation_field, ())
+
+    def url_status(self, value: str) -> str | None:
+        """``dead``/``live`` for a value of a url-status parameter in this language; ``None`` when it means neither."""
+        value = _fold(value)
+        if not value:
+            return None
+        return self.url_status_values.get(value) or self.url_status_values.get("*")
+
+    def iso_date(self, text: str | None) -> str | None:
+        """A citation date as this language's editors write it, in ISO 8601 at the precision given (``1. März 2020``
+        → ``2020-03-01``, ``Mai 2010`` → ``2010-05``, ``2010`` → ``2010``); ``None`` when it has no year or does not
+        read as a date in this language or English."""
+        if not text or not _YEAR.search(text):
+            return None
+        return _iso_date(self.code, self.date_order, text.strip())
+
+
+def _data_folder() -> Path:
+    return Path(str(resources.files("wikiref_dataset") / "data" / "languages"))
+
+
+def supported_languages() -> tuple[str, ...]:
+    """The codes of the languages that have a data file, sorted."""
+    return tuple(sorted(path.stem for path in _data_folder().glob("*.toml")))
+
+
+def _strings(value: object, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        raise UnsupportedLanguage(f"{where} must be a list of non-empty strings, got {value!r}")
+    return tuple(value)
+
+
+def _read(path: Path) -> WikiLanguage:
+    """A language from its TOML file, checked: an unknown key or a value of the wrong kind is an error naming it."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise UnsupportedLanguage(f"{path}: cannot read the language file: {error}") from error
+    known = {"code", "name", "spacy", "date_order", "citation_types", "parameters", "url_status_values", "templates", "renders_as",
+             "sections"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise UnsupportedLanguage(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    for key in ("code", "name", "spacy"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise UnsupportedLanguage(f"{path}: {key!r} must be a non-empty string")
+    if data["code"] != path.stem:
+        raise UnsupportedLanguage(f"{path}: code {data['code']!r} differs from the file name")
+    if data.get("date_order", "DMY") not in _DATE_ORDERS:
+        raise UnsupportedLanguage(f"{path}: date_order must be one of {', '.join(sorted(_DATE_ORDERS))}")
+    types = data.get("citation_types", {})
+    if not isinstance(types, dict) or not all(isinstance(value, str) and value for value in types.values()):
+        raise UnsupportedLanguage(f"{path}: [citation_types] must map template names to citation types")
+    parameters = data.get("parameters", {})
+    unknown = sorted(set(parameters) - set(CITATION_FIELDS))
+    if unknown:
+        raise UnsupportedLanguage(f"{path}: [parameters] names unknown citation field(s) {', '.join(unknown)} "
+                                  f"(known: {', '.join(CITATION_FIELDS)})")
+    statuses = data.get("url_status_values", {})
+    wrong = sorted(key for key, value in statuses.items() if value not in _STATUS_VALUES)
+    if wrong:
+        raise UnsupportedLanguage(f"{path}: [url_status_values] {', '.join(wrong)} must be 'dead' or 'live'")
+    templates = data.get("templates", {})
+    unknown = sorted(set(templates) - set(_TEMPLATE_LISTS))
+    if unknown:
+        raise UnsupportedLanguage(f"{path}: [templates] has unknown list(s) {', '.join(unknown)} "
+                                  f"(known: {', '.join(_TEMPLATE_LISTS)})")
+    renders_as = data.get("renders_as", {})
+    if not isinstance(renders_as, dict) or not all(isinstance(value, str) and value for value in renders_as.values()):
+        raise UnsupportedLanguage(f"{path}: [renders_as] must map template names to English template names")
+    sections = data.get("sections", {})
+    lists = {name: frozenset(_fold(item) for item in _strings(templates.get(name, []), f"{path}: templates.{name}"))
+             for name in _TEMPLATE_LISTS}
+    return WikiLanguage(
+        code=data["code"],
+        name=data["name"],
+        spacy=data["spacy"],
+        date_order=data.get("date_order", "DMY"),
+        citation_types={_fold(name): _fold(kind) for name, kind in types.items()},
+        parameters={name: tuple(dict.fromkeys(item.strip().lower()
+                                              for item in _strings(values, f"{path}: parameters.{name}")))
+                    for name, values in parameters.items()},
+        url_status_values={_fold(value): status for value, status in statuses.items()},
+        archive_templates=lists["archive"],
+        dead_link_templates=lists["dead_link"],
+        not_citation_templates=lists["not_citation"],
+        silent_templates=lists["silent"],
+        first_argument_templates=lists["first_argument"],
+        renders_as={_fold(name): _fold(english) for name, english in renders_as.items()},
+        skip_sections=tuple(dict.fromkeys(" ".join(item.split()).lower().rstrip(":").strip()
+                                          for item in _strings(sections.get("skip", []), f"{path}: sections.skip"))),
+    )
+
+
+def _merged(own: WikiLanguage, english: WikiLanguage) -> WikiLanguage:
+    """``own`` with the English names added after its own (Wikipedias import English templates)."""
+    return WikiLanguage(
+        code=own.code,
+        name=own.name,
+        spacy=own.spacy,
+        date_order=own.date_order,
+        citation_types={**english.citation_types, **own.citation_types},
+        parameters={name: tuple(dict.fromkeys((*own.names(name), *english.names(name)))) for name in CITATION_FIELDS},
+        url_status_values={**english.url_status_values, **own.url_status_values},
+        archive_templates=own.archive_templates | english.archive_templates,
+        dead_link_templates=own.dead_link_templates | english.dead_link_templates,
+        not_citation_templates=own.not_citation_templates | english.not_citation_templates,
+        silent_templates=own.silent_templates | english.silent_templates,
+        first_argument_templates=own.first_argument_templates | english.first_argument_templates,
+        renders_as={**english.renders_as, **own.renders_as},
+        skip_sections=tuple(dict.fromkeys((*own.skip_sections, *english.skip_sections))),
+    )
+
+
+@functools.cache
+def wiki_language(code: str) -> WikiLanguage:
+    """The language of code ``code`` (``de``, ``ja`` ...), with the English names added; a
+    :class:`UnsupportedLanguage` error naming the supported codes when there is no data file for it."""
+    code = (code or "").strip().lower()
+    path = _data_folder() / f"{code}.toml"
+    if not re.fullmatch(r"[a-z][a-z0-9-]{1,11}", code) or not path.is_file():
+        raise UnsupportedLanguage(
+            f"Wikipedia language {code!r} is not supported: no citation-template table "
+            f"wikiref_dataset/data/languages/{code}.toml. Supported: {', '.join(supported_languages())}. Pass "
+            "--language with one of them, or add a table for this language (docs/languages.md says how)."
+        )
+    own = _read(path)
+    return own if code == "en" else _merged(own, wiki_language("en"))
+
+
+@functools.cache
+def _date_parser(code: str, date_order: str):  # noqa: ANN202 (dateparser's DateDataParser)
+    from dateparser.date import DateDataParser
+
+    languages = [code, "en"] if code != "en" else ["en"]
+    try:
+        return DateDataParser(languages=languages, settings={
+            "DATE_ORDER": date_order, "PREFER_DAY_OF_MONTH": "first", "PREFER_MONTH_OF_YEAR": "first",
+            "REQUIRE_PARTS": ["year"], "RETURN_TIME_AS_PERIOD": False})
+    except ValueError:  # a language dateparser does not know: English only
+        return DateDataParser(languages=["en"], settings={"DATE_ORDER": date_order, "REQUIRE_PARTS": ["year"]})
+
+
+@functools.lru_cache(maxsize=65536)
+def _iso_date(code: str, date_order: str, text: str) -> str | None:
+    try:
+        data = _date_parser(code, date_order).get_date_data(text)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    if data.date_obj is None or not 1800 <= data.date_obj.year <= 2199:
+        return None
+    formats = {"year": "%Y", "month": "%Y-%m"}
+    return data.date_obj.strftime(formats.get(data.period, "%Y-%m-%d"))
+
+
+_DBNAME = re.compile(rb"<dbname>\s*([a-z0-9_-]+?)wiki\s*</dbname>")
+_XML_LANG = re.compile(rb"<mediawiki\b[^>]*\bxml:lang=\"([A-Za-z0-9-]+)\"")
+
+
+def dump_language(path: str | Path, header_bytes: int = 1 << 16) -> str | None:
+    """The language code a dump's header states, from the first ``header_bytes`` of the (decompressed) dump: the
+    code of its ``<dbname>`` (``dewiki`` → ``de``, ``zh_yuewiki`` → ``zh-yue``) when that language has a table, else
+    the ``xml:lang`` of ``<mediawiki>`` when that one has; else the stated code, a language without a table (the
+    caller's :func:`wiki_language` then names it); ``None`` when the header states neither (``samplewiki`` with no
+    ``xml:lang`` is no language)."""
+    from .dump import open_dump
+
+    with open_dump(path) as handle:
+        head = handle.read(header_bytes)
+    match = _DBNAME.search(head)
+    dbname = match.group(1).decode().replace("_", "-") if match else None
+    match = _XML_LANG.search(head)
+    xml_lang = match.group(1).decode().lower() if match else None
+    supported = supported_languages()
+    for code in (dbname, xml_lang):
+        if code in supported:
+            return code
+    if dbname and re.fullmatch(r"[a-z]{2,3}(?:-[a-z]+)*", dbname):
+        return dbname
+    return xml_lang
