@@ -18,8 +18,11 @@ with
   non-empty value, for parameters such as German ``offline=`` whose presence says the link is dead);
 * ``[templates]``: ``archive`` (like ``{{webarchive}}``), ``dead_link`` (like ``{{dead link}}``), ``not_citation``
   (templates that may open a ref without being its citation, such as language marks), ``silent`` (inline templates
-  that show no words of the text: maintenance tags) and ``first_argument`` (inline templates that show their first
-  positional argument);
+  that show no words of the text: maintenance tags), ``first_argument`` (inline templates that show their first
+  positional argument) and ``hole`` (templates whose English namesake renders differently here, such as French
+  ``{{date|29 9 2019}}``: left unrendered, so their statements are dropped and counted);
+* ``[links]``: ``dropped``, the namespace names of files and categories (``datei``, ``kategorie``): links into them
+  show no text (an image's caption is not prose);
 * ``[renders_as]``: a local inline template → the English template it shows like (``"langue" = "lang"``: French
   ``{{langue|de|Text}}`` shows ``Text`` as ``{{lang|de|Text}}`` does), rendered by the English renderer;
 * ``[sections]``: ``skip``, headings of non-prose sections (compared lowercased, whitespace collapsed).
@@ -65,7 +68,7 @@ __all__ = [
 CITATION_FIELDS = ("url", "archive_url", "archive_date", "url_status", "access_date", "title", "date", "work",
                    "publisher")
 """The citation fields a language's ``[parameters]`` table may name."""
-_TEMPLATE_LISTS = ("archive", "dead_link", "not_citation", "silent", "first_argument")
+_TEMPLATE_LISTS = ("archive", "dead_link", "not_citation", "silent", "first_argument", "hole")
 _STATUS_VALUES = frozenset({"dead", "live"})
 _DATE_ORDERS = frozenset({"DMY", "YMD", "MDY"})
 _YEAR = re.compile(r"(?<!\d)(1[89]\d\d|2[01]\d\d)(?!\d)")
@@ -94,6 +97,8 @@ class WikiLanguage:
         archive_templates, dead_link_templates, not_citation_templates, silent_templates, first_argument_templates
             (`frozenset[str]`): folded template names (see the module docstring).
         renders_as (`Mapping[str, str]`): folded local template name → the English template it renders like.
+        hole_templates (`frozenset[str]`): templates left unrendered in this language although English renders them.
+        dropped_link_namespaces (`frozenset[str]`): lowercased file and category namespace names.
         skip_sections (`tuple[str, ...]`): lowercased headings of non-prose sections.
         date_order (`str`): ``DMY``, ``YMD`` or ``MDY``, the order of numeric dates.
     """
@@ -110,6 +115,8 @@ class WikiLanguage:
     silent_templates: frozenset[str] = frozenset()
     first_argument_templates: frozenset[str] = frozenset()
     renders_as: Mapping[str, str] = field(default_factory=dict)
+    hole_templates: frozenset[str] = frozenset()
+    dropped_link_namespaces: frozenset[str] = frozenset()
     skip_sections: tuple[str, ...] = ()
     date_order: str = "DMY"
 
@@ -160,7 +167,7 @@ def _read(path: Path) -> WikiLanguage:
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise UnsupportedLanguage(f"{path}: cannot read the language file: {error}") from error
     known = {"code", "name", "spacy", "date_order", "citation_types", "parameters", "url_status_values", "templates", "renders_as",
-             "sections"}
+             "links", "sections"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise UnsupportedLanguage(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -191,6 +198,9 @@ def _read(path: Path) -> WikiLanguage:
     renders_as = data.get("renders_as", {})
     if not isinstance(renders_as, dict) or not all(isinstance(value, str) and value for value in renders_as.values()):
         raise UnsupportedLanguage(f"{path}: [renders_as] must map template names to English template names")
+    links = data.get("links", {})
+    if not isinstance(links, dict) or set(links) - {"dropped"}:
+        raise UnsupportedLanguage(f"{path}: [links] has one list, 'dropped'")
     sections = data.get("sections", {})
     lists = {name: frozenset(_fold(item) for item in _strings(templates.get(name, []), f"{path}: templates.{name}"))
              for name in _TEMPLATE_LISTS}
@@ -210,6 +220,9 @@ def _read(path: Path) -> WikiLanguage:
         silent_templates=lists["silent"],
         first_argument_templates=lists["first_argument"],
         renders_as={_fold(name): _fold(english) for name, english in renders_as.items()},
+        hole_templates=lists["hole"],
+        dropped_link_namespaces=frozenset(_fold(item) for item in _strings(links.get("dropped", []),
+                                                                          f"{path}: links.dropped")),
         skip_sections=tuple(dict.fromkeys(" ".join(item.split()).lower().rstrip(":").strip()
                                           for item in _strings(sections.get("skip", []), f"{path}: sections.skip"))),
     )
@@ -231,6 +244,8 @@ def _merged(own: WikiLanguage, english: WikiLanguage) -> WikiLanguage:
         silent_templates=own.silent_templates | english.silent_templates,
         first_argument_templates=own.first_argument_templates | english.first_argument_templates,
         renders_as={**english.renders_as, **own.renders_as},
+        hole_templates=own.hole_templates,
+        dropped_link_namespaces=own.dropped_link_namespaces | english.dropped_link_namespaces,
         skip_sections=tuple(dict.fromkeys((*own.skip_sections, *english.skip_sections))),
     )
 

@@ -73,6 +73,7 @@ __all__ = [
     "find_holes",
     "find_markup",
     "hole",
+    "is_dropped_link",
     "is_silent_template",
     "language_templates",
     "render",
@@ -191,7 +192,7 @@ def _wikilink(node: Wikilink, out: list[str], current_date: date | None) -> None
         title = title[1:].lstrip()
     elif ":" in title:
         prefix = title.split(":", 1)[0].strip().lower()
-        if prefix in _DROPPED_LINK_NAMESPACES:
+        if prefix in _DROPPED_LINK_NAMESPACES or prefix in _LANGUAGE_TEMPLATES.get().dropped_namespaces:
             return
         if prefix not in _VISIBLE_INTERWIKI and _LANGUAGE_CODE.match(prefix) and node.text is None:
             return  # interlanguage link
@@ -486,6 +487,8 @@ class _LanguageTemplates:
     silent: frozenset[str] = frozenset()
     first_argument: frozenset[str] = frozenset()
     renders_as: Mapping[str, str] = field(default_factory=dict)
+    holes: frozenset[str] = frozenset()
+    dropped_namespaces: frozenset[str] = frozenset()
     english: bool = True  # the English name heuristics (silent "s-"/"... icon" prefixes and suffixes) apply
 
 
@@ -499,14 +502,18 @@ def language_templates(language: object) -> Iterator[None]:
     """Within the block, render a language's own inline templates as its table says
     (:class:`~wikiref_dataset.wiki.languages.WikiLanguage`), before this module's English tables: its
     ``silent_templates`` show nothing, its ``first_argument_templates`` show their first positional argument, its
-    ``renders_as`` templates render as the English template they name. For a language other than English the English
-    *name patterns* of silent templates (prefixes such as ``s-``, suffixes such as `` icon``) are off: French
-    ``{{s-|XIX}}`` is a century, not a succession box. English adds nothing."""
+    ``renders_as`` templates render as the English template they name, its ``hole_templates`` are left unrendered,
+    and links into its ``dropped_link_namespaces`` (``[[Datei:...]]``) show nothing. For a language other than English
+    the English *name patterns* of silent templates (prefixes such as ``s-``, suffixes such as `` icon``) are off
+    (French ``{{s-|XIX}}`` is a century, not a succession box), and numbers are not grouped with English commas
+    (``{{formatnum:60000}}`` is ``60000``: ``60,000`` reads as sixty in French). English adds nothing."""
     code = getattr(language, "code", "en")
     token = _LANGUAGE_TEMPLATES.set(_LanguageTemplates(
         silent=frozenset(getattr(language, "silent_templates", ())) if code != "en" else frozenset(),
         first_argument=frozenset(getattr(language, "first_argument_templates", ())) if code != "en" else frozenset(),
         renders_as=dict(getattr(language, "renders_as", {})) if code != "en" else {},
+        holes=frozenset(getattr(language, "hole_templates", ())) if code != "en" else frozenset(),
+        dropped_namespaces=frozenset(getattr(language, "dropped_link_namespaces", ())) if code != "en" else frozenset(),
         english=code == "en",
     ))
     try:
@@ -525,6 +532,8 @@ def template_renderer(template: Template, name: str | None = None) -> _Renderer 
     if language.first_argument and name in language.first_argument:
         return _first_or_text
     if language.silent and name in language.silent:
+        return None
+    if language.holes and name in language.holes:
         return None
     name = language.renders_as.get(name, name)
     renderer = TEMPLATE_RENDERERS.get(name)
@@ -554,9 +563,10 @@ def _is_number(text: str) -> bool:
 
 
 def _group_thousands(number: str) -> str:
-    """``1234567.5`` → ``1,234,567.5``; anything that is not a plain number is returned unchanged."""
+    """``1234567.5`` → ``1,234,567.5``; anything that is not a plain number is returned unchanged, and so is every
+    number in a language other than English (:func:`language_templates`)."""
     match = re.fullmatch(r"([+\-−]?)(\d{4,})(\.\d+)?", number.strip())
-    if not match:
+    if not match or not _LANGUAGE_TEMPLATES.get().english:  # other languages group otherwise: left ungrouped
         return number
     sign, whole, fraction = match.groups()
     return f"{sign}{int(whole):,}{fraction or ''}"
@@ -1384,6 +1394,15 @@ leaves a hole (:func:`find_holes`)."""
 _SILENT_SUFFIXES = (" needed", " inline")
 _SILENT_PREFIXES = ("infobox", "navbox", "pp-", "use ", "ipac-", "flagicon", "campaignbox", "s-", "taxobox",
                     "automatic taxobox", "speciesbox", "good article", "featured", "wikiproject")
+
+
+def is_dropped_link(title: str) -> bool:
+    """Whether a wikilink's target is a file, image or category (``File:``, and the language's own names such as
+    ``Datei:`` within :func:`language_templates`): such links show no text."""
+    if ":" not in title or title.lstrip().startswith(":"):
+        return False
+    prefix = _SPACES.sub(" ", title.split(":", 1)[0]).strip().lower()
+    return prefix in _DROPPED_LINK_NAMESPACES or prefix in _LANGUAGE_TEMPLATES.get().dropped_namespaces
 
 
 def is_silent_template(name: str) -> bool:

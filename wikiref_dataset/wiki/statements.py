@@ -63,6 +63,7 @@ from .plaintext import (
     canonical_template_name,
     find_holes,
     find_markup,
+    is_dropped_link,
     is_silent_template,
     language_templates,
     render,
@@ -339,7 +340,7 @@ class _BlockWalker:
                 self.tag(node)
             elif kind is Wikilink:
                 title = str(node.title).lstrip().lower()
-                if not title.startswith(_DROPPED_LINK_PREFIXES):
+                if not title.startswith(_DROPPED_LINK_PREFIXES) and not is_dropped_link(title):
                     self.segment.append(node)
                     self.line_has_content = True
             elif kind is Heading:

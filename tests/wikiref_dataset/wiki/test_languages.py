@@ -231,3 +231,21 @@ def test_real_excerpts_keep_their_statements(code, at_least):
     assert extractor.stats["pages_failed"] == 0
     assert all(s.citation.fetch_url.startswith("http") for s in statements)
     assert not [s.text for s in statements if s.text[0] in "。、，.,;:"]
+
+
+def test_local_file_links_numbers_and_french_dates():
+    """Found by hand-checking the real excerpts: captions of [[Fil:...|miniatyr|...]] leaked into statements,
+    {{formatnum}} grouped numbers with English commas (60,000 is sixty in French), and French {{date|29 9 2019}}
+    came out as written."""
+    swedish = ("[[Fil:Berlin 1700.jpg|miniatyr|Berlin omkring 1700.]]\nSedan 1618 var Brandenburg i personalunion med "
+               "Preussen.<ref>{{Webbref |url=https://a.example.se/ |titel=A |hämtdatum=29 maj 2013}}</ref>")
+    (statement,) = extract(swedish, "sv")
+    assert statement.text == "Sedan 1618 var Brandenburg i personalunion med Preussen."
+    assert statement.citation.access_date == "2013-05-29"
+    french = ("Les alévis sont environ {{formatnum:60000}} en Autriche.<ref>{{Lien web |url=https://a.example.fr/ "
+              "|titre=A}}</ref> La loi date du {{date|29 9 2019}}.<ref>{{Lien web |url=https://b.example.fr/ "
+              "|titre=B}}</ref>")
+    statements = extract(french, "fr")
+    assert [s.text for s in statements] == ["Les alévis sont environ 60000 en Autriche."]
+    english = "About {{formatnum:60000}} people live there.<ref>{{cite web|url=https://a.example/|title=A}}</ref>"
+    assert [s.text for s in extract(english, "en")] == ["About 60,000 people live there."]
