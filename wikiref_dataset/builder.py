@@ -188,11 +188,13 @@ def write_split_files(rows_by_split: Mapping[str, Sequence[dict[str, Any]]], out
     return writer.close()
 
 
-def card_front_matter(pretty_name: str, files: Mapping[str, str], licence: str = "cc-by-sa-4.0") -> list[str]:
-    """The YAML header of a dataset card: metadata and the ``configs:`` block that ``load_dataset(folder)`` and the
-    Hub read, naming each split's file exactly (``files``, as :func:`write_split_files` returns them: a pattern such
-    as ``data/train-*.parquet`` would let the ``datasets`` cache serve an earlier folder of the same name)."""
-    front = ["---", f"license: {licence}", "language:", "- en", "task_categories:", "- summarization",
+def card_front_matter(pretty_name: str, files: Mapping[str, str], licence: str = "cc-by-sa-4.0",
+                      language: str = "en") -> list[str]:
+    """The YAML header of a dataset card: metadata (``language``: the Wikipedia's language code) and the ``configs:``
+    block that ``load_dataset(folder)`` and the Hub read, naming each split's file exactly (``files``, as
+    :func:`write_split_files` returns them: a pattern such as ``data/train-*.parquet`` would let the ``datasets``
+    cache serve an earlier folder of the same name)."""
+    front = ["---", f"license: {licence}", "language:", f"- {language}", "task_categories:", "- summarization",
              f"pretty_name: {pretty_name}", "configs:", "- config_name: default", "  data_files:"]
     for split, name in files.items():
         front += [f"  - split: {split}", f"    path: {name}"]
@@ -293,10 +295,12 @@ def _sources_lines(sources: dict[str, Any] | None) -> list[str]:
 
 def _card(stats: dict[str, dict[str, Any]], whole: dict[str, Any], build: dict[str, Any], figures: list[str],
           files: dict[str, str]) -> str:
-    front = card_front_matter("WikiRef", files)
+    language = build.get("language", "en")
+    front = card_front_matter("WikiRef", files, language=language)
     lines = ["# WikiRef", "", _DESCRIPTION, "", "## How it was built", "",
              f"- Dump(s): {', '.join(build.get('dumps', [])) or 'n/a'}; latest revision in the build: "
              f"{build.get('latest_revision', 'n/a')}",
+             f"- Language: `{language}`; the curation filters and oracle labels used {build.get('rouge', 'ROUGE-1.5.5')}",
              f"- WARC files: {len(build.get('warcs', []))}",
              *_sources_lines(build.get("sources")),
              "- Curation config: `" + json.dumps(build.get("config", {}), sort_keys=True) + "`", "",

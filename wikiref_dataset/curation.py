@@ -377,11 +377,13 @@ class OracleFilter(BaseFilter):
 
     name = "3️⃣ extractive oracle"
 
-    def __init__(self, min_score: float = 0.2, max_sentences: int = 5, exclusion_writer: Any = None) -> None:
+    def __init__(self, min_score: float = 0.2, max_sentences: int = 5, exclusion_writer: Any = None,
+                 language: str = "en") -> None:
         super().__init__(exclusion_writer)
         self.min_score = min_score
         self.max_sentences = max_sentences
-        self.oracle = ExtractiveOracle(OracleConfig(n=2, objective="recall", max_sentences=max_sentences))
+        self.oracle = ExtractiveOracle(OracleConfig(n=2, objective="recall", max_sentences=max_sentences,
+                                                    language=language))
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
         try:
@@ -409,9 +411,9 @@ class OracleLabeler(PipelineStep):
     name = "🏷️ oracle labels"
     type = "🔢 - LABEL"
 
-    def __init__(self) -> None:
+    def __init__(self, language: str = "en") -> None:
         super().__init__()
-        self.oracle = ExtractiveOracle(OracleConfig(n=2, objective="f1", max_sentences=None))
+        self.oracle = ExtractiveOracle(OracleConfig(n=2, objective="f1", max_sentences=None, language=language))
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         for document in data or ():

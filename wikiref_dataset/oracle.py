@@ -5,7 +5,12 @@ Used by WikiRef curation (oracle ROUGE-2 recall over at most 5 sentences as a fi
 DUC ORACLE baseline (several references, a word budget).
 
 Tokens and stems come from the ROUGE engine (``rouge.py``: ROUGE-1.5.5 tokenization and ``-m`` stemming), so the
-oracle optimises the quantity the metric measures. Two deliberate differences from scoring a finished summary:
+oracle optimises the quantity the metric measures. ROUGE-1.5.5 keeps only ``[A-Za-z0-9]`` (accented letters split
+words, Japanese and Chinese have no token at all), so for a language other than English (:attr:`OracleConfig.language`)
+the oracle counts a *Unicode ROUGE*: the same n-gram counting, clipping and scores, over the words of the language's
+spaCy tokenizer (:meth:`~wikiref_dataset.text.TextPipeline.rouge_tokens_many`: tokens holding a letter or digit,
+lowercased; lemmas in place of ``-m`` stems; SudachiPy for Japanese, jieba for Chinese), and a sentence's word count
+is its number of such words. Two deliberate differences from scoring a finished summary:
 n-grams are counted inside each sentence (the order of a candidate set is undefined while searching, so no n-gram
 spans two sentences), and scores are not rounded (rounding would create ties). Several references are combined as
 ROUGE's ``-f A`` does: hits and reference counts summed, clipping per reference.
@@ -38,7 +43,9 @@ class OracleConfig:
         max_sentences (`int`, *optional*): stop after this many sentences (``None``: no limit).
         max_words (`int`, *optional*): never select a sentence that would take the summary past this many words
             (ROUGE's ``-l`` word count; ``None``: no limit).
-        stem (`bool`): ROUGE's ``-m`` stemming of tokens.
+        stem (`bool`): ROUGE's ``-m`` stemming of tokens (lemmas for a language other than English).
+        language (`str`): the spaCy language code of the texts: ``en`` counts ROUGE-1.5.5's tokens, any other the
+            Unicode ROUGE's (see the module docstring).
     """
 
     n: int = field(default=2, metadata={"help": "ROUGE-N order."})
@@ -46,6 +53,7 @@ class OracleConfig:
     max_sentences: int | None = field(default=5, metadata={"help": "At most this many sentences (None: no limit)."})
     max_words: int | None = field(default=None, metadata={"help": "At most this many words (None: no limit)."})
     stem: bool = field(default=True, metadata={"help": "ROUGE-1.5.5 -m stemming."})
+    language: str = field(default="en", metadata={"help": "Language of the texts (en: ROUGE-1.5.5 tokens)."})
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -135,6 +143,20 @@ class ExtractiveOracle:
         self.config = config or OracleConfig()
         self._scorer = RougeScorer(RougeConfig(max_n=self.config.n, stem=self.config.stem, skip_distance=None,
                                                word_limit=None, resamples=1))
+        self._text = None
+        if self.config.language != "en":
+            from .text import TextConfig, TextPipeline
+
+            self._text = TextPipeline(TextConfig(lang=self.config.language, model="blank"))
+
+    def _tokenized(self, sentences: Sequence[str], references: Sequence[str]) -> tuple[list[list[str]], list[list[str]]]:
+        """The tokens of each sentence and of each reference: ROUGE-1.5.5's in English, the Unicode ROUGE's else."""
+        if self._text is None:
+            return ([[token for line in sentence.split("\n") for token in self._scorer.tokens(line)]
+                     for sentence in sentences],
+                    [self._scorer.summary_tokens(reference) for reference in references])
+        tokens = list(self._text.rouge_tokens_many([*sentences, *references], lemmas=self.config.stem))
+        return tokens[:len(sentences)], tokens[len(sentences):]
 
     def prepare(self, sentences: Sequence[str], references: str | Sequence[str]) -> OracleProblem:
         """Tokenize and count the document sentences and the reference(s) once.
@@ -149,23 +171,24 @@ class ExtractiveOracle:
         if not references:
             raise ValueError("the oracle needs at least one reference summary")
         n = self.config.n
-        reference_counts = []
         for position, reference in enumerate(references):
             if not isinstance(reference, str):
                 raise TypeError(f"reference {position} is {type(reference).__name__}, expected str")
-            reference_counts.append(ngram_counts(self._scorer.summary_tokens(reference), n))
-        totals, overlaps = [], []
         for position, sentence in enumerate(sentences):
             if not isinstance(sentence, str):
                 raise TypeError(f"document sentence {position} is {type(sentence).__name__}, expected str")
-            tokens = [token for line in sentence.split("\n") for token in self._scorer.tokens(line)]
+        sentence_tokens, reference_tokens = self._tokenized(sentences, references)
+        reference_counts = [ngram_counts(tokens, n) for tokens in reference_tokens]
+        totals, overlaps = [], []
+        for tokens in sentence_tokens:
             counts = ngram_counts(tokens, n)
             totals.append(max(len(tokens) - n + 1, 0))
             overlaps.append([{gram: counts[gram] for gram in counts.keys() & reference.keys()}
                              for reference in reference_counts])
+        words = None if self._text is None else [len(tokens) for tokens in sentence_tokens]
         return OracleProblem(n=n, reference_counts=reference_counts,
                              reference_total=sum(sum(counts.values()) for counts in reference_counts),
-                             sentence_totals=totals, overlaps=overlaps, sentences=sentences)
+                             sentence_totals=totals, overlaps=overlaps, sentences=sentences, _sentence_words=words)
 
     def search(
         self, problem: OracleProblem, objective: str | None = None, max_sentences: int | None = -1,

@@ -67,6 +67,7 @@ from .text import TextPipeline
 from .web.documents import BucketByCitedUrl, DocumentSources, check_sources
 from .web.faults import fault_counts
 from .web.urls import url_key
+from .wiki.languages import wiki_language
 from .wiki.statements import Statement, StatementConfig
 
 __all__ = ["BuildConfig", "BuildSummary", "CurationExamples", "WriteDataset", "build_stages", "run_build",
@@ -112,17 +113,26 @@ class BuildConfig(ExecutorConfig):
         super().__post_init__()
         if not self.dumps:
             raise ValueError("no dump file given")
-        if self.statements.language != "en":
-            raise ValueError(
-                f"wikiref build curates English only so far: the dumps are read as {self.statements.language!r}, and "
-                "curation and the oracle need the language's tokenizer and a ROUGE for it, which are not implemented "
-                f"yet. `wikiref statements DUMP --language {self.statements.language} --out DIR` extracts that "
-                "language's statements; pass --language en to read the dumps as English anyway")
+        language = wiki_language(self.statements.language)
+        if self.curation.text.lang != language.spacy:  # the text pipeline, lengths and the oracle's ROUGE follow it
+            if self.curation.text.lang != "en":
+                raise ValueError(f"the dumps are read as {language.name} ({language.code}) but the curation's text "
+                                 f"pipeline is set to {self.curation.text.lang!r}")
+            self.curation = dataclasses.replace(self.curation,
+                                                text=dataclasses.replace(self.curation.text, lang=language.spacy))
 
     @property
     def shards(self) -> int:
         """Deprecated name of :attr:`tasks`."""
         return self.tasks
+
+
+def rouge_description(lang: str) -> str:
+    """Which ROUGE curation and the oracle labels used, as the card and ``build.json`` state it."""
+    if lang == "en":
+        return "ROUGE-1.5.5 (its tokenizer and -m Porter stemming)"
+    return (f"Unicode ROUGE: words of spaCy's {lang!r} tokenizer, lowercased, lemmas for stemming; ROUGE-1.5.5's "
+            "counting otherwise")
 
 
 def read_jsonl(path: Path, bad: list[str] | None = None) -> Iterator[dict]:
@@ -354,6 +364,7 @@ class WriteDataset(PipelineStep):
         counts.update({f"split {name}": sum(size for group, size in groups.items() if plan[group] == name)
                        for name in SPLITS})
         build = {"dumps": [Path(d).name for d in self.config.dumps], "warcs": [Path(w).name for w in self.config.warcs],
+                 "language": self.config.statements.language, "rouge": rouge_description(self.config.curation.text.lang),
                  "latest_revision": latest, "config": self.config.curation.to_dict(), "counts": counts}
         if _document_sources(self.config).any:
             build["sources"] = _document_sources(self.config).to_dict()
@@ -413,8 +424,8 @@ def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep], int
             LengthFilter(work / "length_stats", curation,
                          exclusion_writer=JsonlWriter(str(rejects / "length"), **jsonl)),
             OracleFilter(curation.min_oracle_score, curation.oracle_max_sentences,
-                         exclusion_writer=JsonlWriter(str(rejects / "oracle"), **jsonl)),
-            OracleLabeler(),
+                         exclusion_writer=JsonlWriter(str(rejects / "oracle"), **jsonl), language=curation.text.lang),
+            OracleLabeler(curation.text.lang),
             JsonlWriter(str(work / "curated"), **jsonl),
         ], config.tasks),
         ("dataset", [WriteDataset(config)], 1),

@@ -526,9 +526,16 @@ def _build_pipeline(lang: str, model: str, newline_breaks: str, max_length: int)
     return nlp
 
 
+# Blank pipelines that need a setting: Chinese is segmented into words with jieba (spaCy's default segments
+# characters); Japanese uses SudachiPy, spaCy's default (packages sudachipy and sudachidict-core).
+_BLANK_CONFIGS: dict[str, dict[str, Any]] = {"zh": {"nlp": {"tokenizer": {"segmenter": "jieba"}}}}
+# Languages whose tokenizer gives the lemmas itself (SudachiPy's dictionary forms): no lookup table needed.
+_TOKENIZER_LEMMAS = frozenset({"ja"})
+
+
 def _blank_pipeline(lang: str) -> Language:
     try:
-        nlp = spacy.blank(lang)
+        nlp = spacy.blank(lang, config=_BLANK_CONFIGS.get(lang, {}))
     except ImportError as error:
         if "E048" in str(error):
             raise ValueError(f"Unknown language code {lang!r}: spaCy has no `spacy.lang.{lang}`.") from error
@@ -538,7 +545,7 @@ def _blank_pipeline(lang: str) -> Language:
     if lookups.has_table("lemma_lookup"):
         lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
         lemmatizer.initialize(lookups=lookups)
-    else:
+    elif lang not in _TOKENIZER_LEMMAS:
         logger.warning(
             "spacy-lookups-data has no lemma table for %r: lemmas will be lowercased forms. "
             "Pass TextConfig(model=...) with a trained pipeline for real lemmas.",
@@ -750,6 +757,14 @@ class TextPipeline:
         docs = self._bounded(checked, lambda nlp, items: nlp.tokenizer.pipe(items, batch_size), lambda text: True)
         for doc in docs:
             yield [token.text for token in doc if not token.is_space]
+
+    def rouge_tokens_many(self, texts: Iterable[str], lemmas: bool = False) -> Iterator[list[str]]:
+        """The tokens ROUGE counts outside English (the Unicode ROUGE of :mod:`wikiref_dataset.oracle`): the words of
+        each text (tokens holding a letter or digit, punctuation left out) from this language's tokenizer,
+        lowercased; with ``lemmas``, their lowercased lemmas (what ROUGE's ``-m`` stemming is for English)."""
+        for analysis in self.analyze_many(texts):
+            source = analysis.lemmas if lemmas else analysis.tokens
+            yield [token.lower() for token, is_word in zip(source, analysis.is_word, strict=True) if is_word]
 
     def content_lemmas_many(self, texts: Iterable[str]) -> Iterator[list[str]]:
         """Lowercased lemmas of the non-stop-word words of many texts, in order."""

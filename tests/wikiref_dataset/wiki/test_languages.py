@@ -212,8 +212,8 @@ def test_statements_command_reads_the_language_from_the_dump_and_refuses_what_it
     mixed = wikiref("statements", german.name, french.name, "--out", "mixed", cwd=tmp_path)
     assert mixed.returncode == 2 and "different Wikipedias (de: dewiki-pages-articles.xml.bz2; fr: frwiki" in mixed.stderr
 
-    build = wikiref("build", german.name, "--out", "wikiref", cwd=tmp_path)
-    assert build.returncode == 2 and "curates English only so far" in build.stderr
+    build = wikiref("build", unknown.name, "--out", "wikiref", cwd=tmp_path)  # refused before any work
+    assert build.returncode == 2 and "'xx' is not supported" in build.stderr and build.stderr.count("\n") == 1
     assert not (tmp_path / "wikiref").exists() and not (tmp_path / "wikiref.work").exists()
 
 
@@ -249,3 +249,38 @@ def test_local_file_links_numbers_and_french_dates():
     assert [s.text for s in statements] == ["Les alévis sont environ 60000 en Autriche."]
     english = "About {{formatnum:60000}} people live there.<ref>{{cite web|url=https://a.example/|title=A}}</ref>"
     assert [s.text for s in extract(english, "en")] == ["About 60,000 people live there."]
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "multilingual"
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("de", {"7001-1", "7001-2", "7001-3", "7001-5", "7001-6"}),  # 8 statements, 3 outside the length bounds
+    ("ja", {"8001-0", "8001-1", "8001-3", "8001-4", "8001-5", "8001-6"}),
+])
+def test_german_and_japanese_builds_load_and_say_their_language(tmp_path, code, expected):
+    """A whole build from a German and a Japanese dump (their headers say dewiki / jawiki) and the WARC of their
+    cited pages, in a fresh process; the folder loads with load_dataset, the card and build.json name the language and
+    the ROUGE, and the oracle found each statement's sentence in its page."""
+    import datasets
+
+    folder = FIXTURES / code
+    done = wikiref("build", str(folder / f"{code}wiki-20240601-pages-articles.xml"), "--warc",
+                   str(folder / "pages.warc.gz"), "--out", "out", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "lemma table" not in done.stderr
+    rows = [row for split in datasets.load_dataset(str(tmp_path / "out")).values() for row in split]
+    assert {row["id"] for row in rows} == expected
+    for row in rows:
+        assert row["summary"] and row["summary"][0] not in "。、" and sum(row["oracle_label"]) >= 1
+        assert row["oracle_rouge2_recall"] > 0.5  # the statement is (nearly) a sentence of its page
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    assert f"language:\n- {code}\n" in card and f"Unicode ROUGE: words of spaCy's '{code}' tokenizer" in card
+    build = json.loads((tmp_path / "out.work" / "build.json").read_text(encoding="utf-8"))
+    assert build["language"] == code and build["rouge"].startswith("Unicode ROUGE")
+    if code == "de":  # the Weblinks section is skipped, the image caption is no statement, the access date is ISO
+        row = next(row for row in rows if row["id"] == "7001-1")  # cites a reused named ref
+        assert row["summary"] == "Die Stadt hat rund 12.000 Einwohner und gehört zum Landkreis Grünwald."
+        assert not any("Kapelle am Hafen" in row["summary"] for row in rows)
+    else:
+        assert any(row["section_path"] == ["歴史"] for row in rows)
