@@ -55,7 +55,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -765,6 +765,21 @@ class TextPipeline:
         for analysis in self.analyze_many(texts):
             source = analysis.lemmas if lemmas else analysis.tokens
             yield [token.lower() for token, is_word in zip(source, analysis.is_word, strict=True) if is_word]
+
+    def unicode_rouge_texts(self, texts: Sequence[str], lemmas: bool = True) -> list[str]:
+        """Texts for the ROUGE-1.5.5 engine (:mod:`wikiref_dataset.rouge`) that score the Unicode ROUGE of this
+        language: each word of :meth:`rouge_tokens_many` becomes an ASCII alias (``w0``, ``w1`` ...: the same word,
+        the same alias, across all ``texts`` of one call), lines kept. Score them with stemming off (``-m`` would
+        stem the aliases; ``lemmas`` is the stemming here); ROUGE's ``-l`` then counts this language's words."""
+        aliases: dict[str, str] = {}
+        lines = [text.split("\n") for text in texts]
+        flat = [line for text_lines in lines for line in text_lines]
+        tokens = iter(self.rouge_tokens_many(flat, lemmas=lemmas))
+        out = []
+        for text_lines in lines:
+            out.append("\n".join(" ".join(aliases.setdefault(token, f"w{len(aliases):x}") for token in next(tokens))
+                                 for _ in text_lines))
+        return out
 
     def content_lemmas_many(self, texts: Iterable[str]) -> Iterator[list[str]]:
         """Lowercased lemmas of the non-stop-word words of many texts, in order."""

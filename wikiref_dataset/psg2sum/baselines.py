@@ -16,6 +16,7 @@ Scores are ROUGE-1/2/L recall, precision and F1 with bootstrap 95% intervals, fr
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -72,14 +73,22 @@ BASELINES: dict[str, Callable[[Sequence[str], TextPipeline | None], str]] = {"LE
 
 def evaluate_baselines(rows: Sequence[dict[str, Any]], pipeline: TextPipeline | None = None,
                        config: RougeConfig = ROUGE_CONFIG) -> dict[str, RougeResult]:
-    """ROUGE of each baseline on dataset rows (``passage_sentences`` → prediction, ``summary`` → reference)."""
+    """ROUGE of each baseline on dataset rows (``passage_sentences`` → prediction, ``summary`` → reference):
+    ROUGE-1.5.5 for English, the Unicode ROUGE of the pipeline's language otherwise
+    (:meth:`~wikiref_dataset.text.TextPipeline.unicode_rouge_texts`, lemmas in place of ``-m`` stemming)."""
     pipeline = pipeline or TextPipeline()
-    scorer = RougeScorer(config)
+    english = pipeline.config.lang == "en"
+    scorer = RougeScorer(config if english else dataclasses.replace(config, stem=False))
     references = [row["summary"] for row in rows]
     results = {}
     for name, baseline in BASELINES.items():
         predictions = [baseline(row["passage_sentences"], pipeline) for row in rows]
-        results[name] = scorer.evaluate(predictions, references)
+        if not english:
+            texts = pipeline.unicode_rouge_texts([*predictions, *references], lemmas=config.stem)
+            predictions, scored_references = texts[:len(predictions)], texts[len(predictions):]
+        else:
+            scored_references = references
+        results[name] = scorer.evaluate(predictions, scored_references)
     return results
 
 

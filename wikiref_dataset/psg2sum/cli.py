@@ -60,6 +60,9 @@ def add_psg2sum_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
     parser.add_argument("--min-rewrite-passages", type=int, default=None,
                         help="the rewrite rule applies to pages with at least this many passages")
     add_split_arguments(parser, "pairs", "4,000 scaled to the build")
+    parser.add_argument("--language", default=None, metavar="CODE",
+                        help="Wikipedia language of the histories (de, fr, ja ...): its templates, sections and text "
+                             "pipeline (default: the <dbname> of the dump's <siteinfo>, else English)")
     parser.add_argument("--no-baselines", action="store_true", help="do not score LEAD1 / TextRank")
     parser.add_argument("--lead-splitter", choices=("moses", "spacy"), default=None,
                         help="lead sentence splitter (default moses, as the paper)")
@@ -83,6 +86,9 @@ def run_psg2sum_command(args: argparse.Namespace) -> int:
 
     options = {name: getattr(args, name) for name in ("min_score", "min_summary_words", "revert_window",
                                                       "max_rewrite_churn", "min_rewrite_passages", "lead_splitter")}
+    from ..wiki.cli import dumps_language
+
+    options["language"] = dumps_language([str(dump) for dump in dumps], args.language)
     mining = MiningConfig(**{name: value for name, value in options.items() if value is not None})
     config = Psg2SumBuildConfig(
         dumps, mining=mining, seed=args.seed, dev_size=args.validation_size, test_size=args.test_size,

@@ -155,9 +155,12 @@ class PairStatistics:
 
 
 def _card(stats: dict[str, dict[str, Any]], build: dict[str, Any], files: dict[str, str]) -> str:
-    front = card_front_matter("PSG2SUM", files)
+    language = build.get("config", {}).get("language", "en")
+    front = card_front_matter("PSG2SUM", files, language=language)
     lines = ["# PSG2SUM", "", _DESCRIPTION, "", "## How it was built", "",
              f"- History dump(s): {', '.join(build.get('dumps', [])) or 'n/a'}",
+             f"- Language: `{language}`" + ("" if language == "en" else
+                                             "; the baselines are scored with the Unicode ROUGE of its words"),
              f"- Sentence splitter / tokenizer: {build.get('pipeline', 'n/a')}",
              "- Mining config: `" + json.dumps(build.get("config", {}), sort_keys=True, default=str) + "`", "",
              "| step | count |", "|---|---:|"]

@@ -59,8 +59,9 @@ from typing import Any
 
 from ..text import TextConfig, TextPipeline
 from ..wiki.dump import DumpError
+from ..wiki.languages import wiki_language
 from ..wiki.markup import prepare, split_sections
-from ..wiki.plaintext import render
+from ..wiki.plaintext import language_templates, render
 from ..wiki.statements import DEFAULT_SKIP_SECTIONS
 from .history import PageHistory, Revision
 
@@ -106,6 +107,11 @@ class MiningConfig:
         skip_sections (`tuple[str, ...]`): non-prose section headings whose text is not passages.
         namespaces (`tuple[int, ...]`, defaults to ``(0,)``): namespaces mined.
         text (:class:`TextConfig`): the spaCy pipeline (sentences, tokens, stop words).
+        language (`str`, defaults to ``"en"``): the Wikipedia language of the histories
+            (:mod:`~wikiref_dataset.wiki.languages`): its inline templates and file links are rendered as its table
+            says, its non-prose sections are skipped (with the default ``skip_sections``), and the text pipeline is
+            its spaCy language (with the default ``text``). The Moses splitter has no Japanese or Chinese: their lead
+            sentences are split by the text pipeline.
     """
 
     min_score: float = field(default=0.6, metadata={"help": "λ: lowest overlap score kept."})
@@ -119,8 +125,18 @@ class MiningConfig:
     skip_sections: tuple[str, ...] = field(default=DEFAULT_SKIP_SECTIONS, metadata={"help": "Non-prose sections."})
     namespaces: tuple[int, ...] = field(default=(0,), metadata={"help": "Namespaces mined."})
     text: TextConfig = field(default_factory=TextConfig, metadata={"help": "spaCy pipeline settings."})
+    language: str = field(default="en", metadata={"help": "Wikipedia language of the histories."})
 
     def __post_init__(self) -> None:
+        language = wiki_language(self.language)  # UnsupportedLanguage (a ValueError) names the supported ones
+        self.language = language.code
+        if tuple(self.skip_sections) == DEFAULT_SKIP_SECTIONS:
+            self.skip_sections = language.skip_sections
+        if self.text.lang != language.spacy:
+            if self.text.lang != "en":
+                raise ValueError(f"the histories are read as {language.name} ({language.code}) but the text pipeline "
+                                 f"is set to {self.text.lang!r}")
+            self.text = replace(self.text, lang=language.spacy)
         if not 0.0 <= self.min_score <= 1.0:
             raise ValueError(f"min_score (λ) must be in [0, 1], got {self.min_score}")
         if any(not 0.0 <= value <= 1.0 for value in self.score_grid):
@@ -169,6 +185,10 @@ def overlap_score(summary_words: set[str], passage_words: set[str]) -> float:
     if not summary_words:
         return 0.0
     return len(summary_words & passage_words) / len(summary_words)
+
+
+NO_MOSES_LANGUAGES = frozenset({"ja", "zh", "ko", "th"})
+"""Languages the Moses splitter has no rules for: their lead sentences are split by the text pipeline."""
 
 
 def moses_sentence_splitter(language: str = "en") -> Callable[[str], list[str]]:
@@ -251,14 +271,19 @@ class PairMiner:
         self._token_cache: dict[str, tuple[str, ...]] = {}
         self._render_cache: dict[str, str] = {}
         self._skip = frozenset(self.config.skip_sections)
+        self._language = wiki_language(self.config.language)
         self._split_lead: Callable[[str], list[str]] = (
-            moses_sentence_splitter(self.config.text.lang) if self.config.lead_splitter == "moses"
+            moses_sentence_splitter(self.config.text.lang) if self._moses
             else self.pipeline.split_sentences)
+
+    @property
+    def _moses(self) -> bool:
+        return self.config.lead_splitter == "moses" and self.config.text.lang not in NO_MOSES_LANGUAGES
 
     @property
     def description(self) -> str:
         """Lead splitter and text pipeline, for the dataset card."""
-        if self.config.lead_splitter == "moses":
+        if self._moses:
             from importlib.metadata import version
 
             lead = f"Moses sentence splitter (sentence-splitter {version('sentence-splitter')})"
@@ -356,7 +381,8 @@ class PairMiner:
 
     def _parse(self, revision: Revision, text_hash: bytes) -> _Parsed:
         started, splitting = time.perf_counter(), self.timings["sentences"]
-        view = parse_revision(revision.text or "", self._split_lead_paragraph, self._skip, self._render_block)
+        with language_templates(self._language):
+            view = parse_revision(revision.text or "", self._split_lead_paragraph, self._skip, self._render_block)
         self.timings["markup"] += time.perf_counter() - started - (self.timings["sentences"] - splitting)
         return _Parsed(revision=revision, text_hash=text_hash, lead=self._tokens(view.lead_sentences), view=view)
 
