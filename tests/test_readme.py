@@ -130,6 +130,11 @@ FILES: dict[str, Callable[[Path], None]] = {
     "c4-train.00000-of-01024.json.gz": _gzip(FIXTURES / "aquamuse" / "paraphrase_pages.jsonl"),
     "release/v2/abstractive/dev/release-set-tf-examples-00000-of-00001": _release_shard,
     "CC-MAIN-sample.warc.gz": _copy(SAMPLE / "sample.warc.gz"),
+    # other languages: the German fixtures (a dewiki article, the WARC of its cited pages, a page history)
+    "dewiki-latest-pages-articles.xml.bz2": _bz2(FIXTURES / "multilingual" / "de" / "dewiki-20240601-pages-articles.xml"),
+    "crawl-de/pages.warc.gz": _copy(FIXTURES / "multilingual" / "de" / "pages.warc.gz"),
+    "dewiki-latest-pages-meta-history.xml.bz2": _bz2(FIXTURES / "multilingual" / "de"
+                                                     / "dewiki-20240601-pages-meta-history.xml"),
 }
 
 # names a file cannot stand for
@@ -322,6 +327,16 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "python trainer_scripts/model_card.py --results outputs/qbert-duc/results.json --model_repo org/qbert-wikiref "
         "--output README.md": Entry("parse", "needs a fine-tuning run's results.json: tests/trainer_scripts/"
                                              "test_model_card.py renders one"),
+    },
+    "docs/languages.md": {
+        "wikiref statements dewiki-latest-pages-articles.xml.bz2 --out de/statements":
+            Entry(check=_exists("de/statements/00000.jsonl.gz")),
+        "wikiref build dewiki-latest-pages-articles.xml.bz2 --warc crawl-de/*.warc.gz --out wikiref-de":
+            Entry(check=_loads("wikiref-de")),
+        "wikiref psg2sum dewiki-latest-pages-meta-history.xml.bz2 --out psg2sum-de": Entry(check=_loads("psg2sum-de")),
+        "wikiref statements --language CODE": Entry("skip", "a synopsis (placeholders in capitals)"),
+        "python -c \"from wikiref_dataset.wiki.languages import wiki_language; print(wiki_language('<code>'))\"":
+            Entry("skip", "a placeholder (<code>: the language being added)"),
     },
     "docs/layout.md": {
         "wikiref build DUMP...": Entry("skip", "a synopsis (placeholders in capitals)"),

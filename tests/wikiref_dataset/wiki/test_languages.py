@@ -286,35 +286,12 @@ def test_german_and_japanese_builds_load_and_say_their_language(tmp_path, code, 
         assert any(row["section_path"] == ["歴史"] for row in rows)
 
 
-def _history(path: Path, dbname: str, lang: str, revisions: list[str]) -> Path:
-    from xml.sax.saxutils import escape
-
-    body = "".join(f"<revision><id>{100 + n}</id><timestamp>2020-01-0{n + 1}T00:00:00Z</timestamp><model>wikitext"
-                   f"</model><format>text/x-wiki</format><text xml:space=\"preserve\">{escape(text)}</text></revision>"
-                   for n, text in enumerate(revisions))
-    path.write_text(f'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="{lang}">'
-                    f"<siteinfo><sitename>Wikipedia</sitename><dbname>{dbname}</dbname></siteinfo><page><title>Seehagen"
-                    f"</title><ns>0</ns><id>7</id>{body}</page></mediawiki>", encoding="utf-8")
-    return path
-
-
-GERMAN_HISTORY = [
-    "'''Seehagen''' ist eine Kleinstadt am Brennsee.\n\n== Geschichte ==\nDer Ort wurde 1287 zum ersten Mal "
-    "erwähnt.\n\n== Weblinks ==\n* [https://a.example.org Seite]",
-    "'''Seehagen''' ist eine Kleinstadt am Brennsee. Jedes Jahr im Juli feiert die Stadt drei Tage lang das Seefest "
-    "am Hafen.\n\n== Geschichte ==\nDer Ort wurde 1287 zum ersten Mal erwähnt.\n\n== Kultur ==\n"
-    "[[Datei:Hafen.jpg|mini|Der Hafen beim Seefest]]\nDas Seefest am Hafen dauert drei Tage und wird jedes Jahr im "
-    "Juli gefeiert. Höhepunkt ist ein Ruderrennen der Vereine.\n\n== Weblinks ==\n* [https://a.example.org Seite]",
-]
-
-
 def test_psg2sum_mines_a_german_history_with_german_text_and_rouge(tmp_path):
     """PSG2SUM on a dewiki history (the language from its header): the German lead sentence and passage are paired,
     the image caption is not text, the card says the language and the baselines are scored with the Unicode ROUGE."""
     import datasets
 
-    _history(tmp_path / "dewiki-pages-meta-history.xml", "dewiki", "de", GERMAN_HISTORY)
-    done = wikiref("psg2sum", "dewiki-pages-meta-history.xml", "--out", "psg", "--min-score", "0.5",
+    done = wikiref("psg2sum", str(FIXTURES / "de" / "dewiki-20240601-pages-meta-history.xml"), "--out", "psg",
                    "--validation-size", "0", "--test-size", "0", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = list(datasets.load_dataset(str(tmp_path / "psg"))["train"])
