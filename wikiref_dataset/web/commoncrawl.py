@@ -94,6 +94,19 @@ _UNKNOWN_TYPES = ("", "unk", "-", "application/octet-stream", "unknown")
 _USER_AGENT = "wikiref-documents/0.1 (research dataset builder)"
 
 
+def thread_session(local: threading.local) -> Any:
+    """The ``requests`` session of this thread kept on ``local`` (made on first use): the project's User-Agent, and no
+    proxy from the environment (the servers are given explicitly). Sessions are not shared between threads."""
+    session = getattr(local, "session", None)
+    if session is None:
+        import requests
+
+        session = local.session = requests.Session()
+        session.trust_env = False
+        session.headers["User-Agent"] = _USER_AGENT
+    return session
+
+
 class IndexLookupError(Exception):
     """One lookup failed (the message names the index and the URL). `answered`: the server answered (it refused
     this URL), as opposed to not answering at all."""
@@ -403,14 +416,7 @@ class CdxServer:
         return found
 
     def _session(self) -> Any:
-        session = getattr(self._local, "session", None)
-        if session is None:
-            import requests
-
-            session = self._local.session = requests.Session()
-            session.trust_env = False  # no proxy from the environment; the server is given explicitly
-            session.headers["User-Agent"] = _USER_AGENT
-        return session
+        return thread_session(self._local)
 
     def _query(self, endpoint: str, crawl: str | None, url: str) -> list[IndexedCapture]:
         from cdx_toolkit import cdx_to_captures
@@ -1020,14 +1026,7 @@ class WarcRecordReader:
         return data
 
     def _session(self) -> Any:
-        session = getattr(self._local, "session", None)
-        if session is None:
-            import requests
-
-            session = self._local.session = requests.Session()
-            session.trust_env = False  # no proxy from the environment; the base URL is given explicitly
-            session.headers["User-Agent"] = _USER_AGENT
-        return session
+        return thread_session(self._local)
 
     def _fetch(self, capture: IndexedCapture) -> bytes:
         url = self.location(capture.filename)
