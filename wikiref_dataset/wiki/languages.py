@@ -46,7 +46,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -160,17 +160,30 @@ def _strings(value: object, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _only(table: object, known: Iterable[str], message: str) -> None:
+    """``table`` is a TOML table whose keys are all in ``known``; else the error ``message`` naming the others."""
+    if not isinstance(table, dict):
+        raise UnsupportedLanguage(f"{message.split(':')[0]}: expected a table, got {table!r}")
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise UnsupportedLanguage(f"{message} {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+
+
+def _string_map(data: dict, key: str, message: str) -> dict[str, str]:
+    table = data.get(key, {})
+    if not isinstance(table, dict) or not all(isinstance(value, str) and value for value in table.values()):
+        raise UnsupportedLanguage(message)
+    return table
+
+
 def _read(path: Path) -> WikiLanguage:
     """A language from its TOML file, checked: an unknown key or a value of the wrong kind is an error naming it."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise UnsupportedLanguage(f"{path}: cannot read the language file: {error}") from error
-    known = {"code", "name", "spacy", "date_order", "citation_types", "parameters", "url_status_values", "templates", "renders_as",
-             "links", "sections"}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise UnsupportedLanguage(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    _only(data, {"code", "name", "spacy", "date_order", "citation_types", "parameters", "url_status_values",
+                 "templates", "renders_as", "links", "sections"}, f"{path}: unknown key(s)")
     for key in ("code", "name", "spacy"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise UnsupportedLanguage(f"{path}: {key!r} must be a non-empty string")
@@ -178,29 +191,18 @@ def _read(path: Path) -> WikiLanguage:
         raise UnsupportedLanguage(f"{path}: code {data['code']!r} differs from the file name")
     if data.get("date_order", "DMY") not in _DATE_ORDERS:
         raise UnsupportedLanguage(f"{path}: date_order must be one of {', '.join(sorted(_DATE_ORDERS))}")
-    types = data.get("citation_types", {})
-    if not isinstance(types, dict) or not all(isinstance(value, str) and value for value in types.values()):
-        raise UnsupportedLanguage(f"{path}: [citation_types] must map template names to citation types")
+    types = _string_map(data, "citation_types", f"{path}: [citation_types] must map template names to citation types")
     parameters = data.get("parameters", {})
-    unknown = sorted(set(parameters) - set(CITATION_FIELDS))
-    if unknown:
-        raise UnsupportedLanguage(f"{path}: [parameters] names unknown citation field(s) {', '.join(unknown)} "
-                                  f"(known: {', '.join(CITATION_FIELDS)})")
+    _only(parameters, CITATION_FIELDS, f"{path}: [parameters] names unknown citation field(s)")
     statuses = data.get("url_status_values", {})
     wrong = sorted(key for key, value in statuses.items() if value not in _STATUS_VALUES)
     if wrong:
         raise UnsupportedLanguage(f"{path}: [url_status_values] {', '.join(wrong)} must be 'dead' or 'live'")
     templates = data.get("templates", {})
-    unknown = sorted(set(templates) - set(_TEMPLATE_LISTS))
-    if unknown:
-        raise UnsupportedLanguage(f"{path}: [templates] has unknown list(s) {', '.join(unknown)} "
-                                  f"(known: {', '.join(_TEMPLATE_LISTS)})")
-    renders_as = data.get("renders_as", {})
-    if not isinstance(renders_as, dict) or not all(isinstance(value, str) and value for value in renders_as.values()):
-        raise UnsupportedLanguage(f"{path}: [renders_as] must map template names to English template names")
+    _only(templates, _TEMPLATE_LISTS, f"{path}: [templates] has unknown list(s)")
+    renders_as = _string_map(data, "renders_as", f"{path}: [renders_as] must map template names to English ones")
     links = data.get("links", {})
-    if not isinstance(links, dict) or set(links) - {"dropped"}:
-        raise UnsupportedLanguage(f"{path}: [links] has one list, 'dropped'")
+    _only(links, ("dropped",), f"{path}: [links] has unknown list(s)")
     sections = data.get("sections", {})
     lists = {name: frozenset(_fold(item) for item in _strings(templates.get(name, []), f"{path}: templates.{name}"))
              for name in _TEMPLATE_LISTS}
