@@ -139,3 +139,37 @@ def test_bad_inputs_raise_clear_errors():
         OracleConfig(max_sentences=0)
     with pytest.raises(ValueError, match="objective"):
         ExtractiveOracle().search(ExtractiveOracle().prepare(DOCUMENT, SUMMARY), objective="rouge")
+
+
+# ---- the Unicode ROUGE of other languages ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("language", "sentences", "summary", "chosen"), [
+    ("de", ["Die Stadt hat zwölf Bezirke.", "Berlin liegt an der Spree und an der Havel."],
+     "Berlin liegt an der Spree.", (1,)),
+    ("ja", ["ベルリンはドイツの首都である。", "人口は約370万人である。"], "ベルリンの人口は約370万人", (1,)),
+    ("zh", ["柏林是德国首都。", "柏林人口约370万。"], "柏林人口约370万", (1,)),
+])
+def test_other_languages_use_the_words_of_their_tokenizer(language, sentences, summary, chosen):
+    """ROUGE-1.5.5 keeps [A-Za-z0-9] only: Japanese and Chinese have no token, 'zwölf' is two. The Unicode ROUGE
+    counts the language's words, so the oracle finds the sentence."""
+    oracle = ExtractiveOracle(OracleConfig(n=2, objective="recall", language=language))
+    problem = oracle.prepare(sentences, summary)
+    assert oracle.search(problem).indices == chosen and oracle.search(problem).score > 0.5
+    assert problem.sentence_words == [len(tokens) for tokens in oracle._tokenized(sentences, [])[0]]
+    english = ExtractiveOracle(OracleConfig(n=2, objective="recall"))
+    if language != "de":
+        assert english.search(english.prepare(sentences, summary)).score == 0.0  # no ASCII bigram in common
+
+
+def test_unicode_rouge_texts_score_like_the_oracle():
+    """The same words through the ROUGE-1.5.5 engine (aliased to ASCII): ROUGE-2 recall equals the oracle's."""
+    from wikiref_dataset.text import TextConfig, TextPipeline
+
+    pipeline = TextPipeline(TextConfig(lang="ja", model="blank"))
+    prediction, reference = pipeline.unicode_rouge_texts(["人口は約370万人である。", "ベルリンの人口は約370万人"])
+    assert prediction.split() and all(token.startswith("w") for token in prediction.split())
+    score = RougeScorer(RougeConfig(stem=False, resamples=1)).evaluate([prediction], [reference])
+    oracle = ExtractiveOracle(OracleConfig(n=2, objective="recall", language="ja"))
+    expected = oracle.search(oracle.prepare(["人口は約370万人である。"], "ベルリンの人口は約370万人")).score
+    assert score.averages["rouge_2"].recall == pytest.approx(expected, abs=1e-5)
