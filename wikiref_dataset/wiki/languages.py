@@ -161,9 +161,10 @@ def _strings(value: object, where: str) -> tuple[str, ...]:
 
 
 def _only(table: object, known: Iterable[str], message: str) -> None:
-    """``table`` is a TOML table whose keys are all in ``known``; else the error ``message`` naming the others."""
+    """``table`` is a TOML table whose keys are all in ``known``; else the error ``message`` followed by the others
+    (or by what ``table`` is, when it is no table)."""
     if not isinstance(table, dict):
-        raise UnsupportedLanguage(f"{message.split(':')[0]}: expected a table, got {table!r}")
+        raise UnsupportedLanguage(f"{message}: not a table but {table!r}")
     unknown = sorted(set(table) - set(known))
     if unknown:
         raise UnsupportedLanguage(f"{message} {', '.join(unknown)} (known: {', '.join(sorted(known))})")

@@ -65,6 +65,7 @@ def test_a_language_without_a_table_is_one_error_naming_the_supported_ones():
     ('code = "fr"\nname = "German"\nspacy = "de"\n', "differs from the file name"),
     ('code = "de"\nname = "German"\nspacy = "de"\ndate_order = "DDMM"\n', "date_order"),
     ('code = "de"\nname = \n', "cannot read"),
+    ('code = "de"\nname = "German"\nspacy = "de"\nparameters = ["url"]\n', r"\[parameters\].*not a table"),
 ])
 def test_a_broken_table_is_an_error_naming_the_problem(tmp_path, text, message):
     path = tmp_path / "de.toml"
