@@ -529,8 +529,9 @@ def _build_pipeline(lang: str, model: str, newline_breaks: str, max_length: int)
 # Blank pipelines that need a setting: Chinese is segmented into words with jieba (spaCy's default segments
 # characters); Japanese uses SudachiPy, spaCy's default (packages sudachipy and sudachidict-core).
 _BLANK_CONFIGS: dict[str, dict[str, Any]] = {"zh": {"nlp": {"tokenizer": {"segmenter": "jieba"}}}}
-# Languages whose tokenizer gives the lemmas itself (SudachiPy's dictionary forms): no lookup table needed.
-_TOKENIZER_LEMMAS = frozenset({"ja"})
+# Languages that need no lemma table: Japanese (SudachiPy gives the dictionary forms) and Chinese (no inflection: a
+# word is its own lemma). Others without one get a warning.
+_TOKENIZER_LEMMAS = frozenset({"ja", "zh"})
 
 
 def _blank_pipeline(lang: str) -> Language:

@@ -258,9 +258,10 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "multilingual"
 @pytest.mark.parametrize(("code", "expected"), [
     ("de", {"7001-1", "7001-2", "7001-3", "7001-5", "7001-6"}),  # 8 statements, 3 outside the length bounds
     ("ja", {"8001-0", "8001-1", "8001-3", "8001-4", "8001-5", "8001-6"}),
+    ("zh", {"9001-1", "9001-2", "9001-3", "9001-4"}),  # jieba's words
 ])
-def test_german_and_japanese_builds_load_and_say_their_language(tmp_path, code, expected):
-    """A whole build from a German and a Japanese dump (their headers say dewiki / jawiki) and the WARC of their
+def test_german_japanese_and_chinese_builds_load_and_say_their_language(tmp_path, code, expected):
+    """A whole build from a German, a Japanese and a Chinese dump (their headers say which) and the WARC of their
     cited pages, in a fresh process; the folder loads with load_dataset, the card and build.json name the language and
     the ROUGE, and the oracle found each statement's sentence in its page."""
     import datasets
@@ -284,7 +285,7 @@ def test_german_and_japanese_builds_load_and_say_their_language(tmp_path, code, 
         assert row["summary"] == "Die Stadt hat rund 12.000 Einwohner und gehört zum Landkreis Grünwald."
         assert not any("Kapelle am Hafen" in row["summary"] for row in rows)
     else:
-        assert any(row["section_path"] == ["歴史"] for row in rows)
+        assert any(row["section_path"] == {"ja": ["歴史"], "zh": ["历史"]}[code] for row in rows)
 
 
 def test_psg2sum_mines_a_german_history_with_german_text_and_rouge(tmp_path):
