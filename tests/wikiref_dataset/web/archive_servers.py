@@ -194,7 +194,8 @@ class FaultyProxy:
 
     * ``503``: answers ``503 Service Unavailable`` with ``Retry-After: <retry_after>`` (Common Crawl's throttling);
     * ``reset``: resets the connection (RST) before any byte of the answer;
-    * ``reset_body``: sends the upstream answer's headers and half its body, then resets;
+    * ``reset_body``: sends the upstream answer's headers and half its body, then resets (where the answer has no
+      body a client reads, a 404 say, the fault goes to the next answer that has one: `injected` counts it there);
     * ``stall``: sends nothing for `stall_s` seconds, then closes.
 
     `down` (a fault name) fails every request that way until set back to None. `injected` counts the faults sent,
@@ -213,6 +214,7 @@ class FaultyProxy:
         self.requests = 0
         self.targets: list[str] = []
         self._lock = threading.Lock()
+        self._body_reset_due = False
 
     def _fault(self, target: str) -> str | None:
         with self._lock:
@@ -268,6 +270,14 @@ class FaultyProxy:
             head += [f"Content-Length: {len(body)}", "Connection: close"]
         finally:
             upstream.close()
+        with self._lock:  # a body to cut: a 200 or 206 with two bytes or more (a client reads no 404's body)
+            has_body = response.status in (200, 206) and len(body) >= 2
+            if fault == "reset_body" and not has_body:  # put off to the next answer with a body
+                self.injected["reset_body"] -= 1
+                self._body_reset_due, fault = True, None
+            elif fault is None and has_body and self._body_reset_due:
+                self.injected["reset_body"] += 1
+                self._body_reset_due, fault = False, "reset_body"
         connection.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
         if fault == "reset_body":
             connection.sendall(body[: len(body) // 2])
