@@ -20,7 +20,8 @@ from .defaults import DEFAULT_KEEP_TYPES, DEFAULT_SKIP_SECTIONS
 if TYPE_CHECKING:  # the parser imports only the standard library; the extraction (mwparserfromhell) when it runs
     from .statements import StatementConfig
 
-__all__ = ["add_statement_arguments", "add_statements_parser", "run_statements_command", "statement_config"]
+__all__ = ["add_statement_arguments", "add_statements_parser", "dumps_language", "language_line", "run_statements_command",
+           "stated_language", "statement_config"]
 
 
 def add_statement_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
@@ -52,15 +53,13 @@ def add_statement_arguments(parser: argparse.ArgumentParser) -> argparse._Argume
     return group
 
 
-def dumps_language(dumps: list[str], language: str | None) -> str:
-    """The Wikipedia language of ``dumps``: ``language`` when given, else the one their headers state
-    (:func:`~wikiref_dataset.wiki.languages.dump_language`), else English.
+def stated_language(dumps: list[str]) -> str | None:
+    """The Wikipedia language the headers of ``dumps`` state (:func:`~wikiref_dataset.wiki.languages.dump_language`);
+    ``None`` when none states one (an unreadable dump states nothing: the stage reports the damage itself).
 
     Raises:
-        ValueError: the dumps state different languages (and ``language`` is not given), named with their files.
+        ValueError: the dumps state different languages, named with their files.
     """
-    if language:
-        return language
     from .dump import DumpError
     from .languages import dump_language
 
@@ -68,7 +67,7 @@ def dumps_language(dumps: list[str], language: str | None) -> str:
     for dump in dumps:
         try:
             code = dump_language(dump)
-        except (DumpError, OSError, EOFError, ValueError):  # unreadable here: the stage reports the damage itself
+        except (DumpError, OSError, EOFError, ValueError):
             code = None
         if code:
             stated.setdefault(code, []).append(str(dump))
@@ -76,7 +75,24 @@ def dumps_language(dumps: list[str], language: str | None) -> str:
         listing = "; ".join(f"{code}: {', '.join(files)}" for code, files in sorted(stated.items()))
         raise ValueError(f"the dumps are of different Wikipedias ({listing}); build each language apart, or pass "
                          "--language to read them all as one")
-    return next(iter(stated), "en")
+    return next(iter(stated), None)
+
+
+def dumps_language(dumps: list[str], language: str | None) -> str:
+    """The Wikipedia language of ``dumps``: ``language`` when given, else the one their headers state
+    (:func:`stated_language`), else English."""
+    return language or stated_language(dumps) or "en"
+
+
+def language_line(dumps: list[str], language: str | None) -> str:
+    """The summary line that says which language the dumps were read as, and why (``--language``, their header, or
+    English for want of a header): a dump excerpt whose header names another site is noticed here."""
+    from .languages import wiki_language
+
+    code = dumps_language(dumps, language)
+    why = ("given with --language" if language else "stated by the dump header" if stated_language(dumps)
+           else "the default, as the dump header states none")
+    return f"  language: {wiki_language(code).name} ({code}): {why}"
 
 
 def statement_config(args: argparse.Namespace, dumps: list[str] | None = None) -> StatementConfig:
@@ -149,6 +165,7 @@ def run_statements_command(args: argparse.Namespace) -> int:
         except Exception as err:  # a task failed (datatrove has logged its traceback in the task's log file)
             raise RunFailed(f"a task failed: {type(err).__name__}: {err}") from err
         print(summary.format())
+        print(language_line([str(dump) for dump in dumps], args.language))
         if summary.damaged_dumps and not summary.pages:
             raise DumpError(f"nothing could be read: {len(summary.damaged_dumps)} damaged dump(s), no page read "
                             f"before the damage: {'; '.join(summary.damaged_dumps)}")

@@ -201,8 +201,13 @@ def test_statements_command_reads_the_language_from_the_dump_and_refuses_what_it
     done = wikiref("statements", german.name, "--out", "de", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [row["metadata"]["access_date"] for row in _statements(tmp_path / "de")] == ["2020-03-01", None]
-    assert wikiref("statements", german.name, "--out", "as_en", "--language", "en", "--quiet",
-                   cwd=tmp_path).stdout.startswith("statements: 0 from 1 pages")
+    assert "\n  language: German (de): stated by the dump header\n" in done.stdout
+    as_english = wikiref("statements", german.name, "--out", "as_en", "--language", "en", "--quiet", cwd=tmp_path)
+    assert as_english.stdout.startswith("statements: 0 from 1 pages")
+    assert "\n  language: English (en): given with --language\n" in as_english.stdout
+    headless = wikiref("statements", _dump(tmp_path / "export.xml.bz2", None, None).name, "--out", "headless",
+                       "--quiet", cwd=tmp_path)
+    assert "\n  language: English (en): the default, as the dump header states none\n" in headless.stdout
 
     unknown = _dump(tmp_path / "xxwiki.xml.bz2", "xxwiki", None)
     refused = wikiref("statements", unknown.name, "--out", "xx", cwd=tmp_path)
