@@ -27,7 +27,7 @@ from .command import (
     dispatch,
 )
 from .executors import add_executor_arguments, executor_settings, positive_int
-from .wiki.cli import add_statement_arguments, statement_config
+from .wiki.cli import add_statement_arguments, dumps_language, statement_config
 
 __all__ = ["add_build_parser", "add_document_source_arguments", "main", "run_build_command", "sample_command"]
 
@@ -129,7 +129,8 @@ def run_build_command(args: argparse.Namespace) -> int:
         high_percentile=args.percentiles[1], bounded=tuple(args.bounded or BOUNDED_QUANTITIES),
         oracle_max_sentences=args.oracle_max_sentences, min_oracle_score=args.min_oracle_score, seed=args.seed,
         dev_size=args.validation_size, test_size=args.test_size)
-    config = BuildConfig(dumps, warcs, curation=curation, statements=statement_config(args, dumps),
+    language = dumps_language([str(dump) for dump in dumps], args.language)[0]
+    config = BuildConfig(dumps, warcs, curation=curation, statements=statement_config(args, language),
                          sources=document_sources(args), **executor_settings(args))
     with cleaned_up_on_input_error(config.work):  # bad input found by the build (no dump could be read, say)
         summary = run_build(config, progress=not args.quiet)

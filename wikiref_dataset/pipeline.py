@@ -113,13 +113,10 @@ class BuildConfig(ExecutorConfig):
         super().__post_init__()
         if not self.dumps:
             raise ValueError("no dump file given")
-        language = wiki_language(self.statements.language)
-        if self.curation.text.lang != language.spacy:  # the text pipeline, lengths and the oracle's ROUGE follow it
-            if self.curation.text.lang != "en":
-                raise ValueError(f"the dumps are read as {language.name} ({language.code}) but the curation's text "
-                                 f"pipeline is set to {self.curation.text.lang!r}")
-            self.curation = dataclasses.replace(self.curation,
-                                                text=dataclasses.replace(self.curation.text, lang=language.spacy))
+        # the text pipeline, the lengths and the oracle's ROUGE follow the dumps' language
+        text = wiki_language(self.statements.language).text_config(self.curation.text, "the dumps")
+        if text is not self.curation.text:
+            self.curation = dataclasses.replace(self.curation, text=text)
 
     @property
     def shards(self) -> int:

@@ -88,7 +88,7 @@ def run_psg2sum_command(args: argparse.Namespace) -> int:
                                                       "max_rewrite_churn", "min_rewrite_passages", "lead_splitter")}
     from ..wiki.cli import dumps_language
 
-    options["language"] = dumps_language([str(dump) for dump in dumps], args.language)
+    options["language"] = dumps_language([str(dump) for dump in dumps], args.language)[0]
     mining = MiningConfig(**{name: value for name, value in options.items() if value is not None})
     config = Psg2SumBuildConfig(
         dumps, mining=mining, seed=args.seed, dev_size=args.validation_size, test_size=args.test_size,

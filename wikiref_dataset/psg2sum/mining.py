@@ -130,13 +130,8 @@ class MiningConfig:
     def __post_init__(self) -> None:
         language = wiki_language(self.language)  # UnsupportedLanguage (a ValueError) names the supported ones
         self.language = language.code
-        if tuple(self.skip_sections) == DEFAULT_SKIP_SECTIONS:
-            self.skip_sections = language.skip_sections
-        if self.text.lang != language.spacy:
-            if self.text.lang != "en":
-                raise ValueError(f"the histories are read as {language.name} ({language.code}) but the text pipeline "
-                                 f"is set to {self.text.lang!r}")
-            self.text = replace(self.text, lang=language.spacy)
+        self.skip_sections = language.sections_to_skip(self.skip_sections)
+        self.text = language.text_config(self.text, "the histories")
         if not 0.0 <= self.min_score <= 1.0:
             raise ValueError(f"min_score (λ) must be in [0, 1], got {self.min_score}")
         if any(not 0.0 <= value <= 1.0 for value in self.score_grid):

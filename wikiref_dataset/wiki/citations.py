@@ -85,8 +85,7 @@ def canonical_citation_type(name: str, language: WikiLanguage | None = None) -> 
     ``cite news``, ``cite pr`` → ``cite press release`` (German ``Internetquelle`` → ``cite web`` with ``language``
     German); other names are returned canonicalised."""
     name = canonical_template_name(name)
-    aliases = CITATION_TYPE_ALIASES if language is None else language.citation_types
-    return aliases.get(name, name)
+    return (language or _ENGLISH).citation_types.get(name, name)
 
 
 def _is_citation_name(name: str, aliases: Mapping[str, str]) -> bool:
@@ -96,8 +95,8 @@ def _is_citation_name(name: str, aliases: Mapping[str, str]) -> bool:
 def classify_ref(content: str, language: WikiLanguage | None = None) -> str:
     """The citation type of a ref's wikitext content (see the module docstring), with the template names of
     ``language`` (default: English)."""
-    aliases = CITATION_TYPE_ALIASES if language is None else language.citation_types
-    not_citations = _NOT_CITATIONS if language is None else language.not_citation_templates
+    lang = language or _ENGLISH
+    aliases, not_citations = lang.citation_types, lang.not_citation_templates
     first_other = None
     for match in _TEMPLATE_NAME.finditer(content):
         name = canonical_template_name(match.group(1))
@@ -298,10 +297,6 @@ def _dated(text: str | None, language: WikiLanguage | None) -> str | None:
     return language.iso_date(text) or text
 
 
-# The title of an archive template: English {{webarchive|title=}}; other languages' title names and ``text``
-# (German {{Webarchiv|text=}}).
-_ARCHIVE_TITLE_NAMES = {"en": ("title",)}
-
 ARCHIVE_TYPES = frozenset({"wayback", "webarchive"})
 """Types of refs whose citation is an archived web page (``{{wayback}}`` or ``{{webarchive}}`` first)."""
 _ARCHIVE_TEMPLATES = _ENGLISH.archive_templates
@@ -395,7 +390,8 @@ def _archived_page(code: Wikicode, template: Template, citation_type: str, dead_
         archive_url=archive_url,
         url_status=status,
         fetch_url=fetch_url(url if is_valid_url(url) else "", archive_url, status, archive_when_status_missing),
-        title=_optional(args.get(*_ARCHIVE_TITLE_NAMES.get(language.code, language.names("title") + ("text",))))
+        # English {{webarchive|title=}}; other languages' title names and ``text`` (German {{Webarchiv|text=}})
+        title=_optional(args.get(*(("title",) if language.code == "en" else (*language.names("title"), "text"))))
         or (_optional(render(label)) if label else None),
         archive_date=archive_date if archive_url else None,
     )

@@ -78,33 +78,33 @@ def stated_language(dumps: list[str]) -> str | None:
     return next(iter(stated), None)
 
 
-def dumps_language(dumps: list[str], language: str | None) -> str:
-    """The Wikipedia language of ``dumps``: ``language`` when given, else the one their headers state
-    (:func:`stated_language`), else English."""
-    return language or stated_language(dumps) or "en"
+def dumps_language(dumps: list[str], language: str | None) -> tuple[str, str]:
+    """The Wikipedia language of ``dumps`` and why: ``language`` when given, else the one their headers state
+    (:func:`stated_language`), else English. The dumps' headers are read only when ``language`` is not given."""
+    if language:
+        return language, "given with --language"
+    stated = stated_language(dumps)
+    return (stated, "stated by the dump header") if stated else ("en", "the default, as the dump header states none")
 
 
-def language_line(dumps: list[str], language: str | None) -> str:
-    """The summary line that says which language the dumps were read as, and why (``--language``, their header, or
-    English for want of a header): a dump excerpt whose header names another site is noticed here."""
+def language_line(code: str, why: str) -> str:
+    """The summary line that says which language the dumps were read as, and why (:func:`dumps_language`): a dump
+    excerpt whose header names another site is noticed here."""
     from .languages import wiki_language
 
-    code = dumps_language(dumps, language)
-    why = ("given with --language" if language else "stated by the dump header" if stated_language(dumps)
-           else "the default, as the dump header states none")
     return f"  language: {wiki_language(code).name} ({code}): {why}"
 
 
-def statement_config(args: argparse.Namespace, dumps: list[str] | None = None) -> StatementConfig:
-    """The :class:`StatementConfig` of options declared by :func:`add_statement_arguments` (unset: its defaults);
-    the language is ``--language``, else the one the headers of ``dumps`` state (:func:`dumps_language`).
+def statement_config(args: argparse.Namespace, language: str = "en") -> StatementConfig:
+    """The :class:`StatementConfig` of options declared by :func:`add_statement_arguments` (unset: its defaults), for
+    dumps of ``language`` (:func:`dumps_language`).
 
     Raises:
         ValueError: a bad setting (e.g. a negative ``--min-chars``, a language without a table), named.
     """
     from .statements import StatementConfig
 
-    options = {"language": dumps_language(list(dumps or []), getattr(args, "language", None))}
+    options: dict = {"language": language}
     if args.keep_types is not None:
         options["keep_types"] = tuple(args.keep_types)
     if args.skip_sections is not None:
@@ -154,7 +154,8 @@ def run_statements_command(args: argparse.Namespace) -> int:
 
     dumps = check_input_files(args.dumps, "dump file")
     check_run_folder(args.out, ("*.jsonl.gz", "logs"), args.overwrite)
-    config = statement_config(args, dumps)
+    language, why = dumps_language([str(dump) for dump in dumps], args.language)
+    config = statement_config(args, language)
     with cleaned_up_on_input_error(*filter(None, (args.out, args.logging_dir))):
         try:
             summary = run_statements(dumps, args.out, config=config, tasks=args.tasks, workers=args.workers,
@@ -165,7 +166,7 @@ def run_statements_command(args: argparse.Namespace) -> int:
         except Exception as err:  # a task failed (datatrove has logged its traceback in the task's log file)
             raise RunFailed(f"a task failed: {type(err).__name__}: {err}") from err
         print(summary.format())
-        print(language_line([str(dump) for dump in dumps], args.language))
+        print(language_line(config.language, why))
         if summary.damaged_dumps and not summary.pages:
             raise DumpError(f"nothing could be read: {len(summary.damaged_dumps)} damaged dump(s), no page read "
                             f"before the damage: {'; '.join(summary.damaged_dumps)}")

@@ -1,20 +1,17 @@
 """The default extraction settings of stage 1 (:class:`~.statements.StatementConfig`), in a module of their own that
-imports nothing: the ``statements`` and ``build`` parsers show them in ``--help`` without importing the wikitext parser
-(mwparserfromhell, in the build extra). :mod:`.statements` re-exports them."""
+imports only the standard library (and :mod:`.languages`, which does too): the ``statements`` and ``build`` parsers
+show them in ``--help`` without importing the wikitext parser (mwparserfromhell, in the build extra).
+:mod:`.statements` re-exports them."""
 
 from __future__ import annotations
 
+from .languages import wiki_language
+
 __all__ = ["DEFAULT_KEEP_TYPES", "DEFAULT_SKIP_SECTIONS"]
 
-DEFAULT_SKIP_SECTIONS: tuple[str, ...] = (
-    "references", "reference", "notes", "note", "footnotes", "endnotes", "citations", "sources", "source",
-    "notes and references", "references and notes", "notes and sources", "sources and notes", "notes and citations",
-    "citations and notes", "references and sources", "sources and references", "explanatory notes", "general references",
-    "works cited", "bibliography", "selected bibliography", "select bibliography", "further reading",
-    "further reading and external links", "external links", "external link", "external links and references",
-    "see also", "literature", "gallery", "image gallery",
-)  # fmt: skip
-"""Non-prose sections skipped by default (compared lowercased, whitespace collapsed)."""
+DEFAULT_SKIP_SECTIONS: tuple[str, ...] = wiki_language("en").skip_sections
+"""Non-prose sections skipped by default (compared lowercased, whitespace collapsed): the ``[sections]`` of
+``data/languages/en.toml``."""
 
 DEFAULT_KEEP_TYPES: tuple[str, ...] = (
     "cite web", "cite news", "cite press release", "cite magazine", "citation", "wayback", "webarchive",

@@ -43,13 +43,15 @@ header).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -70,6 +72,7 @@ CITATION_FIELDS = ("url", "archive_url", "archive_date", "url_status", "access_d
 """The citation fields a language's ``[parameters]`` table may name."""
 _TEMPLATE_LISTS = ("archive", "dead_link", "not_citation", "silent", "first_argument", "hole")
 _STATUS_VALUES = frozenset({"dead", "live"})
+_Text = TypeVar("_Text")  # a TextConfig (wikiref_dataset.text imports spaCy: not imported here)
 _DATE_ORDERS = frozenset({"DMY", "YMD", "MDY"})
 _YEAR = re.compile(r"(?<!\d)(1[89]\d\d|2[01]\d\d)(?!\d)")
 _SPACES = re.compile(r"[\s_]+")
@@ -135,6 +138,21 @@ class WikiLanguage:
         if not value:
             return None
         return self.url_status_values.get(value) or self.url_status_values.get("*")
+
+    def sections_to_skip(self, given: Sequence[str]) -> tuple[str, ...]:
+        """The non-prose sections a stage skips: ``given``, or this language's (with the English ones) where
+        ``given`` is the English default list."""
+        return self.skip_sections if tuple(given) == wiki_language("en").skip_sections else tuple(given)
+
+    def text_config(self, text: _Text, what: str) -> _Text:
+        """``text`` (a :class:`~wikiref_dataset.text.TextConfig`) set to this language's spaCy language where it is
+        the default English; an error naming ``what`` (``the dumps`` ...) where it is set to another language."""
+        if text.lang == self.spacy:
+            return text
+        if text.lang != "en":
+            raise ValueError(f"{what} are read as {self.name} ({self.code}) but the text pipeline is set to "
+                             f"{text.lang!r}")
+        return dataclasses.replace(text, lang=self.spacy)
 
     def iso_date(self, text: str | None) -> str | None:
         """A citation date as this language's editors write it, in ISO 8601 at the precision given (``1. März 2020``

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
 import mwparserfromhell
 from mwparserfromhell.nodes import (
@@ -59,6 +60,9 @@ from mwparserfromhell.nodes import (
     Wikilink,
 )
 from mwparserfromhell.wikicode import Wikicode
+
+if TYPE_CHECKING:
+    from .languages import WikiLanguage
 
 __all__ = [
     "DROPPED_TAGS",
@@ -192,7 +196,7 @@ def _wikilink(node: Wikilink, out: list[str], current_date: date | None) -> None
         title = title[1:].lstrip()
     elif ":" in title:
         prefix = title.split(":", 1)[0].strip().lower()
-        if prefix in _DROPPED_LINK_NAMESPACES or prefix in _LANGUAGE_TEMPLATES.get().dropped_namespaces:
+        if _dropped_namespace(prefix):
             return
         if prefix not in _VISIBLE_INTERWIKI and _LANGUAGE_CODE.match(prefix) and node.text is None:
             return  # interlanguage link
@@ -498,7 +502,7 @@ _LANGUAGE_TEMPLATES: ContextVar[_LanguageTemplates] = ContextVar("wikiref_langua
 
 
 @contextlib.contextmanager
-def language_templates(language: object) -> Iterator[None]:
+def language_templates(language: WikiLanguage) -> Iterator[None]:
     """Within the block, render a language's own inline templates as its table says
     (:class:`~wikiref_dataset.wiki.languages.WikiLanguage`), before this module's English tables: its
     ``silent_templates`` show nothing, its ``first_argument_templates`` show their first positional argument, its
@@ -507,15 +511,10 @@ def language_templates(language: object) -> Iterator[None]:
     the English *name patterns* of silent templates (prefixes such as ``s-``, suffixes such as `` icon``) are off
     (French ``{{s-|XIX}}`` is a century, not a succession box), and numbers are not grouped with English commas
     (``{{formatnum:60000}}`` is ``60000``: ``60,000`` reads as sixty in French). English adds nothing."""
-    code = getattr(language, "code", "en")
-    token = _LANGUAGE_TEMPLATES.set(_LanguageTemplates(
-        silent=frozenset(getattr(language, "silent_templates", ())) if code != "en" else frozenset(),
-        first_argument=frozenset(getattr(language, "first_argument_templates", ())) if code != "en" else frozenset(),
-        renders_as=dict(getattr(language, "renders_as", {})) if code != "en" else {},
-        holes=frozenset(getattr(language, "hole_templates", ())) if code != "en" else frozenset(),
-        dropped_namespaces=frozenset(getattr(language, "dropped_link_namespaces", ())) if code != "en" else frozenset(),
-        english=code == "en",
-    ))
+    token = _LANGUAGE_TEMPLATES.set(_LanguageTemplates() if language.code == "en" else _LanguageTemplates(
+        silent=language.silent_templates, first_argument=language.first_argument_templates,
+        renders_as=language.renders_as, holes=language.hole_templates,
+        dropped_namespaces=language.dropped_link_namespaces, english=False))
     try:
         yield
     finally:
@@ -1401,7 +1400,10 @@ def is_dropped_link(title: str) -> bool:
     ``Datei:`` within :func:`language_templates`): such links show no text."""
     if ":" not in title or title.lstrip().startswith(":"):
         return False
-    prefix = _SPACES.sub(" ", title.split(":", 1)[0]).strip().lower()
+    return _dropped_namespace(_SPACES.sub(" ", title.split(":", 1)[0]).strip().lower())
+
+
+def _dropped_namespace(prefix: str) -> bool:
     return prefix in _DROPPED_LINK_NAMESPACES or prefix in _LANGUAGE_TEMPLATES.get().dropped_namespaces
 
 

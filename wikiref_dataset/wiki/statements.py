@@ -179,9 +179,8 @@ class StatementConfig:
             raise ValueError(f"StatementConfig.language must be a language code, got {self.language!r}")
         self.language = self.language.strip().lower()
         language = wiki_language(self.language)  # UnsupportedLanguage (a ValueError) names the supported ones
-        if tuple(self.skip_sections) == DEFAULT_SKIP_SECTIONS:
-            self.skip_sections = language.skip_sections
-        self.skip_sections = tuple(dict.fromkeys(_normalise_heading(name) for name in self.skip_sections if name))
+        self.skip_sections = tuple(dict.fromkeys(_normalise_heading(name)
+                                                 for name in language.sections_to_skip(self.skip_sections) if name))
         self.keep_types = tuple(dict.fromkeys(canonical_citation_type(name, language) for name in self.keep_types
                                               if name))
         if BARE_URL in self.keep_types:
