@@ -35,7 +35,8 @@ from .folders import work_folder
 logger = logging.getLogger(__name__)
 
 __all__ = ["EXECUTORS", "ExecutorConfig", "add_executor_arguments", "connect_ray", "datatrove_console",
-           "default_slurm_partition", "executor_settings", "local_executor", "make_executor", "submit_slurm_chain"]
+           "default_slurm_partition", "executor_settings", "local_executor", "make_executor", "submit_slurm_chain",
+           "worker_start_method"]
 
 EXECUTORS = ("local", "slurm", "ray")
 
@@ -210,24 +211,54 @@ def console_logs() -> bool:
     return _console["logs"]
 
 
-WORKER_PRELOAD = ("wikiref_dataset._end_with_parent", "spacy", "datatrove.pipeline.writers", "wikiref_dataset.text", "wikiref_dataset.curation",
-                  "wikiref_dataset.web.documents", "wikiref_dataset.wiki.steps", "wikiref_dataset.psg2sum.steps")
-"""Modules the local executor's fork server imports once per run, so that each worker process of each stage starts
-with them loaded instead of importing them again (about a second per worker per stage, which dominated the short
-stages of a small build with 2 workers). The first ties the fork server and its workers to the command's process
-(:mod:`wikiref_dataset.lifetime`)."""
+WORKER_PRELOAD = ("wikiref_dataset._end_with_parent", "spacy", "datatrove.pipeline.writers", "wikiref_dataset.text",
+                  "wikiref_dataset.curation", "wikiref_dataset.web.documents", "wikiref_dataset.wiki.steps",
+                  "wikiref_dataset.psg2sum.steps")
+"""Modules the local executor's fork server imports once per run, where the workers cannot be forked from the
+command's process (:func:`worker_start_method`), so that each worker process of each stage starts with them loaded
+instead of importing them again (about a second per worker per stage). The first ties the fork server and its
+workers to the command's process (:mod:`wikiref_dataset.lifetime`)."""
+
+FORK_SAFE_THREADS = frozenset({"fsspecIO"})
+"""Threads that may be running when the workers are forked: fsspec's event-loop thread (datatrove reads and writes
+through fsspec), whose lock and loop fsspec resets in a forked child (``fsspec.asyn.reset_after_fork``, registered
+with ``os.register_at_fork``)."""
+
+
+def worker_start_method() -> str:
+    """How the local executor starts its workers, decided when a stage starts: ``"fork"`` where forking this
+    process is safe, else ``"forkserver"`` (datatrove's default).
+
+    A forked worker starts at once with everything the command imported and built (its spaCy pipelines, the
+    language tables): on the shipped sample with ``--workers 16`` the build takes about half as long as through the
+    fork server, whose workers import the libraries again (:data:`WORKER_PRELOAD`, about 2.5 s on a 2-core machine,
+    then each worker's first task builds its pipelines). Forking is unsafe where another thread may hold a lock at
+    the moment of the fork (the child inherits the lock, not the thread that would release it). So: Linux only
+    (elsewhere the platform's libraries are not fork-safe, e.g. macOS's), from the main thread, no thread running
+    but the main one and those of :data:`FORK_SAFE_THREADS`, and torch not imported (its intra-op thread pool; the
+    AQuaMuSe build loads its encoder in the command's process). Everything else gets the fork server."""
+    import threading
+
+    if not sys.platform.startswith("linux") or "torch" in sys.modules:
+        return "forkserver"
+    if threading.current_thread() is not threading.main_thread():
+        return "forkserver"
+    others = [thread for thread in threading.enumerate() if thread is not threading.main_thread()]
+    return "fork" if all(thread.name in FORK_SAFE_THREADS for thread in others) else "forkserver"
 
 
 def local_executor(pipeline: Sequence[Any], **options: Any) -> Any:
     """datatrove's ``LocalPipelineExecutor`` (same keywords) that follows :func:`datatrove_console`. With more than
-    one worker its processes come from a fork server that has imported :data:`WORKER_PRELOAD` (datatrove's default
-    start method, ``forkserver``, otherwise imports everything in every worker)."""
+    one worker, and no ``start_method`` given, its workers are forked from this process where that is safe, else
+    they come from a fork server that has imported :data:`WORKER_PRELOAD` (:func:`worker_start_method`)."""
     from ._datatrove_executors import LocalExecutor
 
-    if options.get("workers", 1) != 1 and options.get("start_method", "forkserver") == "forkserver":
-        import multiprocess
+    if options.get("workers", 1) != 1:
+        options.setdefault("start_method", worker_start_method())
+        if options["start_method"] == "forkserver":
+            import multiprocess
 
-        multiprocess.get_context("forkserver").set_forkserver_preload(list(WORKER_PRELOAD))
+            multiprocess.get_context("forkserver").set_forkserver_preload(list(WORKER_PRELOAD))
     return LocalExecutor(pipeline, **options)
 
 

@@ -2,16 +2,17 @@
 
 A build's helper processes are not its children in the way a shell job is: datatrove's local executor starts a
 ``multiprocess.Manager`` server (a fork of the command's process, with everything it imported) and, with
-``--workers`` above 1, a pool whose workers come from a fork server. When the command is killed from outside (a
-job scheduler's ``kill``, SIGTERM, SIGHUP when its terminal closes, SIGKILL) nothing tells them: the manager then
-serves nobody for ever, and a worker finishes its task and waits for the next.
+``--workers`` above 1, a pool whose workers are forked from the command's process, or come from a fork server where
+forking is unsafe (``executors.worker_start_method``). When the command is killed from outside (a job scheduler's
+``kill``, SIGTERM, SIGHUP when its terminal closes, SIGKILL) nothing tells them: the manager then serves nobody for
+ever, and a worker finishes its task and waits for the next.
 
 Linux has the signal for this: ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` makes the kernel send SIGTERM to a process
 when the thread that forked it ends. :func:`end_children_with_this_process` registers an at-fork hook, so that every
 process forked from then on (and every process they fork) asks for it; the fork server, which is started by
 ``exec`` (no at-fork hook runs there), asks for it when it imports :mod:`wikiref_dataset._end_with_parent`, one of
-the modules it preloads (``executors.WORKER_PRELOAD``). The chain main → manager / fork server → workers then ends
-from the top. Elsewhere than Linux the hook does nothing.
+the modules it preloads (``executors.WORKER_PRELOAD``). The chain main → manager / workers (or fork server →
+workers) then ends from the top. Elsewhere than Linux the hook does nothing.
 """
 
 from __future__ import annotations

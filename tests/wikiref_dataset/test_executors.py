@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import subprocess
 import sys
 import textwrap
@@ -148,3 +149,61 @@ def test_quiet_console_shows_a_failed_task_in_one_line(tmp_path, workers):
     assert failed and all(line.startswith("datatrove: server gone in task") for line in failed)
     logs = sorted((tmp_path / "logs" / "logs").glob("task_*.log"))
     assert logs and any("Traceback" in path.read_text() for path in logs)
+
+
+# ---- how the workers start -----------------------------------------------------------------------------------------
+
+START_METHOD = textwrap.dedent("""
+    import json, sys, threading
+    from wikiref_dataset.executors import worker_start_method
+    import wikiref_dataset.pipeline, wikiref_dataset.wiki.steps, wikiref_dataset.web.documents  # a build's imports
+    seen = {"build": worker_start_method()}
+    import fsspec.asyn
+    fsspec.asyn.get_loop()  # fsspec's IO thread, which datatrove's folders start
+    seen["fsspec thread"] = worker_start_method()
+    other = []
+    threading.Thread(target=lambda: other.append(worker_start_method())).start()
+    while not other:
+        pass
+    seen["from another thread"] = other[0]
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, name="some-library").start()
+    seen["another thread running"] = worker_start_method()
+    stop.set()
+    import torch
+    seen["torch imported"] = worker_start_method()
+    print(json.dumps(seen))
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is used on Linux only")
+def test_workers_are_forked_only_where_forking_is_safe():
+    """A fresh process, as a command: a build's modules allow fork (fsspec's own thread too); any other running
+    thread, a call from another thread, or torch imported means the fork server."""
+    import json
+
+    result = subprocess.run([sys.executable, "-c", START_METHOD], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout) == {"build": "fork", "fsspec thread": "fork", "from another thread": "forkserver",
+                                         "another thread running": "forkserver", "torch imported": "forkserver"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is used on Linux only")
+def test_a_build_command_forks_its_workers_and_gives_the_same_dataset(tmp_path):
+    """`wikiref build --workers 2` forks its workers (datatrove records the start method in each stage's
+    executor.json) and writes the same Parquet and card as one worker, which runs the tasks in its own process."""
+    import json
+
+    from wikiref_dataset.pipeline import dataset_hashes, sample_inputs
+
+    dumps, warcs = sample_inputs()
+    for workers in ("1", "2"):
+        result = subprocess.run([sys.executable, "-m", "wikiref_dataset.cli", "build", *dumps, "--warc", *warcs,
+                                 "--out", str(tmp_path / workers), "--tasks", "2", "--workers", workers, "--quiet"],
+                                capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        assert result.returncode == 0, result.stderr[-2000:]
+    for stage in ("statements", "documents", "statistics", "curation"):
+        executor = json.loads((tmp_path / "2.work" / "logs" / stage / "executor.json").read_text())
+        assert executor["start_method"] == "fork", stage
+    assert dataset_hashes(tmp_path / "2") == dataset_hashes(tmp_path / "1")
+    assert (tmp_path / "2" / "README.md").read_bytes() == (tmp_path / "1" / "README.md").read_bytes()
