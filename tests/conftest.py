@@ -1,6 +1,7 @@
 """Shared test fixtures: where the project's own fixtures and the optional ../shared data live."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -9,26 +10,64 @@ SHARED = PROJECT_ROOT.parent / "shared"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-# The slowest test files (by `make test`'s durations on a 2-core machine), run first: pytest-xdist's loadfile hands
-# whole files to the workers in collection order, and a long file collected last keeps one worker busy alone at the
-# end. Within a file the order is unchanged (module fixtures and tests that build on each other).
-SLOW_FILES_FIRST = (
-    "tests/test_readme.py",
-    "tests/wikiref_dataset/test_ray_executor.py",
-    "tests/wikiref_dataset/web/test_commoncrawl.py",
-    "tests/trainer_scripts/test_cli_convention.py",
-    "tests/wikiref_dataset/aquamuse/test_aquamuse_build.py",
-    "tests/wikiref_dataset/test_locks.py",
-    "tests/wikiref_dataset/test_pipeline.py",
-    "tests/trainer_scripts/test_run_experiments.py",
-    "tests/wikiref_dataset/test_folders.py",
-    "tests/examples/test_examples.py",
+# Work units for pytest-xdist (`make test`: --dist loadscope --no-loadscope-reorder, with the scheduler below): a test
+# file is one unit, so its module fixtures are built once, except test_readme.py, whose pages are units of their own
+# (each page runs its snippets in a folder of its own, so the pages of the long file share the workers). The units
+# listed here, the slowest by `make test`'s durations on a 2-core machine (seconds in the comments), go first,
+# longest first: a long unit handed out last keeps one worker busy alone at the end. The others follow in collection
+# order; within a unit the order is unchanged (module fixtures and tests that build on each other).
+README_TESTS = "tests/test_readme.py"
+SLOW_UNITS_FIRST = (
+    "tests/wikiref_dataset/test_ray_executor.py",  # 88
+    "tests/wikiref_dataset/web/test_commoncrawl.py",  # 88
+    "tests/trainer_scripts/test_cli_convention.py",  # 70
+    "tests/test_readme.py:docs/building.md",  # 50
+    "tests/wikiref_dataset/test_folders.py",  # 40
+    "tests/wikiref_dataset/test_pipeline.py",  # 40
+    "tests/wikiref_dataset/aquamuse/test_aquamuse_build.py",  # 40
+    "tests/wikiref_dataset/test_locks.py",  # 38
+    "tests/trainer_scripts/test_run_experiments.py",  # 37
+    "tests/wikiref_dataset/test_text.py",  # 35
+    "tests/examples/test_examples.py",  # 32
+    "tests/modeling_qbert/test_trainer.py",  # 31
+    "tests/wikiref_dataset/wiki/test_languages.py",  # 31
+    "tests/test_readme.py:docs/evaluation.md",  # 31
+    "tests/test_readme.py:docs/training.md",  # 29
+    "tests/test_readme.py:README.md",  # 28
+    "tests/wikiref_dataset/psg2sum/test_psg2sum_pipeline.py",  # 26
+    "tests/trainer_scripts/test_demo.py",  # 25
+    "tests/trainer_scripts/test_pretrain_wikiref.py",  # 25
+    "tests/trainer_scripts/test_training_stack.py",  # 24
+    "tests/modeling_qbert/test_modeling_qbert.py",  # 21
+    "tests/test_readme.py:docs/aquamuse.md",  # 19
+    "tests/trainer_scripts/test_push_to_hub.py",  # 17
 )
 
 
+def work_unit(nodeid: str) -> str:
+    """The xdist work unit of a test id: its file, or for a test of one page of test_readme.py (an id that starts
+    with the page: ``test_snippet_runs[docs/building.md-wikiref build ...]``), that file and the page."""
+    path, _, rest = nodeid.partition("::")
+    if path == README_TESTS and "[" in rest and ".md" in rest:
+        return f"{path}:{rest.split('[', 1)[1].split('.md', 1)[0]}.md"
+    return path
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's scope scheduling with :func:`work_unit` as the scope (pytest-xdist's ``loadgroup`` marks do not reach
+    the scheduler under pytest 9, whose test ids cannot be renamed)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WorkUnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return WorkUnitScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    rank = {name: position for position, name in enumerate(SLOW_FILES_FIRST)}
-    items.sort(key=lambda item: rank.get(Path(str(item.path)).relative_to(PROJECT_ROOT).as_posix(), len(rank)))
+    rank = {name: position for position, name in enumerate(SLOW_UNITS_FIRST)}
+    items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(rank)))
 
 
 @pytest.fixture(scope="session")
