@@ -526,9 +526,10 @@ def _prepare(folder: Path, text: str) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         make(target)
     for year in (2005, 2007):  # the pages convert 2006; their evaluation and fine-tuning name the other years too
-        if f"duc/{year}" in text:
-            subprocess.run(["wikiref", "duc", "convert", f"nist/DUC{year}", "--year", str(year), "--out", f"duc/{year}",
-                            "--quiet"], cwd=folder, check=True, capture_output=True, env=_environment(folder))
+        if f"duc/{year}" in text:  # with the function `wikiref duc convert` runs (the command is a snippet's test)
+            from wikiref_dataset.duc import convert_duc
+
+            convert_duc(folder / f"nist/DUC{year}", year, folder / f"duc/{year}")
 
 
 def run_page(page: str, folder: Path) -> Session:
