@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -162,9 +163,9 @@ START_METHOD = textwrap.dedent("""
     fsspec.asyn.get_loop()  # fsspec's IO thread, which datatrove's folders start
     seen["fsspec thread"] = worker_start_method()
     other = []
-    threading.Thread(target=lambda: other.append(worker_start_method())).start()
-    while not other:
-        pass
+    caller = threading.Thread(target=lambda: other.append(worker_start_method()))
+    caller.start()
+    caller.join()
     seen["from another thread"] = other[0]
     stop = threading.Event()
     threading.Thread(target=stop.wait, name="some-library").start()
@@ -180,8 +181,6 @@ START_METHOD = textwrap.dedent("""
 def test_workers_are_forked_only_where_forking_is_safe():
     """A fresh process, as a command: a build's modules allow fork (fsspec's own thread too); any other running
     thread, a call from another thread, or torch imported means the fork server."""
-    import json
-
     result = subprocess.run([sys.executable, "-c", START_METHOD], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout) == {"build": "fork", "fsspec thread": "fork", "from another thread": "forkserver",
@@ -192,8 +191,6 @@ def test_workers_are_forked_only_where_forking_is_safe():
 def test_a_build_command_forks_its_workers_and_gives_the_same_dataset(tmp_path):
     """`wikiref build --workers 2` forks its workers (datatrove records the start method in each stage's
     executor.json) and writes the same Parquet and card as one worker, which runs the tasks in its own process."""
-    import json
-
     from wikiref_dataset.pipeline import dataset_hashes, sample_inputs
 
     dumps, warcs = sample_inputs()
