@@ -242,15 +242,13 @@ def split_statistics(examples: Iterable[Example]) -> dict[str, Any]:
 
 
 def _histograms(values: Mapping[str, ValueCounts], folder: Path) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # not pyplot: no global figure state, and the caller's backend stays as is
 
     folder.mkdir(parents=True, exist_ok=True)
     names = []
     for name in _STATISTICS:
-        figure, axis = plt.subplots(figsize=(5, 3.2))
+        figure = Figure(figsize=(5, 3.2))
+        axis = figure.add_subplot()
         counts = values[name].counts
         distinct = sorted(counts)  # each distinct value once, weighted by its count: the same bars as every value
         axis.hist(distinct, bins=min(40, max(5, len(distinct))), weights=[counts[v] for v in distinct],
@@ -261,7 +259,6 @@ def _histograms(values: Mapping[str, ValueCounts], folder: Path) -> list[str]:
         figure.tight_layout()
         file = name.lower().replace(" ", "_") + ".png"
         figure.savefig(folder / file, dpi=90, metadata={"Software": None})
-        plt.close(figure)
         names.append(file)
     return names
 

