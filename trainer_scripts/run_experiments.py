@@ -637,8 +637,9 @@ class Inputs:
     identity: dict[str, str]
 
 
-def check_inputs(arguments: ExperimentArguments) -> Inputs:
-    """Load the DUC years (their year, and that they are converted folders), find the encoder and WikiRef folders.
+def load_duc_dirs(arguments: ExperimentArguments) -> list[Any]:
+    """The DUC years of ``--duc_dirs`` (their year, and that they are converted folders). It imports nothing of the
+    model side, so :func:`run_experiments` checks them first and a wrong folder is said at once.
 
     Raises:
         ExperimentError: naming the folder and the problem.
@@ -652,9 +653,20 @@ def check_inputs(arguments: ExperimentArguments) -> Inputs:
     from wikiref_dataset.duc import DucError
 
     try:
-        loaded = load_years(arguments.duc_dirs)
+        return list(load_years(arguments.duc_dirs))
     except (DucError, EvaluationError) as error:
         raise ExperimentError(str(error)) from None
+
+
+def check_inputs(arguments: ExperimentArguments, loaded: Sequence[Any] | None = None) -> Inputs:
+    """Load the DUC years (:func:`load_duc_dirs`, unless ``loaded`` holds what it gave), find the encoder and WikiRef
+    folders.
+
+    Raises:
+        ExperimentError: naming the folder and the problem.
+    """
+    if loaded is None:
+        loaded = load_duc_dirs(arguments)
     years = {year.year: str(Path(year.path).resolve()) for year in loaded}
     clusters = {year.year: len(year.scorable) for year in loaded}
     if arguments.encoder is None:
@@ -1806,6 +1818,9 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
     rows = select_rows(arguments.rows, arguments.wikiref, quiet=arguments.quiet)
     if arguments.baselines and any(ROW_BY_NAME[name].duc is not None for name in rows):
         rows = [row.name for row in ROWS if row.name in rows or row.duc == "baseline"]
+    # the DUC folders before the scripts' options (which import transformers), unless there are pass-through options,
+    # whose errors come first
+    loaded = None if extra else load_duc_dirs(arguments)
     known = script_options()
     options = route_options(arguments, list(extra), rows, known)
     unavailable = unavailable_rows(rows, known)
@@ -1814,7 +1829,7 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
     for message in unavailable.values():
         print(f"experiments: warning: {message}", file=sys.stderr)
     rows = [name for name in rows if name not in unavailable]
-    inputs = check_inputs(arguments)
+    inputs = check_inputs(arguments, loaded)
     plan = make_plan(arguments, inputs, rows, options)
     runner = Runner(plan, out.resolve(), arguments)
     if arguments.dry_run:
