@@ -1,5 +1,6 @@
 """Shared test fixtures: where the project's own fixtures and the optional ../shared data live."""
 
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return work_unit(nodeid)
 
     return WorkUnitScheduling(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started in the background of a non-interactive shell (``make test &``, a CI step) inherits SIGINT
+    ignored, and so would every command a test starts: the tests that interrupt a build as Ctrl-C does need it
+    delivered. A Python handler here is reset to the default in the commands started (exec), which then take it."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
