@@ -1,5 +1,7 @@
 # Two commands on a fresh machine: `make demo` (the main job on the embedded sample) and `make test`.
 # Both create or refresh .venv: CPU torch first (an unpinned torch pulls a multi-GB CUDA build), then the project.
+# The project's ~180 packages go in with uv (same versions as pip resolves; 20 s instead of pip's 105 s on the 2-core
+# machine, most of pip's time byte-compiling every module of every package): modules compile when first imported.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -12,9 +14,8 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "torch==$(TORCH_VERSION)"
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet --no-compile "torch==$(TORCH_VERSION)" uv
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -e ".[dev]"
 	touch $(STAMP)
 
 demo: $(STAMP)
