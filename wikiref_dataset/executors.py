@@ -249,13 +249,18 @@ def worker_start_method() -> str:
 
 def local_executor(pipeline: Sequence[Any], **options: Any) -> Any:
     """datatrove's ``LocalPipelineExecutor`` (same keywords) that follows :func:`datatrove_console`. With more than
-    one worker, and no ``start_method`` given, its workers are forked from this process where that is safe, else
-    they come from a fork server that has imported :data:`WORKER_PRELOAD` (:func:`worker_start_method`)."""
+    one worker, and no ``start_method`` given, its workers are forked from this process where that is safe (after
+    building here the spaCy pipelines of the steps: :func:`wikiref_dataset.text.warm_pipelines`), else they come
+    from a fork server that has imported :data:`WORKER_PRELOAD` (:func:`worker_start_method`)."""
     from ._datatrove_executors import LocalExecutor
 
     if options.get("workers", 1) != 1:
         options.setdefault("start_method", worker_start_method())
-        if options["start_method"] == "forkserver":
+        if options["start_method"] == "fork":  # the workers inherit the stage's spaCy pipelines, built once here
+            from .text import warm_pipelines
+
+            warm_pipelines(pipeline)
+        elif options["start_method"] == "forkserver":
             import multiprocess
 
             multiprocess.get_context("forkserver").set_forkserver_preload(list(WORKER_PRELOAD))

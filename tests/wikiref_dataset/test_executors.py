@@ -204,3 +204,65 @@ def test_a_build_command_forks_its_workers_and_gives_the_same_dataset(tmp_path):
         assert executor["start_method"] == "fork", stage
     assert dataset_hashes(tmp_path / "2") == dataset_hashes(tmp_path / "1")
     assert (tmp_path / "2" / "README.md").read_bytes() == (tmp_path / "1" / "README.md").read_bytes()
+
+
+WARMED_RUN = textwrap.dedent("""
+    import json, os, sys
+    from datatrove.pipeline.base import PipelineStep
+    from wikiref_dataset import text
+    from wikiref_dataset.executors import datatrove_console, local_executor
+
+    built = sys.argv[2] + "/built"
+    real_build = text._build_pipeline
+
+    def counting_build(*key):
+        with open(built, "a") as handle:
+            handle.write(json.dumps([os.getpid(), list(key)]) + "\\n")
+        return real_build(*key)
+
+    text._build_pipeline = counting_build
+
+    class Tokenizes(PipelineStep):
+        name = "tokenizes"
+
+        def __init__(self):
+            super().__init__()
+            self.settings = {"texts": [text.TextPipeline(text.TextConfig(model="blank", max_length=123_456))]}
+            self.text = text.TextPipeline(text.TextConfig(model="blank", newline_breaks="line"))
+
+        def run(self, data=None, rank=0, world_size=1):
+            tokens = self.settings["texts"][0].tokenize("Bees make honey. Hives sit on roofs.")
+            tokens += self.text.tokenize("One line.\\nAnother line.")
+            with open(f"{sys.argv[2]}/task_{rank}", "w") as handle:
+                handle.write(json.dumps([os.getpid(), len(tokens)]))
+            yield from ()
+
+    if __name__ == "__main__":
+        with datatrove_console(logs=False):
+            local_executor([Tokenizes()], tasks=4, workers=2, start_method=sys.argv[1],
+                           logging_dir=sys.argv[2] + "/logs").run()
+        print(os.getpid())
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is used on Linux only")
+def test_forked_workers_inherit_the_steps_pipelines(tmp_path):
+    """With forked workers, the spaCy pipelines of a stage's steps (found in their attributes, also inside dicts and
+    lists) are built once, in the command's process, before the fork: no worker builds one. The fork server's workers
+    build their own (they do not come from the command's process)."""
+    script = tmp_path / "run.py"
+    script.write_text(WARMED_RUN, encoding="utf-8")
+    for method in ("fork", "forkserver"):
+        folder = tmp_path / method
+        folder.mkdir()
+        result = subprocess.run([sys.executable, str(script), method, str(folder)], capture_output=True, text=True,
+                                timeout=120)
+        assert result.returncode == 0, result.stderr[-2000:]
+        main = int(result.stdout.split()[-1])
+        tasks = [json.loads((folder / f"task_{rank}").read_text()) for rank in range(4)]
+        assert len({tokens for _, tokens in tasks}) == 1 and tasks[0][1] > 10 and main not in {pid for pid, _ in tasks}
+        builds = [json.loads(line) for line in (folder / "built").read_text().splitlines()]
+        if method == "fork":
+            assert sorted(pid for pid, _ in builds) == [main, main]  # the two configurations, here, once each
+        else:
+            assert main not in {pid for pid, _ in builds} and len(builds) >= 2
