@@ -78,6 +78,12 @@ def run_aquamuse_command(args: argparse.Namespace) -> int:
         if args.nq or args.corpus:
             raise CliError("--released reads the released examples; do not combine it with --nq/--corpus")
         warcs = check_input_files(args.warc, "WARC file")
+        from .released import released_files  # light (no model, no spaCy): a wrong path is told in a moment
+
+        try:
+            released_files(args.released)
+        except ValueError as error:
+            raise CliError(str(error)) from None
         from .build import build_released_folder
 
         summary = build_released_folder([str(p) for p in args.released], Path(args.out), warcs, progress=not args.quiet,

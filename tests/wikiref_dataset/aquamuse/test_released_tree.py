@@ -214,3 +214,19 @@ def test_a_linked_release_tree_is_walked(release, tmp_path):
     (tmp_path / "v2" / "loop").symlink_to(linked, target_is_directory=True)
     read = read_release([linked])
     assert read.records == expected_sizes(written) and read.records_read == 630
+
+
+def test_a_wrong_released_path_is_told_before_the_builder_loads(tmp_path):
+    """`wikiref aquamuse --released` with a path that does not exist, or a file that is no release shard: one line,
+    exit 2, in a fresh process that has not imported the builder's libraries (spaCy, torch, faiss: seconds)."""
+    (tmp_path / "notes.txt").write_text("not a shard\n", encoding="utf-8")
+    probe = ("import sys\nfrom trainer_scripts.cli import main\ncode = main(sys.argv[1:])\n"
+             "print(sorted(name for name in ('spacy', 'torch', 'faiss', 'datatrove') if name in sys.modules))\n"
+             "sys.exit(code)")
+    for path, message in (("nope", "nope: no such file or folder"), ("notes.txt", "notes.txt")):
+        done = subprocess.run([sys.executable, "-c", probe, "aquamuse", "--released", path, "--out", "out"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and message in done.stderr
+        assert done.stdout.strip() == "[]"
+        assert not (tmp_path / "out").exists()
