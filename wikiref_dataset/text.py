@@ -477,7 +477,7 @@ def warm_pipelines(objects: Iterable[Any], depth: int = 3) -> int:
     before the fork is inherited by every worker of every stage, where each worker would otherwise build it again
     (spaCy's language defaults, tokenizer exceptions and the lemma tables: about 0.3 s per worker per stage, a fifth
     of a sample build's CPU time with 4 workers)."""
-    keys: set[_PipelineKey] = set()
+    found: list[TextPipeline] = []
     seen: set[int] = set()
 
     def visit(value: Any, level: int) -> None:
@@ -485,7 +485,7 @@ def warm_pipelines(objects: Iterable[Any], depth: int = 3) -> int:
             return
         seen.add(id(value))
         if isinstance(value, TextPipeline):
-            keys.add(value._key or _pipeline_key(value.config))
+            found.append(value)
         elif isinstance(value, (list, tuple, dict)):
             for item in value.values() if isinstance(value, dict) else value:
                 visit(item, level - 1)
@@ -495,9 +495,7 @@ def warm_pipelines(objects: Iterable[Any], depth: int = 3) -> int:
 
     for value in objects:
         visit(value, depth)
-    for key in keys:
-        _cached_pipeline(key)
-    return len(keys)
+    return len({id(pipeline.nlp) for pipeline in found})  # built (or taken from the cache) as each pipeline would
 
 
 def _rebuild_pipeline(key: _PipelineKey, stale: Language) -> tuple[Language, int]:
