@@ -127,6 +127,20 @@ def _read_holder(handle: Any) -> dict[str, Any]:
         return {}
 
 
+_HOLDER_WRITE_S = 1.0
+"""How long a run refused by a lock waits for the holder's details: a holder writes them right after taking the
+lock, so a run started at the same moment can find the lock taken and its file still empty (or half written)."""
+
+
+def _read_live_holder(handle: Any) -> dict[str, Any]:
+    """The details of the run that holds the lock of ``handle``, once it has written them (at most
+    :data:`_HOLDER_WRITE_S`; ``{}`` after that)."""
+    deadline = time.monotonic() + _HOLDER_WRITE_S
+    while not (holder := _read_holder(handle)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return holder
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -258,7 +272,7 @@ class FolderLock:
             except OSError as error:
                 if error.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                     raise
-                holder = _read_holder(handle)
+                holder = _read_live_holder(handle)
                 if not self.wait:
                     raise FolderLocked(self.folder, holder) from None
                 logger.warning("%s is being written by another run (%s); waiting for it to end", self.folder,

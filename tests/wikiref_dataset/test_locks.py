@@ -263,3 +263,32 @@ def test_a_slurm_chain_keeps_its_folders_until_its_jobs_end(tmp_path):
     done = run(*build_argv(out))
     assert done.returncode == 0, done.stderr[-2000:]
     assert rows(out) > 0 and not lease_path(out).exists() and not lease_path(work).exists()
+
+
+def test_a_run_refused_at_the_moment_the_holder_locks_still_names_it(tmp_path):
+    """Two runs started together: the second can find the lock taken before the first has written who it is. It
+    waits for those details (they follow at once) instead of saying "holder unknown"."""
+    import fcntl
+    import threading
+
+    folder = tmp_path / "out"
+    path = lock_path(folder)
+    with open(path, "a+", encoding="utf-8") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # locked, nothing written yet
+
+        def write_details() -> None:
+            time.sleep(0.3)
+            handle.write(json.dumps({"command": "wikiref build", "pid": 4242, "host": "node7",
+                                     "since": "2026-11-27T05:00:00+00:00"}) + "\n")
+            handle.flush()
+
+        writer = threading.Thread(target=write_details)
+        writer.start()
+        try:
+            with pytest.raises(FolderLocked) as refused:
+                FolderLock(folder).acquire()
+        finally:
+            writer.join()
+    message = str(refused.value)
+    assert "'wikiref build', pid 4242 on node7, since 2026-11-27T05:00:00+00:00" in message
+    assert "holder unknown" not in message
