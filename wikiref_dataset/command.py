@@ -30,7 +30,10 @@ import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .lifetime import Interrupts
 
 __all__ = ["MODULE_EXTRAS", "ArgumentParser", "CliError", "RunFailed", "add_common_options", "add_split_arguments",
            "add_subcommand", "check_input_files", "check_run_folder", "cleaned_up_on_input_error", "deprecated_alias",
@@ -352,11 +355,36 @@ def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None)
     name = getattr(args, "command_name", None) or getattr(args, "command", None) or parser.prog
     debug = getattr(args, "debug", False)
     _configure_logging(getattr(args, "verbose", 0))
-    from .executors import datatrove_console
-    from .lifetime import end_children_with_this_process
-    from .locks import FolderLocked, folder_locks
+    from .lifetime import end_children_with_this_process, end_helpers, stop_on_interrupt
 
     end_children_with_this_process()  # workers, the executor's manager and fork server end with this process
+    status: int | None = None
+    with stop_on_interrupt(f"wikiref {name}") as interrupts:  # an interrupt lost in a fork hook is raised again
+        try:
+            status = _run_command(args, name, debug, interrupts)
+        except KeyboardInterrupt:  # outside the command's own handling (before it started, or as it returned)
+            if debug:
+                raise
+            if status is None:
+                _say_interrupted(args, name)
+                status = EXIT_INTERRUPTED
+        interrupts.handled = True
+    if interrupts.received is not None or status == EXIT_INTERRUPTED:
+        end_helpers()  # one an interrupt caught starting up (a datatrove manager) would keep this process alive
+    return status
+
+
+def _say_interrupted(args: argparse.Namespace, name: str) -> None:
+    hint = "; rerun the same command to resume" if getattr(args, "resumable", False) else ""
+    newline = "\n" if sys.stderr.isatty() else ""  # after the terminal's ^C
+    print(f"{newline}wikiref {name}: interrupted{hint}", file=sys.stderr)
+
+
+def _run_command(args: argparse.Namespace, name: str, debug: bool, interrupts: Interrupts) -> int:
+    """Run the parsed subcommand under its folder locks; turn what it raises into one line and an exit status."""
+    from .executors import datatrove_console
+    from .locks import FolderLocked, folder_locks
+
     folders = written_folders(args)
     free_at_start = {folder: free_space(folder) for folder in folders}
     try:
@@ -376,11 +404,10 @@ def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None)
         print(f"wikiref {name}: error: {one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        interrupts.handled = True  # stopping: no need to raise it again
         if debug:
             raise
-        hint = "; rerun the same command to resume" if getattr(args, "resumable", False) else ""
-        newline = "\n" if sys.stderr.isatty() else ""  # after the terminal's ^C
-        print(f"{newline}wikiref {name}: interrupted{hint}", file=sys.stderr)
+        _say_interrupted(args, name)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # stdout closed by its reader (`| head`): stop quietly, as other commands do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -72,3 +72,121 @@ def test_a_killed_build_leaves_no_process(tmp_path, sig):
                 pass
         if process.poll() is None:
             process.kill()
+
+
+def run_python(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter (its own signal handlers and exit), from the project's root."""
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+
+LOST_INTERRUPT = """
+import os, signal, time
+from wikiref_dataset.lifetime import stop_on_interrupt
+
+class Swallows:  # an interrupt that lands in a __del__ can only be printed ("Exception ignored") by Python
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+
+def work():
+    Swallows()  # collected at once: its __del__ runs here
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < 5:  # the run goes on
+            time.sleep(0.01)
+    except KeyboardInterrupt:
+        print(f"stopped {time.monotonic() - start:.2f} s after the lost interrupt")
+        return
+    print("ran to the end")
+
+GUARD
+"""
+
+
+def test_an_interrupt_lost_in_a_del_is_raised_again():
+    guarded = run_python(LOST_INTERRUPT.replace("GUARD", 'with stop_on_interrupt("wikiref t", every=0.2):\n    work()'))
+    assert "Exception ignored" in guarded.stderr and "KeyboardInterrupt" in guarded.stderr  # it was lost ...
+    assert guarded.stdout.startswith("stopped "), guarded.stdout + guarded.stderr  # ... and raised again
+    assert float(guarded.stdout.split()[1]) < 2.0
+    plain = run_python(LOST_INTERRUPT.replace("GUARD", "work()"))  # what Python alone does: the run goes on
+    assert plain.stdout.strip() == "ran to the end", plain.stdout + plain.stderr
+
+
+def test_an_interrupt_being_handled_is_not_raised_again_and_a_stuck_clean_up_is_ended():
+    code = """
+import os, signal, sys, time
+from wikiref_dataset.lifetime import stop_on_interrupt
+
+with stop_on_interrupt("wikiref t", every=0.1, grace=CLEANUP_LIMIT):
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    except KeyboardInterrupt:
+        time.sleep(0.5)  # a clean-up under ten timer ticks, not interrupted again
+        print("cleaned up", flush=True)
+        time.sleep(CLEANUP)
+print("left the block", flush=True)
+"""
+    quick = run_python(code.replace("CLEANUP_LIMIT", "10").replace("CLEANUP", "0"))
+    assert (quick.returncode, quick.stdout.split("\n")[:2]) == (0, ["cleaned up", "left the block"]), quick.stderr
+    start = time.monotonic()
+    stuck = run_python(code.replace("CLEANUP_LIMIT", "2").replace("CLEANUP", "60"))
+    assert time.monotonic() - start < 30
+    assert stuck.returncode == 130 and stuck.stdout == "cleaned up\n"
+    assert stuck.stderr == "wikiref t: interrupted (still stopping 2 s after the interrupt: stopped at once)\n"
+
+
+def test_an_interrupt_that_a_library_swallowed_whole_still_stops_the_command():
+    """Through ``dispatch``: a subcommand whose library catches the interrupt (``except BaseException: pass``)."""
+    code = """
+import argparse, os, signal, time
+from wikiref_dataset.command import add_subcommand, dispatch
+
+def run(args):
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
+    except BaseException:
+        pass
+    time.sleep(20)  # the rest of the run
+    print("finished")
+    return 0
+
+parser = argparse.ArgumentParser(prog="wikiref")
+add_subcommand(parser.add_subparsers(dest="command"), "thing", help="h", description="d", example="wikiref thing",
+               func=run, resumable=True)
+raise SystemExit(dispatch(parser, ["thing"]))
+"""
+    start = time.monotonic()
+    result = run_python(code)
+    assert time.monotonic() - start < 15
+    assert result.returncode == 130 and result.stdout == ""
+    assert result.stderr == "wikiref thing: interrupted; rerun the same command to resume\n"
+
+
+def test_an_interrupted_command_ends_the_helper_it_was_starting():
+    """The hang seen in CI: the interrupt came while datatrove started its ``multiprocess`` manager, before the
+    manager's shut-down was registered; at exit ``multiprocess`` joined that manager, which served for ever."""
+    code = """
+import argparse, os, signal, time
+import multiprocess
+from wikiref_dataset.command import add_subcommand, dispatch
+
+def run(args):
+    helper = multiprocess.Process(target=time.sleep, args=(600,))  # like a manager: serves until told to stop
+    helper.start()
+    print(helper.pid, flush=True)
+    os.kill(os.getpid(), signal.SIGINT)  # before anything registered its end
+    time.sleep(5)
+    return 0
+
+parser = argparse.ArgumentParser(prog="wikiref")
+add_subcommand(parser.add_subparsers(dest="command"), "thing", help="h", description="d", example="wikiref thing",
+               func=run)
+raise SystemExit(dispatch(parser, ["thing"]))
+"""
+    result = run_python(code, timeout=60)
+    assert result.returncode == 130 and result.stderr == "wikiref thing: interrupted\n"
+    helper = int(result.stdout.split()[0])
+    assert not Path(f"/proc/{helper}").exists() or "Z" in Path(f"/proc/{helper}/stat").read_text().split()[2]
