@@ -47,6 +47,7 @@ from typing import Any
 from trainer_scripts.common import (
     ModelArguments,
     ScriptError,
+    check_model_arguments,
     configure_logging,
     hyperparameters,
     is_qbert_folder,
@@ -346,20 +347,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_training_script(lambda: _run(model_args, duc_args, training_args), training_args, model_args.wait, logger)
 
 
+def check_subnetwork_fraction(fraction: float | None) -> None:
+    """Refuse a ``--subnetwork_fraction`` outside [0, 1] (None: chosen later, from what training starts from)."""
+    if fraction is not None and not 0.0 <= fraction <= 1.0:
+        raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {fraction}")
+
+
 def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any) -> int:
-    import datasets
-
     from modeling_qbert.baselines import BASELINE_NAMES
-    from modeling_qbert.pipeline_qfs import QueryFocusedSummarizationPipeline
-    from modeling_qbert.trainer import QBertTrainer
-    from trainer_scripts.evaluate_duc import (
-        baseline_summaries,
-        evaluate_systems,
-        format_table,
-        model_summaries,
-        write_summaries,
-    )
 
+    check_model_arguments(model_args)  # bad values of the options are refused before anything is loaded
     baselines = [] if duc_args.baselines in (["none"], []) else list(dict.fromkeys(duc_args.baselines))
     unknown = [name for name in baselines if name not in BASELINE_NAMES]
     if unknown:
@@ -367,6 +364,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     check_target_scaling(duc_args.target_scaling)  # before any model is loaded
     if not duc_args.ranking_loss_weight >= 0:
         raise ScriptError(f"--ranking_loss_weight must be at least 0, got {duc_args.ranking_loss_weight}")
+    check_subnetwork_fraction(duc_args.subnetwork_fraction)
     info = run_info(model_args.run_kind)
     if duc_args.folds is not None:
         if duc_args.test_year is not None:
@@ -377,12 +375,22 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         if duc_args.fold is not None:
             raise ScriptError("--fold needs --folds")
         train_years, test_years = split_years(duc_args.duc_dirs, duc_args.test_year)
+    import datasets
+
+    from modeling_qbert.pipeline_qfs import QueryFocusedSummarizationPipeline
+    from modeling_qbert.trainer import QBertTrainer
+    from trainer_scripts.evaluate_duc import (
+        baseline_summaries,
+        evaluate_systems,
+        format_table,
+        model_summaries,
+        write_summaries,
+    )
+
     model, processor, base = load_model_and_processor(model_args)
     new_head = not is_qbert_folder(base)
     if duc_args.subnetwork_fraction is None:
         duc_args.subnetwork_fraction = 0.0 if new_head else 0.1
-    if not 0.0 <= duc_args.subnetwork_fraction <= 1.0:
-        raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {duc_args.subnetwork_fraction}")
     head_learning_rate = duc_args.head_learning_rate
     if head_learning_rate is None and new_head:
         head_learning_rate = training_args.learning_rate * NEW_HEAD_LR_FACTOR

@@ -39,6 +39,7 @@ from typing import Any
 from trainer_scripts.common import (
     ModelArguments,
     ScriptError,
+    check_model_arguments,
     configure_logging,
     hyperparameters,
     load_model_and_processor,
@@ -151,12 +152,13 @@ def _first(dataset: Any, limit: int | None) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from transformers import Trainer, TrainingArguments
+    from transformers import TrainingArguments
 
     model_args, data_args, training_args = parse_arguments(
         (ModelArguments, WikiRefArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0])
     configure_logging(training_args)
-    return run_training_script(lambda: _run(model_args, data_args, training_args, Trainer), training_args, model_args.wait, logger)
+    return run_training_script(lambda: _run(model_args, data_args, training_args), training_args, model_args.wait,
+                               logger)
 
 
 def subnetwork_config(data_args: WikiRefArguments) -> Any:
@@ -181,10 +183,11 @@ def subnetwork_config(data_args: WikiRefArguments) -> Any:
         raise ScriptError(f"--subnetwork_* options: {error}") from None
 
 
-def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args: Any, trainer_class: type) -> int:
-    from transformers import set_seed
-
+def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args: Any) -> int:
+    check_model_arguments(model_args)  # a bad value of the options is refused before anything is loaded
     pruning = subnetwork_config(data_args)
+    from transformers import Trainer, set_seed
+
     info = run_info(model_args.run_kind)
     loaded = load_wikiref(data_args)
     train_rows = _first(loaded[data_args.train_split], data_args.max_train_examples)
@@ -199,6 +202,7 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
                                             cache_dir=windows_cache_dir())
 
     extra: dict[str, Any] = {}
+    trainer_class: type = Trainer
     if pruning is not None:
         from modeling_qbert.trainer import SubnetworkTrainer
 

@@ -122,9 +122,13 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path, tiny_qbert_dir, tiny_bert_di
     assert finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), *years, "--test_year", "2006",
                               "--packing", "pages", *out]) == 2
     assert "--packing must be one of stride, sentences, got 'pages'" in caplog.text
-    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--test_year", "2006",
+    missing = ["--duc_dirs", str(tmp_path / "no-2005"), str(tmp_path / "no-2006")]  # bad options come first
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *missing, "--test_year", "2006",
                               "--subnetwork_fraction", "1.5", *out]) == 2
     assert "--subnetwork_fraction must lie in [0, 1]" in caplog.text
+    assert finetune_duc.main(["--model_name_or_path", str(tmp_path / "no-model"), *missing, "--pooling", "foo",
+                              *out]) == 2
+    assert "--pooling must be one of" in caplog.text and "no-2005" not in caplog.text
     assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--test_year", "2006",
                               "--baselines", "lead", "random", *out]) == 2
     assert "unknown baseline(s) ['random']" in caplog.text

@@ -224,12 +224,12 @@ def test_bad_values_end_in_one_line(tmp_path, demo_wikiref, tiny_bert_dir, caplo
 
 
 def test_bad_command_lines_exit_2_with_one_line(tmp_path, demo_wikiref, tiny_bert_dir):
-    """As a script: a bad value of our options and an option nobody knows each end in one stderr line, no
-    traceback, no usage block."""
+    """As a script: a bad value of our options (refused before the dataset is read: here there is none) and an
+    option nobody knows each end in one stderr line, no traceback, no usage block."""
     script = Path(pretrain_wikiref.__file__)
     base = [sys.executable, str(script), "--dataset", str(demo_wikiref), "--model_name_or_path", str(tiny_bert_dir),
             "--output_dir", str(tmp_path / "out"), "--use_cpu", "true", "--max_steps", "1"]
-    for extra, expected in ((["--pooling", "foo"], "--pooling must be one of"),
+    for extra, expected in ((["--pooling", "foo", "--dataset", str(tmp_path / "none")], "--pooling must be one of"),
                             (["--poling", "mean"], "error: Some specified arguments are not used")):
         result = subprocess.run([*base, *extra], capture_output=True, text=True, check=False,
                                 env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "c")})
