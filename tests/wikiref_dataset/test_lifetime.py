@@ -190,3 +190,19 @@ raise SystemExit(dispatch(parser, ["thing"]))
     assert result.returncode == 130 and result.stderr == "wikiref thing: interrupted\n"
     helper = int(result.stdout.split()[0])
     assert not Path(f"/proc/{helper}").exists() or "Z" in Path(f"/proc/{helper}/stat").read_text().split()[2]
+
+
+def test_someone_elses_alarm_still_reaches_their_handler():
+    code = """
+import signal, time
+from wikiref_dataset.lifetime import stop_on_interrupt
+
+rang = []
+signal.signal(signal.SIGALRM, lambda signum, frame: rang.append(signum))  # e.g. a test runner's timeout
+with stop_on_interrupt("wikiref t"):
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    time.sleep(0.3)
+print(rang == [signal.SIGALRM], signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+    result = run_python(code)
+    assert result.stdout.split() == ["True", "True"], result.stdout + result.stderr
