@@ -347,12 +347,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_training_script(lambda: _run(model_args, duc_args, training_args), training_args, model_args.wait, logger)
 
 
-def check_subnetwork_fraction(fraction: float | None) -> None:
-    """Refuse a ``--subnetwork_fraction`` outside [0, 1] (None: chosen later, from what training starts from)."""
-    if fraction is not None and not 0.0 <= fraction <= 1.0:
-        raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {fraction}")
-
-
 def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any) -> int:
     from modeling_qbert.baselines import BASELINE_NAMES
 
@@ -364,7 +358,9 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     check_target_scaling(duc_args.target_scaling)  # before any model is loaded
     if not duc_args.ranking_loss_weight >= 0:
         raise ScriptError(f"--ranking_loss_weight must be at least 0, got {duc_args.ranking_loss_weight}")
-    check_subnetwork_fraction(duc_args.subnetwork_fraction)
+    fraction = duc_args.subnetwork_fraction  # None: chosen once the model is loaded (from what training starts from)
+    if fraction is not None and not 0.0 <= fraction <= 1.0:
+        raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {fraction}")
     info = run_info(model_args.run_kind)
     if duc_args.folds is not None:
         if duc_args.test_year is not None:

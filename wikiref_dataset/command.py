@@ -358,16 +358,14 @@ def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None)
     from .lifetime import end_children_with_this_process, end_helpers, stop_on_interrupt
 
     end_children_with_this_process()  # workers, the executor's manager and fork server end with this process
-    status: int | None = None
     with stop_on_interrupt(f"wikiref {name}") as interrupts:  # an interrupt lost in a fork hook is raised again
         try:
             status = _run_command(args, name, debug, interrupts)
         except KeyboardInterrupt:  # outside the command's own handling (before it started, or as it returned)
             if debug:
                 raise
-            if status is None:
-                _say_interrupted(args, name)
-                status = EXIT_INTERRUPTED
+            _say_interrupted(args, name)
+            status = EXIT_INTERRUPTED
         interrupts.handled = True
     if interrupts.received is not None or status == EXIT_INTERRUPTED:
         end_helpers()  # one an interrupt caught starting up (a datatrove manager) would keep this process alive

@@ -73,10 +73,10 @@ def end_children_with_this_process() -> None:
     _state["installed"] = True
 
 
-def end_helpers(timeout: float = 5.0) -> list[int]:
+def end_helpers(timeout: float = 5.0) -> None:
     """End the child processes this process started through ``multiprocess`` or ``multiprocessing`` and that are
     still alive (an executor's manager, a pool's workers): SIGTERM, then SIGKILL to those still alive ``timeout``
-    seconds later; returns their pids. For a command that stops (interrupted): both libraries join their children at
+    seconds later. For a command that stops (interrupted): both libraries join their children at
     exit, so a helper left serving would keep the command from ever exiting."""
     children = []
     for module in ("multiprocess", "multiprocessing"):
@@ -91,7 +91,6 @@ def end_helpers(timeout: float = 5.0) -> list[int]:
         if child.is_alive():
             child.kill()
             child.join(1.0)
-    return [child.pid for child in children]
 
 
 @dataclass

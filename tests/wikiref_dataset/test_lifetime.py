@@ -80,6 +80,20 @@ def run_python(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
 
+def thing_command(run: str, resumable: bool = False) -> str:
+    """A script that runs ``run`` (the source of ``def run(args): ...``) as ``wikiref thing`` through ``dispatch``."""
+    return f"""
+import argparse, os, signal, time
+import multiprocess
+from wikiref_dataset.command import add_subcommand, dispatch
+{run}
+parser = argparse.ArgumentParser(prog="wikiref")
+add_subcommand(parser.add_subparsers(dest="command"), "thing", help="h", description="d", example="wikiref thing",
+               func=run, resumable={resumable})
+raise SystemExit(dispatch(parser, ["thing"]))
+"""
+
+
 LOST_INTERRUPT = """
 import os, signal, time
 from wikiref_dataset.lifetime import stop_on_interrupt
@@ -139,10 +153,7 @@ print("left the block", flush=True)
 
 def test_an_interrupt_that_a_library_swallowed_whole_still_stops_the_command():
     """Through ``dispatch``: a subcommand whose library catches the interrupt (``except BaseException: pass``)."""
-    code = """
-import argparse, os, signal, time
-from wikiref_dataset.command import add_subcommand, dispatch
-
+    code = thing_command("""
 def run(args):
     try:
         os.kill(os.getpid(), signal.SIGINT)
@@ -152,12 +163,7 @@ def run(args):
     time.sleep(20)  # the rest of the run
     print("finished")
     return 0
-
-parser = argparse.ArgumentParser(prog="wikiref")
-add_subcommand(parser.add_subparsers(dest="command"), "thing", help="h", description="d", example="wikiref thing",
-               func=run, resumable=True)
-raise SystemExit(dispatch(parser, ["thing"]))
-"""
+""", resumable=True)
     start = time.monotonic()
     result = run_python(code)
     assert time.monotonic() - start < 15
@@ -168,11 +174,7 @@ raise SystemExit(dispatch(parser, ["thing"]))
 def test_an_interrupted_command_ends_the_helper_it_was_starting():
     """The hang seen in CI: the interrupt came while datatrove started its ``multiprocess`` manager, before the
     manager's shut-down was registered; at exit ``multiprocess`` joined that manager, which served for ever."""
-    code = """
-import argparse, os, signal, time
-import multiprocess
-from wikiref_dataset.command import add_subcommand, dispatch
-
+    code = thing_command("""
 def run(args):
     helper = multiprocess.Process(target=time.sleep, args=(600,))  # like a manager: serves until told to stop
     helper.start()
@@ -180,12 +182,7 @@ def run(args):
     os.kill(os.getpid(), signal.SIGINT)  # before anything registered its end
     time.sleep(5)
     return 0
-
-parser = argparse.ArgumentParser(prog="wikiref")
-add_subcommand(parser.add_subparsers(dest="command"), "thing", help="h", description="d", example="wikiref thing",
-               func=run)
-raise SystemExit(dispatch(parser, ["thing"]))
-"""
+""")
     result = run_python(code, timeout=60)
     assert result.returncode == 130 and result.stderr == "wikiref thing: interrupted\n"
     helper = int(result.stdout.split()[0])
