@@ -82,7 +82,7 @@ def end_helpers(timeout: float = 5.0) -> None:
     for module in ("multiprocess", "multiprocessing"):
         library = sys.modules.get(module)
         if library is not None:
-            children += [child for child in library.active_children() if child.is_alive()]
+            children += library.active_children()  # the live ones (those that ended are joined by the call)
     for child in children:
         child.terminate()
     deadline = time.monotonic() + timeout
