@@ -8,16 +8,19 @@ folds are then scored together on the whole year with the official DUC settings 
 -f A -p 0.5 -t 0 -l 250``): ROUGE-1 / ROUGE-2 recall x100 with the 95% bootstrap interval, and per fold. The run
 target is Q-BERT's ROUGE-2 above QUERY-SIM's (the ``RESULT`` line; the script exits 0 either way).
 
-Settings (``finetune_duc.py`` options, printed at the start):
+Settings: the training recipes of the scripts (``trainer_scripts/recipes/*.yaml``, ``finetune_duc.py --recipe``),
+printed at the start:
 
-* default, the reduced setting (about 30 minutes on 2 CPU cores, two folds at a time with one thread each): one
-  epoch over every document of the training clusters, ``--packing sentences``, each sentence encoded alone with the
-  query scored by its cosine to it (``--attention_scope sentence --query_similarity true``: the shipped encoder is a
-  sentence-embedding model, see benchmarks/README.md), regression on each sentence's ROUGE-2 recall per word divided
-  by the cluster's best (``--target_scaling per_word``), full fine-tuning, encoder lr 2e-5 and head lr 1e-3,
-  batches of 16 windows, attention dropout 0 and bf16 autocast;
-* ``--paper``: the paper's settings for this row: every document, overlapping windows (stride 100), raw ROUGE-2
+* default, ``--recipe sentence-encoder`` (the default recipe for the shipped sentence-transformers encoder; about 30
+  minutes on 2 CPU cores with AMX, two folds at a time with one thread each; on a CPU without native bf16 it trains
+  in fp32, about 25x longer): one epoch over every document of the training clusters, ``--packing sentences``, each
+  sentence encoded alone with the query scored by its cosine to it (``--attention_scope sentence --query_similarity
+  true``: the shipped encoder is a sentence-embedding model, see benchmarks/README.md), regression on each sentence's
+  ROUGE-2 recall per word divided by the cluster's best (``--target_scaling per_word``), full fine-tuning, encoder lr
+  2e-5 and head lr 1e-3, batches of 16 windows, attention dropout 0 and bf16 autocast;
+* ``--paper`` (``--recipe paper``): the paper's settings: every document, overlapping windows (stride 100), raw ROUGE-2
   recall, one learning rate, 3 epochs of 32 windows, fp32. Hours on a CPU; meant for a GPU;
+* ``--recipe FILE.yaml``: a recipe of one's own;
 * ``--quick``: a smoke run (2 folds, 2 documents per training cluster), no pass/fail.
 
 Then, unless ``--no-speed``: training windows per second of the fine-tuning step on real DUC 2006 windows, before (the
@@ -47,13 +50,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DUC = ROOT.parent / "shared" / "realdata" / "duc" / "2006"
 
-REDUCED = ["--objective", "regression", "--target_scaling", "per_word", "--packing", "sentences",
-           "--attention_scope", "sentence", "--query_similarity", "true",
-           "--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--learning_rate", "2e-5",
-           "--head_learning_rate", "1e-3", "--attention_dropout", "0", "--bf16", "true"]
-PAPER = ["--objective", "regression", "--target_scaling", "none", "--packing", "stride", "--num_train_epochs", "3",
-         "--per_device_train_batch_size", "32", "--learning_rate", "3e-5", "--head_learning_rate", "3e-5"]
-QUICK = [*REDUCED, "--max_train_documents", "2"]
+QUICK = ["--max_train_documents", "2"]
 
 SYSTEMS = ("Q-BERT", "LEAD", "QUERY-SIM", "ORACLE")
 
@@ -131,14 +128,12 @@ def learning(args: argparse.Namespace, work: Path) -> bool:
     """The k-fold runs and their pooled table; whether Q-BERT's ROUGE-2 is above QUERY-SIM's."""
     import torch
 
-    settings = QUICK if args.quick else PAPER if args.paper else REDUCED
-    if "--bf16" in settings and not torch.cuda.is_available():
-        settings = [*settings, "--use_cpu", "true"]  # Trainer refuses bf16 without a GPU unless told to use the CPU
-    settings = [*settings, *args.extra]
+    recipe = "paper" if args.paper else args.recipe
+    settings = ["--recipe", recipe, *(QUICK if args.quick else []), *args.extra]
     folds = 2 if args.quick else args.folds
     converted = convert(args.duc, work)
     print(f"DUC 2006 converted in {converted}; {folds} folds; finetune_duc.py {' '.join(settings)}", flush=True)
-    runs = work / ("quick" if args.quick else "paper" if args.paper else "reduced")
+    runs = work / ("quick" if args.quick else Path(recipe).stem)
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     jobs = max(1, min(args.jobs or (1 if torch.cuda.is_available() else 2), folds))
@@ -178,7 +173,8 @@ def learning(args: argparse.Namespace, work: Path) -> bool:
         print(f"RESULT Q-BERT ROUGE-2 {100 * pooled['Q-BERT']['rouge_2_recall']:.2f} vs QUERY-SIM "
               f"{100 * pooled['QUERY-SIM']['rouge_2_recall']:.2f}: target (Q-BERT above QUERY-SIM) "
               f"{'met' if passed else 'NOT met'}")
-    (runs / "summary.json").write_text(json.dumps({"settings": settings, "folds": folds, "pooled": pooled,
+    (runs / "summary.json").write_text(json.dumps({"recipe": recipe, "settings": settings, "folds": folds,
+                                                    "pooled": pooled,
                                                     "wall_seconds": wall}, indent=1))
     return passed
 
@@ -201,7 +197,13 @@ def speed(args: argparse.Namespace, work: Path) -> None:
                 ("sentences packing, bf16, attention dropout 0", "sentences", 0.0, True, "window"),
                 ("after (the reduced setting): the same, each sentence encoded alone (block-diagonal mask) and "
                  "scored with its cosine to the query", "sentences", 0.0, True, "sentence"))
+    from trainer_scripts.common import cpu_has_native_bf16
+
+    native = torch.cuda.is_available() or cpu_has_native_bf16()
+    if not native:
+        print("  (this CPU has no native bf16: the bf16 settings run in fp32 here, as the recipe does)", flush=True)
     for name, packing, dropout, bf16, scope in settings:
+        bf16 = bf16 and native
         model, processor, _ = load_model_and_processor(ModelArguments(
             objective="regression", packing=packing, attention_dropout=dropout, attention_scope=scope,
             query_similarity=scope == "sentence"))
@@ -240,7 +242,9 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=None, help="converted data and runs (default: a temp folder); "
                         "a finished fold found there is reused")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--paper", action="store_true", help="the paper's settings (hours on CPU)")
+    mode.add_argument("--paper", action="store_true", help="--recipe paper: the paper's settings (hours on CPU)")
+    parser.add_argument("--recipe", default="sentence-encoder", help="the training recipe (a name or a .yaml file; "
+                        "default sentence-encoder, the default recipe of the shipped encoder)")
     mode.add_argument("--quick", action="store_true", help="smoke run")
     parser.add_argument("--no-speed", dest="speed", action="store_false", help="skip the windows/s comparison")
     parser.add_argument("--no-learning", dest="learning", action="store_false", help="only the windows/s comparison")

@@ -197,17 +197,33 @@ def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
 
 
 def model_summaries(
-    summarize: Callable[..., Any], rows: Iterable[Mapping[str, Any]], progress: bool = False
+    summarize: Callable[..., Any], rows: Iterable[Mapping[str, Any]], progress: bool = False,
+    scores: dict[str, list[list[float]]] | None = None,
 ) -> dict[str, str]:
     """``{topic_id: summary}`` from the Q-BERT pipeline: every sentence scored with the query and its own document
-    (Zhu et al., 2022, §V-B), ranked across the cluster and chosen by the DUC rule (``selection="duc"``, 250 words)."""
+    (Zhu et al., 2022, §V-B), ranked across the cluster and chosen by the DUC rule (``selection="duc"``, 250 words).
+    ``scores``, when given, receives every sentence's score: ``scores[topic_id][document][sentence]``."""
     from tqdm.auto import tqdm
 
     summaries = {}
     for row in tqdm(list(rows), desc="model", unit="cluster", disable=not progress, file=sys.stderr):
         output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection="duc")
         summaries[row["topic_id"]] = output["summary"]
+        if scores is not None:
+            per_document: list[list[float]] = [[] for _ in row["documents"]]
+            for sentence in output["sentences"]:
+                per_document[sentence["document"]].append(float(sentence["score"]))
+            scores[row["topic_id"]] = per_document
     return summaries
+
+
+def write_sentence_scores(path: Path, scores: Mapping[str, Sequence[Sequence[float]]]) -> None:
+    """``sentence_scores.jsonl``: one line per cluster, ``{"topic_id", "scores": [[per sentence] per document]}`` (the
+    model's scores of every test sentence, for choosing a selection rule or averaging runs afterwards)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for topic_id, values in scores.items():
+            handle.write(json.dumps({"topic_id": topic_id, "scores": [list(map(float, document))
+                                                                       for document in values]}) + "\n")
 
 
 # ---- scoring -----------------------------------------------------------------------------------------------------

