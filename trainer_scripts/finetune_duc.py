@@ -522,7 +522,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     write_sentence_scores(out / "sentence_scores.jsonl", sentence_scores)
     write_results(out, results)
     card = write_model_card(out, results)
-    logger.info("wrote model, processor, results.json%s and summaries.jsonl to %s",
+    logger.info("wrote model, processor, results.json%s, summaries.jsonl and sentence_scores.jsonl to %s",
                 ", README.md" if card else "", out)
     return 0
 

@@ -161,7 +161,8 @@ def test_objective_defaults_to_the_pretrained_one_and_a_switch_must_be_asked(tmp
                                                                               regression_qbert_dir, duc_years, caplog):
     """Regression pre-training -> regression fine-tuning (MSE on ROUGE-2 recall) by default; another objective than
     pre-training's is refused in one line unless --switch_objective says it is meant; the card states what ran."""
-    status, out = _run(tmp_path, regression_qbert_dir, duc_years, "--baselines", "none")
+    status, out = _run(tmp_path, regression_qbert_dir, duc_years, "--baselines", "none", "--target_scaling",
+                       "cluster_max")
     assert status == 0
     results = json.loads((out / "results.json").read_text())
     assert results["objective"] == results["finetuning"]["objective"] == "regression"
@@ -288,9 +289,13 @@ def test_iterative_without_a_saved_mask_and_bad_values_exit_2(tmp_path, tiny_qbe
 
 def test_a_plain_encoder_gets_a_new_head_and_cluster_folds_test_held_out_clusters(tmp_path, tiny_bert_dir, duc_years):
     """The rows without data augmentation: a BERT encoder folder, a new Q-BERT head (regression, --pooling), full
-    fine-tuning by default, the head at its own learning rate; k-fold over the clusters of one year."""
+    fine-tuning by default, the head at its own learning rate (30x where the recipe sets none); k-fold over the
+    clusters of one year."""
     out = tmp_path / "from-encoder"
-    status = finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), "--duc_dirs", duc_years[2006],
+    recipe = tmp_path / "bare.yaml"  # a recipe that leaves the head's rate and the targets to the script's defaults
+    recipe.write_text("description: the scripts' own defaults\n")
+    status = finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), "--recipe", str(recipe),
+                                "--duc_dirs", duc_years[2006],
                                 "--folds", "2", "--fold", "1", "--objective", "regression", "--pooling", "mean",
                                 "--packing", "sentences", "--max_train_documents", "2", "--attention_dropout", "0",
                                 "--baselines", "query-sim", "--output_dir", str(out), *FAST])
