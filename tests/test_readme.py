@@ -214,8 +214,8 @@ _MAKE = {
 _BUILD = {"wikiref build enwiki-pages-articles*.xml.bz2 --warc crawl/*.warc.gz --out wikiref/ --workers 16":
           Entry(check=_loads("wikiref"))}
 _PRETRAIN = {
-    "python trainer_scripts/pretrain_wikiref.py --dataset outputs/wikiref --output_dir runs/qbert-wikiref --bf16 true":
-        Entry("parse", "pre-trains MiniLM for 3 epochs (minutes on CPU; --bf16 wants a GPU): "
+    "python trainer_scripts/pretrain_wikiref.py --dataset outputs/wikiref --output_dir runs/qbert-wikiref":
+        Entry("parse", "pre-trains MiniLM on the whole sample with the sentence-encoder recipe (minutes with a GPU): "
                        "tests/trainer_scripts/test_pretrain_wikiref.py trains a tiny model with the same script"),
 }
 _FINETUNE = {

@@ -1944,8 +1944,9 @@ class Report:
                             if ROW_BY_NAME[record["row"]].duc is not None else "" for year in years),
                           ours_cell(wikiref, "rouge_2_f") if record.get("wikiref") else ""])
         widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
-        return "\n".join("  ".join(value.ljust(width) for value, width in zip(line, widths)).rstrip()
-                         for line in lines)
+        recipe = self.plan.inputs.recipe
+        return f"recipe {recipe.name} ({self.plan.inputs.recipe_chosen})\n" + "\n".join(
+            "  ".join(value.ljust(width) for value, width in zip(line, widths)).rstrip() for line in lines)
 
 
 PAPER_TITLE = ("Zhu, Dong, Wei, Qin and Liu (2022), Transforming Wikipedia into Augmented Data for Query-Focused "

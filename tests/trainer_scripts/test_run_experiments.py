@@ -151,9 +151,16 @@ def test_pretraining_is_shared_and_the_card_reads_the_best_row(tmp_path, capsys,
 def test_single_year_runs_cluster_folds_in_fresh_processes(tmp_path, capsys, tiny_bert_dir, duc_years):
     out = tmp_path / "experiments"
     status, _, stderr = _run(capsys, "--duc_dirs", duc_years[2006], "--encoder", str(tiny_bert_dir), "--rows",
-                             "qbert", "--folds", "2", "--seeds", "1", "--baselines", "false", "--out", str(out), *FAST)
+                             "qbert", "--folds", "2", "--seeds", "1", "--baselines", "false", "--out", str(out),
+                             "--jobs", "2", *FAST)
     assert status == 0, stderr
     assert len(_units_run(stderr)) == 2
+    assert f"experiments: 2 units at a time, {max(1, (os.cpu_count() or 1) // 2)} thread(s) each" in stderr
+    import datetime
+
+    records = [json.loads(path.read_text()) for path in (out / "units").glob("finetune-fold*/unit.json")]
+    starts = sorted(datetime.datetime.strptime(record["started"], "%Y-%m-%dT%H:%M:%S%z") for record in records)
+    assert (starts[1] - starts[0]).total_seconds() < min(record["seconds"] for record in records)  # side by side
     logs = [path.read_text() for path in (out / "units").glob("finetune-fold*/log.txt")]
     assert len(logs) == 2 and all("fine-tuning" in log for log in logs)  # each unit's own process wrote its log
     results = json.loads((out / "results.json").read_text())
