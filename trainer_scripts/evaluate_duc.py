@@ -366,6 +366,8 @@ def add_arguments(parser: argparse.ArgumentParser, dataclass_type: type = Evalua
     hints = typing.get_type_hints(dataclass_type)
     for item in fields(dataclass_type):
         options = [f"--{item.name}"] + ([f"--{item.name.replace('_', '-')}"] if "_" in item.name else [])
+        if item.name == "quiet":
+            options.insert(0, "-q")  # the short form every wikiref subcommand takes (wikiref_dataset.command)
         kwargs = dict(item.metadata)
         for alias in kwargs.pop("aliases", []):
             parser.add_argument(alias, dest=item.name, type=str, metavar=kwargs.get("metavar"),
