@@ -28,7 +28,9 @@ SOURCE_DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
         "cc_data": ("https://data.commoncrawl.org",
                     "where the WARC files named by the index are: URL prefix (Range requests) or local folder"),
         "lookup_workers": (8, "CDX lookups and record reads at once, per task"),
-        "cdx_min_interval_s": (None, "least seconds between requests to one CDX server (default: cdx_toolkit's)"),
+        "cdx_min_interval_s": (None, "least seconds between requests to one CDX server (default: none for a server on "
+                               "the loopback interface, else cdx_toolkit's: 1 s for Common Crawl's index, 3 s for "
+                               "others)"),
         "timeout_s": (30.0, "seconds to connect, and a response may stall, for CDX lookups and record reads"),
         "retries": (5, "retries of a CDX lookup or record read after a 429/5xx, reset, timeout or cut body"),
         "backoff_s": (1.0, "seconds before the first retry, doubled for each next one (or the server's Retry-After, "

@@ -354,7 +354,8 @@ class CdxServer:
     Args:
         endpoints (`Sequence[tuple[str, str | None]]`): (endpoint URL, crawl name), asked in this order.
         min_interval_s (`float`, *optional*): least seconds between two requests to one endpoint host, in this
-            process (default: cdx_toolkit's per-host table: 1 s for Common Crawl's index server, 3 s for others).
+            process (default: none for a host on the loopback interface, one's own server; else cdx_toolkit's
+            per-host table: 1 s for Common Crawl's index server, 3 s for others).
         retries (`int`): retries of a lookup after a fault (429/5xx, reset, refused, timeout, cut body).
         limit (`int`): most captures asked per URL and endpoint.
         max_failures (`int`): lookups failed in a row after which :class:`IndexUnavailableError` is raised.
@@ -459,13 +460,31 @@ class CdxServer:
 
 
 def _cdx_interval(host: str, min_interval_s: float | None) -> float:
-    """The politeness interval for a CDX host: the one given, else cdx_toolkit's table (1 s for Common Crawl's index
+    """The politeness interval for a CDX host: the one given, else none for a host on the loopback interface
+    (127.0.0.0/8, ::1, localhost: a server on this machine, where spacing only costs time: 461 lookups took 24
+    minutes against a local pywb at cdx_toolkit's 3 s), else cdx_toolkit's table (1 s for Common Crawl's index
     server, 3 s for any other)."""
     if min_interval_s is not None:
         return float(min_interval_s)
+    if is_loopback_host(host):
+        return 0.0
     from cdx_toolkit.myrequests import retry_info
 
     return float(retry_info.get(host, retry_info["default"])["minimum_interval"])
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a URL's host name, IPv6 with or without brackets) names the loopback interface: an address
+    in 127.0.0.0/8 or ::1, or ``localhost`` (no lookup: a name is not resolved)."""
+    import ipaddress
+
+    name = host.strip().strip("[]").lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def _from_cdx_row(row: dict[str, Any], crawl: str | None) -> IndexedCapture | None:

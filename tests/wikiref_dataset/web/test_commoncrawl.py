@@ -443,6 +443,22 @@ def test_cdx_server_failures(local_server) -> None:
     assert CdxServer([(local_server.url("/none/cdx"), None)], min_interval_s=0).captures("http://example.com/a") == []
 
 
+def test_cdx_hosts_on_the_loopback_interface_are_not_spaced() -> None:
+    """One's own CDX server on this machine gets no politeness interval unless one is given; every other host keeps
+    cdx_toolkit's (1 s for Common Crawl's index server, 3 s for others)."""
+    from wikiref_dataset.web.commoncrawl import _cdx_interval, is_loopback_host
+
+    for host in ("127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "LOCALHOST."):
+        assert is_loopback_host(host) and _cdx_interval(host, None) == 0.0, host
+        assert _cdx_interval(host, 2.5) == 2.5  # --cdx-min-interval still rules
+    for host in ("index.commoncrawl.org", "10.0.0.1", "192.168.1.1", "example.org", "128.0.0.1", "::2"):
+        assert not is_loopback_host(host)
+    assert _cdx_interval("index.commoncrawl.org", None) == 1.0
+    assert _cdx_interval("web.archive.example", None) == 3.0
+    server = CdxServer([("http://127.0.0.1:1/coll/cdx", None), ("https://index.commoncrawl.org/X-index", "X")])
+    assert server._intervals == {"127.0.0.1": 0.0, "index.commoncrawl.org": 1.0}
+
+
 # ---- settings and choice ----------------------------------------------------------------------------------------
 
 
@@ -562,7 +578,7 @@ def test_build_command_with_crawl_and_cdx_api(archive: Archive, tmp_path: Path) 
 
     dumps, _ = sample_inputs()
     result = _wikiref(["build", *dumps, "--warc", str(archive.sample.local_warc), "--crawl", SAMPLE_CRAWL,
-                       "--cdx-api", archive.cdx_api, "--cc-data", archive.data_url, "--cdx-min-interval", "0",
+                       "--cdx-api", archive.cdx_api, "--cc-data", archive.data_url,  # loopback: no spacing by default
                        "--out", str(tmp_path / "wikiref"), "--tasks", "2", "--quiet"], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Common Crawl" in result.stdout
