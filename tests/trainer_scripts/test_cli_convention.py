@@ -313,20 +313,10 @@ def test_interrupt_says_how_to_resume_and_leaves_no_dataset(tmp_path):
     assert (tmp_path / "wikiref" / "README.md").is_file()
 
 
-def _subcommands(parser: argparse.ArgumentParser, prefix: str = "wikiref"):
-    """Every runnable subcommand's parser, with its full name (``wikiref duc evaluate``)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, subparser in action.choices.items():
-                yield from _subcommands(subparser, f"{prefix} {name}")
-            return
-    yield prefix, parser
-
-
 def test_every_subcommand_takes_the_shared_flags():
     """-q/--quiet, -v/--verbose and --debug on every subcommand (`wikiref duc evaluate -q` was refused)."""
-    found = dict(_subcommands(build_parser()))
-    assert "wikiref duc evaluate" in found and "wikiref experiments" in found and len(found) >= 10
+    found = _every_subcommand()
+    assert "duc evaluate" in found and "experiments" in found and len(found) >= 10
     missing = {name: sorted({"-q", "--quiet", "-v", "--verbose", "--debug"} - set(parser._option_string_actions))
                for name, parser in found.items()}
     assert not {name: flags for name, flags in missing.items() if flags}
