@@ -13,7 +13,7 @@ printed at the start:
 
 * default, ``--recipe sentence-encoder`` (the default recipe for the shipped sentence-transformers encoder; about 30
   minutes on 2 CPU cores with AMX, two folds at a time with one thread each; on a CPU without native bf16 it trains
-  in fp32, about 25x longer): one epoch over every document of the training clusters, ``--packing sentences``, each
+  in fp32, about 10x longer): one epoch over every document of the training clusters, ``--packing sentences``, each
   sentence encoded alone with the query scored by its cosine to it (``--attention_scope sentence --query_similarity
   true``: the shipped encoder is a sentence-embedding model, see benchmarks/README.md), regression on each sentence's
   ROUGE-2 recall per word divided by the cluster's best (``--target_scaling per_word``), full fine-tuning, encoder lr
