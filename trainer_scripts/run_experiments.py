@@ -63,6 +63,7 @@ logger = logging.getLogger(__name__)
 MEASURES = ("rouge_1", "rouge_2", "rouge_su4")  # as trainer_scripts.evaluate_duc (not imported: the CLI stays light)
 MEASURE_NAMES = {"rouge_1": "R-1", "rouge_2": "R-2", "rouge_su4": "R-SU4", "rouge_l": "R-L"}
 QBERT_SYSTEM = "Q-BERT"  # finetune_duc.py's name for the fine-tuned model in results["evaluation"]["systems"]
+SEED_AVERAGE_SYSTEM = "Q-BERT (seeds' scores averaged)"
 BASELINE_SYSTEMS = {"lead": "LEAD", "query_sim": "QUERY-SIM", "oracle": "ORACLE"}
 RESULTS_NAME = "results.json"
 OWNED = ("units", "pooled", "figures", "results.md", RESULTS_NAME)
@@ -396,6 +397,10 @@ class ExperimentArguments:
     subprocess: bool = field(default=True, metadata={
         "help": "Run each unit in a fresh Python process (a crash stays in its unit and its memory is returned); "
                 "false runs them in this process (faster for tiny models)."})
+    seed_average: bool = field(default=True, metadata={
+        "help": "For every fine-tuned row run with two or more seeds, also report the seeds' averaged sentence scores "
+                "(an ensemble: each test sentence scored by the mean of the seeds' models, then the DUC selection rule) "
+                "beside the seeds' mean; it only reads the units' sentence_scores.jsonl."})
     keep_models: bool = field(default=True, metadata={
         "help": "Keep the weights of finished fine-tuning units; false deletes them once scored (results and "
                 "summaries stay; pre-trained models are always kept)."})
@@ -1509,6 +1514,52 @@ class Scores:
         _write_json(path, systems)
         return systems
 
+    def seed_average(self, variant: Variant) -> dict[str, Any] | None:
+        """``{year: metric dict}`` of the seeds' averaged scores (:data:`SEED_AVERAGE_SYSTEM`): for every fold, each
+        test sentence's score is the mean of the seeds' models' scores (their ``sentence_scores.jsonl``), the DUC rule
+        selects the summary, and the folds' summaries are scored together per year (cached in ``pooled/``). ``None``
+        for fewer than two seeds or while a unit is missing."""
+        if variant.row.duc != "finetune":
+            return None
+        seeds = sorted({seed for _, seed in variant.finetune})
+        folds = sorted({fold for fold, _ in variant.finetune})
+        keys = [variant.finetune[(fold, seed)] for fold in folds for seed in seeds if (fold, seed) in variant.finetune]
+        if len(seeds) < 2 or not all(self.runner.finished(key) for key in keys):
+            return None
+        path = self.runner.out / "pooled" / f"average-{_digest(sorted(keys))}.json"
+        cached = _read(path)
+        if cached is not None:
+            return cached
+        from modeling_qbert.selection import select_duc, summary_text
+        from trainer_scripts.evaluate_duc import evaluate_systems, load_years
+
+        years = load_years(list(self.plan.inputs.years.values()))
+        rows = {row["topic_id"]: row for year in years for row in year.scorable}
+        summaries: dict[str, str] = {}
+        for fold in folds:
+            totals: dict[str, list[list[float]]] = {}
+            for seed in seeds:
+                scores_file = self.runner.folder(variant.finetune[(fold, seed)]) / "sentence_scores.jsonl"
+                if not scores_file.is_file():
+                    return None  # a unit from before sentence scores were written
+                for line in scores_file.read_text(encoding="utf-8").splitlines():
+                    record = json.loads(line)
+                    values = record["scores"]
+                    total = totals.setdefault(record["topic_id"], [[0.0] * len(document) for document in values])
+                    for summed, document in zip(total, values):
+                        for index, value in enumerate(document):
+                            summed[index] += value / len(seeds)
+            for topic_id, averaged in totals.items():
+                sentences = [sentence for document in rows[topic_id]["documents"] for sentence in document["sentences"]]
+                flat = [value for document in averaged for value in document]
+                summaries[topic_id] = summary_text(sentences, select_duc(sentences, flat))
+        evaluation = evaluate_systems(years, {SEED_AVERAGE_SYSTEM: summaries}).to_dict()["systems"]
+        result = {year: {**values, "seeds": seeds} for year, values in
+                  (evaluation.get(SEED_AVERAGE_SYSTEM) or {}).items()}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_json(path, result)
+        return result
+
     def wikiref_runs(self, variant: Variant) -> dict[str, list[dict[str, Any]]]:
         """``{"validation": [...], "test": [...]}``: the pre-training units' WikiRef ROUGE F1 (distinct units)."""
         found: dict[str, list[dict[str, Any]]] = {"validation": [], "test": []}
@@ -1539,6 +1590,10 @@ class Scores:
         if row.duc is not None:
             record["duc"] = {str(year): summarize_runs(runs, MEASURES)
                              for year, runs in self.duc_runs(variant).items() if runs}
+        if self.runner.arguments.seed_average:
+            average = self.seed_average(variant)
+            if average:
+                record["duc_seed_average"] = average
         if variant.pretrain:
             wikiref = self.wikiref_runs(variant)
             record["wikiref"] = {split: summarize_runs(runs, ("rouge_1_f", "rouge_2_f", "rouge_l_f"), interval=False)
@@ -1669,6 +1724,29 @@ class Report:
         if row.table == "VIII":
             items.append("WikiRef columns from this regression pre-training (paper: classification)")
         return "; ".join(items) or "-"
+
+    def seed_average_table(self) -> str | None:
+        """The fine-tuned rows whose seeds' scores were averaged (``--seed_average``): ROUGE of the averaged scores
+        beside the seeds' mean ± std, per year."""
+        lines = []
+        for record in self.records.values():
+            average = record.get("duc_seed_average")
+            if not average:
+                continue
+            for year in self.years:
+                values, seeds = average.get(str(year)), (record.get("duc") or {}).get(str(year))
+                if not values:
+                    continue
+                cells = [f"{_x100(values[f'{measure}_recall'])} [{_x100(values[f'{measure}_recall_ci_low'])}–"
+                         f"{_x100(values[f'{measure}_recall_ci_high'])}]" for measure in MEASURES]
+                mean = [ours_cell(seeds, measure).split(" [")[0] for measure in MEASURES]
+                lines.append([f"`{record['variant']}`", str(year), *cells, *mean, str(len(values.get("seeds", [])))])
+        if not lines:
+            return None
+        header = ["Row", "DUC", *(f"averaged {MEASURE_NAMES[m]}" for m in MEASURES),
+                  *(f"seeds' {MEASURE_NAMES[m]}" for m in MEASURES), "Seeds"]
+        return ("Each test sentence scored by the mean of the seeds' models (an ensemble), then the DUC rule; beside it "
+                "the seeds' own runs (mean ± std).\n\n" + markdown_table(header, lines))
 
     def not_run(self, table: str, published: str) -> str:
         """Why a published row has no number of ours: not chosen (its row name), an option its script lacks, or not a
@@ -1850,6 +1928,9 @@ class Report:
                             ("Fig. 6", self.figure_table("Fig. 6"))):
             if text:
                 lines += [f"## {TABLE_TITLES[table]}", "", text, ""]
+        averaged = self.seed_average_table()
+        if averaged:
+            lines += ["## Seeds' scores averaged", "", averaged, ""]
         if figures:
             lines += ["## Figures", ""] + [f"![{Path(name).stem}]({name})" for name in figures] + [""]
         if self.unavailable:

@@ -93,6 +93,30 @@ def test_rows_folds_seeds_are_cached_units(tmp_path, capsys, tiny_bert_dir, duc_
     assert "mean ± std of 2 seeds" in table and "--max_steps 1" in table
     assert "not run here (row `qbert_da`)" in table and "published only: another system" in table
     assert (out / "figures" / "duc_rouge2.png").stat().st_size > 1000
+    assert stdout.startswith("recipe paper (the default for the encoder")
+
+    # the seeds' scores averaged: each test sentence scored by the mean of the two seeds' models, the DUC rule, ROUGE
+    from modeling_qbert.selection import select_duc, summary_text
+    from trainer_scripts.evaluate_duc import evaluate_systems, load_years
+
+    years = load_years([duc_years[2006], duc_years[2007]])
+    rows = {row["topic_id"]: row for year in years for row in year.scorable}
+    units = {unit: [json.loads(line) for line in (out / "units" / unit / "sentence_scores.jsonl").read_text()
+                    .splitlines()] for unit in results["rows"]["qbert"]["units"]["finetune"]}
+    summaries = {}
+    for seed_one, seed_two in ((units[a], units[b]) for a, b in zip(sorted(u for u in units if "seed1" in u),
+                                                                     sorted(u for u in units if "seed2" in u))):
+        for one, two in zip(seed_one, seed_two):
+            assert one["topic_id"] == two["topic_id"]
+            sentences = [text for document in rows[one["topic_id"]]["documents"] for text in document["sentences"]]
+            mean = [(x + y) / 2 for a, b in zip(one["scores"], two["scores"]) for x, y in zip(a, b)]
+            summaries[one["topic_id"]] = summary_text(sentences, select_duc(sentences, mean))
+    expected = evaluate_systems(years, {"average": summaries}).to_dict()["systems"]["average"]
+    average = results["rows"]["qbert"]["duc_seed_average"]
+    for year in ("2006", "2007"):
+        assert average[year]["rouge_2_recall"] == pytest.approx(expected[year]["rouge_2_recall"])
+        assert average[year]["seeds"] == [1, 2]
+    assert "## Seeds' scores averaged" in table and "`qbert`" in table.split("## Seeds' scores averaged")[1]
 
     # the same command: every unit is finished, none runs
     before = _results_mtimes(out)
