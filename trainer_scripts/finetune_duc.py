@@ -126,6 +126,11 @@ class DucArguments:
     save_sparse_delta: bool = field(default=False, metadata={
         "help": "Also write sparse_delta.safetensors: the changed entries over the pre-trained model."})
     eval_window_batch_size: int = field(default=16, metadata={"help": "Windows per forward pass at test time."})
+    validation_clusters: int = field(default=0, metadata={
+        "help": "Hold out this many training clusters (drawn with --seed) as a validation share: after every epoch the "
+                "model summarizes them with the DUC rule, and the epoch with the best ROUGE-2 recall there is the "
+                "model kept, tested and saved (the training length chosen without the test clusters). 0: train on "
+                "every training cluster and keep the last epoch (the paper's)."})
 
 
 # ---- data -------------------------------------------------------------------------------------------------------
@@ -249,6 +254,94 @@ def split_years(duc_dirs: Sequence[str], test_year: int | None) -> tuple[list[An
     if test_year not in by_year:
         raise ScriptError(f"--test_year {test_year} is not among the given years {sorted(by_year)}")
     return [by_year[year] for year in sorted(by_year) if year != test_year], [by_year[test_year]]
+
+
+def split_validation(rows: Sequence[Mapping[str, Any]], count: int, seed: int
+                     ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """``(training rows, validation rows)``: ``count`` of the training clusters drawn at random (reproducibly from
+    ``seed``), kept in their order.
+
+    Raises:
+        ScriptError: ``count`` is negative or leaves no cluster to train on.
+    """
+    import random
+
+    if count < 0:
+        raise ScriptError(f"--validation_clusters must be 0 or more, got {count}")
+    if count == 0:
+        return list(rows), []
+    if count >= len(rows):
+        raise ScriptError(f"--validation_clusters {count}: only {len(rows)} training clusters, none would be left to "
+                          "train on")
+    chosen = set(random.Random(f"validation:{seed}").sample(range(len(rows)), count))
+    return ([row for index, row in enumerate(rows) if index not in chosen],
+            [row for index, row in enumerate(rows) if index in chosen])
+
+
+class EpochSelection:
+    """The validation share's judge (``--validation_clusters``): after every epoch, the model summarizes the
+    validation clusters with the DUC rule (scores as the pipeline gives them: `modeling_qbert.inference.score_rows`)
+    and ROUGE-2 recall is measured with the official settings; the weights of the best epoch so far are kept in memory
+    (:meth:`restore` puts them back after training). Only the main process judges (it alone tests and saves)."""
+
+    def __init__(self, model: Any, processor: Any, rows: Sequence[Mapping[str, Any]], batch_size: int) -> None:
+        from trainer_scripts.evaluate_duc import DucYear, load_metric
+
+        self.model, self.processor, self.batch_size = model, processor, batch_size
+        self.year = DucYear(path=Path("validation"), year=0, rows=[dict(row) for row in rows])
+        self.metric = load_metric()
+        self.by_epoch: list[float] = []
+        self.best_epoch: int | None = None
+        self._best_state: dict[str, Any] | None = None
+
+    def rouge_2(self) -> float:
+        """ROUGE-2 recall of the model's DUC summaries of the validation clusters."""
+        from modeling_qbert.inference import score_rows
+        from modeling_qbert.selection import select_duc, summary_text
+        from trainer_scripts.evaluate_duc import score_year
+
+        rows = self.year.scorable
+        scores = score_rows(self.model, self.processor, rows, batch_size=self.batch_size)
+        summaries = {}
+        for row, documents in zip(rows, scores):
+            sentences = [sentence for document in row["documents"] for sentence in document["sentences"]]
+            summaries[row["topic_id"]] = summary_text(sentences, select_duc(sentences, [value for values in documents
+                                                                                        for value in values]))
+        return float(score_year(self.metric, self.year, summaries, "validation")["rouge_2_recall"])
+
+    def callback(self) -> Any:
+        from transformers import TrainerCallback
+
+        judge = self
+
+        class EpochSelectionCallback(TrainerCallback):
+            def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                if state.is_world_process_zero:
+                    judge.judge()
+
+        return EpochSelectionCallback()
+
+    def judge(self) -> None:
+        value = self.rouge_2()
+        self.by_epoch.append(value)
+        epoch = len(self.by_epoch)
+        logger.info("epoch %d: validation ROUGE-2 recall %.2f (%d clusters)", epoch, 100 * value,
+                    len(self.year.scorable))
+        if self.best_epoch is None or value > self.by_epoch[self.best_epoch - 1]:
+            self.best_epoch = epoch
+            self._best_state = {name: tensor.detach().clone() for name, tensor in self.model.state_dict().items()}
+
+    def restore(self) -> None:
+        """Put the best epoch's weights back into the model (nothing to do when the last epoch was the best)."""
+        if self._best_state is not None and self.best_epoch != len(self.by_epoch):
+            self.model.load_state_dict(self._best_state)
+            logger.info("kept epoch %d of %d (validation ROUGE-2 recall %.2f)", self.best_epoch, len(self.by_epoch),
+                        100 * self.by_epoch[self.best_epoch - 1])
+        self._best_state = None
+
+    def record(self) -> dict[str, Any]:
+        return {"clusters": [row["topic_id"] for row in self.year.scorable],
+                "rouge_2_recall_by_epoch": list(self.by_epoch), "chosen_epoch": self.best_epoch}
 
 
 # ---- the run ----------------------------------------------------------------------------------------------------
@@ -388,6 +481,9 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         write_summaries,
     )
 
+    from transformers import set_seed
+
+    set_seed(training_args.seed)  # before the model: a new head's weights and the [L#] embeddings come from --seed
     model, processor, base = load_model_and_processor(model_args)
     new_head = not is_qbert_folder(base)
     if duc_args.subnetwork_fraction is None:
@@ -405,6 +501,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
                                 scaling=duc_args.target_scaling)
     if not train_rows:
         raise ScriptError("no training cluster has reference summaries")
+    train_rows, validation_rows = split_validation(train_rows, duc_args.validation_clusters, training_args.seed)
     train_rows = sample_documents(train_rows, duc_args.max_train_documents, training_args.seed)
     test_rows = [row for year in test_years for row in year.scorable]
     if not test_rows:
@@ -417,9 +514,11 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
                 base, "+".join(str(year.year) for year in train_years), len(train_rows),
                 sum(len(row["documents"]) for row in train_rows), len(windows), processor.packing, tested)
 
+    selection = (EpochSelection(model, processor, validation_rows, duc_args.eval_window_batch_size)
+                 if validation_rows else None)
     common = dict(model=model, args=training_args, train_dataset=windows, data_collator=processor.collator(),
                   head_learning_rate=head_learning_rate, ranking_loss_weight=duc_args.ranking_loss_weight,
-                  callbacks=[model_folder_callback(processor)])
+                  callbacks=[model_folder_callback(processor), *([selection.callback()] if selection else [])])
     if chosen.config is not None:
         from modeling_qbert.trainer import SubnetworkTrainer
 
@@ -457,6 +556,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     if not trainer.is_world_process_zero():
         return 0  # the other data-parallel processes are done: evaluation and saving happen once, on the main one
     model = trainer.accelerator.unwrap_model(trainer.model)
+    if selection is not None:
+        selection.restore()
     summarize = QueryFocusedSummarizationPipeline(model=model, processor=processor, tokenizer=processor.tokenizer,
                                                   batch_size=duc_args.eval_window_batch_size)
     sentence_scores: dict[str, list[list[float]]] = {}
@@ -495,6 +596,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
             "head_learning_rate": head_learning_rate,
             "ranking_loss_weight": duc_args.ranking_loss_weight,
             "clusters": len(train_rows),
+            "epoch_selection": selection.record() if selection is not None else None,
             "windows": len(windows),
             "objective": objective,
             "pretraining_objective": None if new_head else pretrained_objective,

@@ -383,3 +383,40 @@ def test_sample_documents_is_reproducible_and_keeps_order(duc_years):
         kept = [d["docno"] for d in sampled["documents"]]
         assert len(kept) == min(2, len(docnos)) and kept == [n for n in docnos if n in kept]
     assert finetune_duc.sample_documents(rows, None, seed=3) == list(rows)
+
+
+def test_a_validation_share_chooses_the_epoch(tmp_path, tiny_bert_dir, duc_years, caplog):
+    """--validation_clusters: those training clusters are held out, judged after every epoch with the DUC rule, and
+    the best epoch's weights are the ones tested and saved; too many is refused in one line."""
+    from modeling_qbert import QBertForSentenceScoring, QBertProcessor
+
+    out = tmp_path / "chosen"
+    argv = ["--model_name_or_path", str(tiny_bert_dir), "--duc_dirs", duc_years[2005], duc_years[2006],
+            duc_years[2007], "--test_year", "2007", "--baselines", "none", "--use_cpu", "--disable_tqdm", "true",
+            "--per_device_train_batch_size", "4", "--learning_rate", "5e-3", "--max_length", "128", "--seed", "0"]
+    argv += ["--lr_scheduler_type", "constant"]  # epoch 1 of 3 is then the same as a run of 1 epoch
+    assert finetune_duc.main([*argv, "--validation_clusters", "1", "--num_train_epochs", "3",
+                              "--output_dir", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text())
+    record = results["finetuning"]["epoch_selection"]
+    by_epoch = record["rouge_2_recall_by_epoch"]
+    assert len(by_epoch) == 3 and len(record["clusters"]) == 1
+    assert record["chosen_epoch"] == 1 + by_epoch.index(max(by_epoch))
+    trained = {row["topic_id"] for path in (duc_years[2005], duc_years[2006]) for row in load_years([path])[0].scorable}
+    assert record["clusters"][0] in trained and results["finetuning"]["clusters"] == len(trained) - 1
+
+    saved = finetune_duc.EpochSelection(QBertForSentenceScoring.from_pretrained(out), QBertProcessor.from_pretrained(out),
+                                        [row for path in (duc_years[2005], duc_years[2006])
+                                         for row in load_years([path])[0].scorable
+                                         if row["topic_id"] in record["clusters"]], batch_size=8)
+    assert saved.rouge_2() == pytest.approx(by_epoch[record["chosen_epoch"] - 1])  # the saved model is the chosen one
+    if record["chosen_epoch"] == 1:  # the fixture's one validation cluster scores alike after every epoch: a tie
+        one = tmp_path / "one-epoch"
+        assert finetune_duc.main([*argv, "--validation_clusters", "1", "--num_train_epochs", "1",
+                                  "--output_dir", str(one)]) == 0
+        kept, first = load_file(out / "model.safetensors"), load_file(one / "model.safetensors")
+        assert all(torch.allclose(kept[name], first[name]) for name in first)  # epoch 1's weights, not epoch 3's
+
+    caplog.clear()
+    assert finetune_duc.main([*argv, "--validation_clusters", "99", "--output_dir", str(tmp_path / "x")]) == 2
+    assert "--validation_clusters 99: only" in caplog.text and "none would be left to train on" in caplog.text
