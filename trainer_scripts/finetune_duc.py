@@ -469,6 +469,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
             raise ScriptError("--fold needs --folds")
         train_years, test_years = split_years(duc_args.duc_dirs, duc_args.test_year)
     import datasets
+    from transformers import set_seed
 
     from modeling_qbert.pipeline_qfs import QueryFocusedSummarizationPipeline
     from modeling_qbert.trainer import QBertTrainer
@@ -480,8 +481,6 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         write_sentence_scores,
         write_summaries,
     )
-
-    from transformers import set_seed
 
     set_seed(training_args.seed)  # before the model: a new head's weights and the [L#] embeddings come from --seed
     model, processor, base = load_model_and_processor(model_args)
