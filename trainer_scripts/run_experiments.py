@@ -667,10 +667,9 @@ class Inputs:
     @property
     def recipe_argument(self) -> str:
         """How the units name the recipe: a shipped one by name, a file of one's own by its path."""
-        from trainer_scripts.recipes import available_recipes
+        from trainer_scripts.recipes import RECIPES_DIR
 
-        return self.recipe.name if self.recipe.name in available_recipes() and \
-            self.recipe.path.parent.name == "recipes" else str(self.recipe.path)
+        return self.recipe.name if self.recipe.path.parent == RECIPES_DIR else str(self.recipe.path.resolve())
 
 
 def load_duc_dirs(arguments: ExperimentArguments) -> list[Any]:

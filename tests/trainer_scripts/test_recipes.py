@@ -103,18 +103,15 @@ def test_bad_recipes_are_refused_in_one_line(tmp_path, capsys, tiny_bert_dir):
 
     assert "no such recipe (shipped: paper, sentence-encoder" in refused("--recipe", "bogus")
     assert "no such file" in refused("--recipe", str(tmp_path / "missing.yaml"))
-    typo = tmp_path / "typo.yaml"
-    typo.write_text("description: x\nfinetune:\n  learning_rat: 1.0e-5\n")
-    assert "finetune sets --learning_rat, which this script does not have" in refused("--recipe", str(typo))
-    unknown = tmp_path / "unknown.yaml"
-    unknown.write_text("description: x\ntraining:\n  learning_rate: 1.0e-5\n")
-    assert "unknown key(s) ['training']" in refused("--recipe", str(unknown))
-    nested = tmp_path / "nested.yaml"
-    nested.write_text("finetune:\n  learning_rate: [1, 2]\n")
-    assert "learning_rate must be a single value" in refused("--recipe", str(nested))
-    broken = tmp_path / "broken.yaml"
-    broken.write_text("finetune: [\n")
-    assert "cannot read the recipe" in refused("--recipe", str(broken))
+    for name, text, message in [
+            ("typo", "description: x\nfinetune:\n  learning_rat: 1.0e-5\n",
+             "finetune sets --learning_rat, which this script does not have"),
+            ("unknown", "description: x\ntraining:\n  learning_rate: 1.0e-5\n", "unknown key(s) ['training']"),
+            ("nested", "finetune:\n  learning_rate: [1, 2]\n", "learning_rate must be a single value"),
+            ("broken", "finetune: [\n", "cannot read the recipe")]:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text)
+        assert message in refused("--recipe", str(path)), name
     own = tmp_path / "own.yaml"  # a recipe of one's own works by path
     own.write_text("description: mine\nencoders: masked-lm\nfinetune:\n  num_train_epochs: 2\n")
     model_args, _, training_args = _parse("finetune", "--model_name_or_path", str(tiny_bert_dir), "--recipe", str(own))
