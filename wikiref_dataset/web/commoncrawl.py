@@ -172,7 +172,9 @@ class CommonCrawlConfig:
         metadata={"help": "Where the WARC files named by the index are: URL prefix (Range requests) or local folder."})
     lookup_workers: int = field(default=8, metadata={"help": "CDX lookups and record reads at once, per task."})
     cdx_min_interval_s: float | None = field(
-        default=None, metadata={"help": "Least seconds between requests to one CDX server (default: cdx_toolkit's)."})
+        default=None, metadata={"help": "Least seconds between requests to one CDX server (default: none for a server "
+                                        "on the loopback interface, else cdx_toolkit's: 1 s for Common Crawl's index, "
+                                        "3 s for others)."})
     max_redirects: int = field(default=5, metadata={"help": "Captured redirects followed per URL."})
     timeout_s: float = field(
         default=30.0, metadata={"help": "Seconds to connect, and a response may stall, for CDX lookups and record reads."})
