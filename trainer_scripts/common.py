@@ -228,20 +228,16 @@ def _json_options(parser: Any, path: str) -> dict[str, Any]:
 def _choose_recipe(parser: Any, given: Mapping[str, Any], stage: str) -> Any:
     """The run's `RecipeChoice`: ``--recipe``, else the default for the encoder training starts from. A recipe that
     sets an option the script does not have is refused (a recipe file for another script, or a typo in one)."""
-    from trainer_scripts.recipes import RecipeChoice, RecipeError, default_recipe, load_recipe
+    from trainer_scripts.recipes import RecipeChoice, RecipeError, choose_recipe
 
+    path, label = given.get("model_name_or_path"), None
+    if path is None and not given.get("recipe"):
+        try:
+            path, label = default_encoder(), DEFAULT_ENCODER_NAME
+        except ScriptError as error:
+            parser.error(str(error))
     try:
-        if given.get("recipe"):
-            recipe, chosen = load_recipe(given["recipe"]), "--recipe"
-        else:
-            path, label = given.get("model_name_or_path"), None
-            if path is None:
-                try:
-                    path, label = default_encoder(), DEFAULT_ENCODER_NAME
-                except ScriptError as error:
-                    parser.error(str(error))
-            name, why = default_recipe(path, label)
-            recipe, chosen = load_recipe(name), f"the default for the encoder: {why}"
+        recipe, chosen = choose_recipe(given.get("recipe"), path, label)
     except RecipeError as error:
         parser.error(str(error))
     dests = {action.dest for action in parser._actions}

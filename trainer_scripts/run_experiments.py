@@ -723,26 +723,14 @@ def check_inputs(arguments: ExperimentArguments, loaded: Sequence[Any] | None = 
             raise ExperimentError(f"{arguments.wikiref}: no such WikiRef folder (build one with `wikiref build`)")
         wikiref = str(Path(arguments.wikiref).resolve())
     identity = {path: folder_identity(path) for path in [*years.values(), encoder, *([wikiref] if wikiref else [])]}
-    recipe, chosen = choose_recipe(arguments.recipe, encoder, encoder_name)
-    return Inputs(years=years, clusters=clusters, encoder=encoder, encoder_name=encoder_name, wikiref=wikiref,
-                  identity=identity, recipe=recipe, recipe_chosen=chosen)
-
-
-def choose_recipe(name: str | None, encoder: str, encoder_name: str) -> tuple[Any, str]:
-    """``(recipe, why)``: ``--recipe``, else the default for the encoder (`trainer_scripts.recipes.default_recipe`).
-
-    Raises:
-        ExperimentError: no such recipe, or a recipe file that cannot be used.
-    """
-    from trainer_scripts.recipes import RecipeError, default_recipe, load_recipe
+    from trainer_scripts.recipes import RecipeError, choose_recipe
 
     try:
-        if name:
-            return load_recipe(name), "--recipe"
-        chosen, why = default_recipe(encoder, encoder_name)
-        return load_recipe(chosen), f"the default for the encoder: {why}"
+        recipe, chosen = choose_recipe(arguments.recipe, encoder, encoder_name)
     except RecipeError as error:
         raise ExperimentError(str(error)) from None
+    return Inputs(years=years, clusters=clusters, encoder=encoder, encoder_name=encoder_name, wikiref=wikiref,
+                  identity=identity, recipe=recipe, recipe_chosen=chosen)
 
 
 def recipe_overrides(options: Sequence[str], settings: Mapping[str, Any]) -> list[str]:

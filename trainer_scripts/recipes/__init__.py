@@ -132,6 +132,20 @@ def default_recipe(model_path: str | os.PathLike, label: str | None = None) -> t
     return DEFAULT_BY_KIND[kind], f"{label or folder} is {why}"
 
 
+def choose_recipe(name: str | os.PathLike | None, model_path: str | os.PathLike,
+                  label: str | None = None) -> tuple[Recipe, str]:
+    """``(recipe, why)`` of a run: the recipe ``name`` (``--recipe``) when given, else :func:`default_recipe` for the
+    model training starts from.
+
+    Raises:
+        RecipeError: no such recipe, or a recipe file that cannot be used.
+    """
+    if name:
+        return load_recipe(name), "--recipe"
+    chosen, why = default_recipe(model_path, label)
+    return load_recipe(chosen), f"the default for the encoder: {why}"
+
+
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
@@ -183,5 +197,6 @@ def plain(value: Any) -> Any:
     return getattr(value, "value", value)
 
 
-__all__ = ["DEFAULT_BY_KIND", "Recipe", "RecipeChoice", "RecipeError", "available_recipes", "default_recipe",
+__all__ = ["DEFAULT_BY_KIND", "Recipe", "RecipeChoice", "RecipeError", "available_recipes", "choose_recipe",
+           "default_recipe",
            "encoder_kind", "load_recipe", "plain"]
