@@ -297,16 +297,14 @@ class EpochSelection:
     def rouge_2(self) -> float:
         """ROUGE-2 recall of the model's DUC summaries of the validation clusters."""
         from modeling_qbert.inference import score_rows
-        from modeling_qbert.selection import select_duc, summary_text
+        from modeling_qbert.selection import ClusterSentences
         from trainer_scripts.evaluate_duc import score_year
 
         rows = self.year.scorable
-        scores = score_rows(self.model, self.processor, rows, batch_size=self.batch_size)
         summaries = {}
-        for row, documents in zip(rows, scores):
-            sentences = [sentence for document in row["documents"] for sentence in document["sentences"]]
-            summaries[row["topic_id"]] = summary_text(sentences, select_duc(sentences, [value for values in documents
-                                                                                        for value in values]))
+        for row, documents in zip(rows, score_rows(self.model, self.processor, rows, batch_size=self.batch_size)):
+            cluster = ClusterSentences.from_row(row)
+            summaries[row["topic_id"]] = cluster.summary(cluster.select(cluster.flatten_scores(documents)))
         return float(score_year(self.metric, self.year, summaries, "validation")["rouge_2_recall"])
 
     def callback(self) -> Any:

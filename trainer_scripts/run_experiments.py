@@ -1517,29 +1517,25 @@ class Scores:
         cached = _read(path)
         if cached is not None:
             return cached
-        from modeling_qbert.selection import select_duc, summary_text
+        from modeling_qbert.selection import ClusterSentences
         from trainer_scripts.evaluate_duc import evaluate_systems, load_years
 
         years = load_years(list(self.plan.inputs.years.values()))
-        rows = {row["topic_id"]: row for year in years for row in year.scorable}
+        clusters = {row["topic_id"]: ClusterSentences.from_row(row) for year in years for row in year.scorable}
         summaries: dict[str, str] = {}
         for fold in folds:
-            totals: dict[str, list[list[float]]] = {}
+            totals: dict[str, list[float]] = {}
             for seed in seeds:
                 scores_file = self.runner.folder(variant.finetune[(fold, seed)]) / "sentence_scores.jsonl"
                 if not scores_file.is_file():
                     return None  # a unit from before sentence scores were written
                 for line in scores_file.read_text(encoding="utf-8").splitlines():
                     record = json.loads(line)
-                    values = record["scores"]
-                    total = totals.setdefault(record["topic_id"], [[0.0] * len(document) for document in values])
-                    for summed, document in zip(total, values):
-                        for index, value in enumerate(document):
-                            summed[index] += value / len(seeds)
+                    flat = clusters[record["topic_id"]].flatten_scores(record["scores"])
+                    total = totals.setdefault(record["topic_id"], [0.0] * len(flat))
+                    totals[record["topic_id"]] = [summed + value / len(seeds) for summed, value in zip(total, flat)]
             for topic_id, averaged in totals.items():
-                sentences = [sentence for document in rows[topic_id]["documents"] for sentence in document["sentences"]]
-                flat = [value for document in averaged for value in document]
-                summaries[topic_id] = summary_text(sentences, select_duc(sentences, flat))
+                summaries[topic_id] = clusters[topic_id].summary(clusters[topic_id].select(averaged))
         evaluation = evaluate_systems(years, {SEED_AVERAGE_SYSTEM: summaries}).to_dict()["systems"]
         result = {year: {**values, "seeds": seeds} for year, values in
                   (evaluation.get(SEED_AVERAGE_SYSTEM) or {}).items()}
