@@ -184,10 +184,11 @@ class Estimator:
     # ---- windows -------------------------------------------------------------------------------------------------
 
     def cluster_windows(self, model_args: Any) -> dict[tuple[int, str], int]:
-        """``{(year, topic_id): windows}`` of every scored cluster, packed with this unit's settings."""
-        processor, _ = self._processor_and_model(model_args, with_model=False)
+        """``{(year, topic_id): windows}`` of every cluster with reference summaries (the only ones a unit trains or
+        tests on), packed with this unit's settings."""
         key = self._model_key(model_args)[4:8]
         if key not in self._cluster_windows:
+            processor, _ = self._processor_and_model(model_args, with_model=False)
             counts = {}
             for year in self.years:
                 for row in year.scorable:
@@ -258,10 +259,13 @@ class Estimator:
 
     def _fold_clusters(self, script_args: Any, counts: Mapping[tuple[int, str], int]
                        ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
-        """The training and test clusters of a finetune unit, dealt as ``finetune_duc.split_folds`` deals them."""
+        """The training and test clusters (with references) of a finetune unit, dealt as ``finetune_duc.split_folds``
+        deals them."""
+        from trainer_scripts.finetune_duc import fold_clusters
+
         clusters = sorted(counts)
         if script_args.folds is not None and script_args.fold is not None:
-            test = {key for position, key in enumerate(clusters) if position % script_args.folds == script_args.fold}
+            test = fold_clusters(self.years, script_args.folds, script_args.fold)
         else:
             test = {key for key in clusters if key[0] == script_args.test_year}
         return [key for key in clusters if key not in test], [key for key in clusters if key in test]

@@ -213,6 +213,13 @@ def _load_years(duc_dirs: Sequence[str]) -> list[Any]:
         raise ScriptError(str(error)) from None
 
 
+def fold_clusters(years: Sequence[Any], folds: int, fold: int) -> set[tuple[int, str]]:
+    """The ``(year, topic_id)`` of the clusters fold ``fold`` tests: every cluster of the years (with references or
+    not), sorted by year and topic, dealt round-robin into ``folds`` folds."""
+    clusters = sorted((year.year, row["topic_id"]) for year in years for row in year.rows)
+    return {key for position, key in enumerate(clusters) if position % folds == fold}
+
+
 def split_folds(duc_dirs: Sequence[str], folds: int, fold: int | None) -> tuple[list[Any], list[Any]]:
     """``(train years, test years)`` for cluster-level k-fold: the clusters of every given year, sorted by year and
     topic, are dealt round-robin into ``folds`` folds; fold ``fold`` is tested, the rest train. Each "year" is an
@@ -226,10 +233,10 @@ def split_folds(duc_dirs: Sequence[str], folds: int, fold: int | None) -> tuple[
     if fold is None or not 0 <= fold < folds:
         raise ScriptError(f"--fold must be one of 0 … {folds - 1} with --folds {folds}, got {fold}")
     years = _load_years(duc_dirs)
-    clusters = sorted((year.year, row["topic_id"]) for year in years for row in year.rows)
-    if len(clusters) < folds:
-        raise ScriptError(f"--folds {folds}: only {len(clusters)} clusters in {', '.join(map(str, duc_dirs))}")
-    tested = {key for position, key in enumerate(clusters) if position % folds == fold}
+    clusters = sum(len(year.rows) for year in years)
+    if clusters < folds:
+        raise ScriptError(f"--folds {folds}: only {clusters} clusters in {', '.join(map(str, duc_dirs))}")
+    tested = fold_clusters(years, folds, fold)
 
     def part(year: Any, test: bool) -> Any:
         return DucYear(path=year.path, year=year.year,

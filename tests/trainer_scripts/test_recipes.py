@@ -199,3 +199,33 @@ def test_experiments_pass_the_recipe_and_estimate_the_units(tmp_path, capsys, ti
 
     assert wikiref([*common_argv, "--recipe", "bogus"]) == 2
     assert "no such recipe" in capsys.readouterr().err
+
+
+def test_the_estimate_deals_the_folds_as_the_script(tmp_path, duc_years):
+    """The dry run's estimate trains and tests on the clusters finetune_duc.py --folds K --fold I would: a cluster
+    without reference summaries takes part in the dealing, not in training or testing."""
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from trainer_scripts.estimate import Estimator
+    from trainer_scripts.evaluate_duc import load_years
+
+    unreferenced = tmp_path / "duc2006"  # the first cluster of the first year loses its references
+    shutil.copytree(duc_years[2006], unreferenced)
+    (data,) = (unreferenced / "data").glob("*.parquet")
+    table = pq.read_table(data).to_pylist()
+    table[0]["references"] = []
+    pq.write_table(pa.Table.from_pylist(table, schema=pq.read_schema(data)), data)
+    dirs = [str(unreferenced), duc_years[2007]]
+    years = load_years(dirs)
+    assert not years[0].rows[0]["references"]
+    counts = {(year.year, row["topic_id"]): 1 for year in years for row in year.scorable}
+    estimator = Estimator(years, encoder="unused")
+    for fold in range(3):
+        train_years, test_years = finetune_duc.split_folds(dirs, 3, fold)
+        expected_train = sorted((year.year, row["topic_id"]) for year in train_years for row in year.scorable)
+        expected_test = sorted((year.year, row["topic_id"]) for year in test_years for row in year.scorable)
+        train, test = estimator._fold_clusters(SimpleNamespace(folds=3, fold=fold, test_year=None), counts)
+        assert (train, test) == (expected_train, expected_test), fold
