@@ -1078,6 +1078,17 @@ class Runner:
 
         return 1 if accelerator_available() else max(1, min(2, os.cpu_count() or 1))
 
+    @staticmethod
+    def threads_per_unit(jobs: int) -> int | None:
+        """Torch threads of each unit's process with ``jobs`` units at once (the cores shared); ``None`` for one unit
+        at a time (the process's own default)."""
+        return max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
+
+    def failed_need(self, key: str) -> str | None:
+        """A unit ``key`` needs that failed or was skipped (its folder name), or ``None``."""
+        failed = [need for need in self.plan.units[key].needs if self.status.get(need) in ("failed", "skipped")]
+        return self.plan.units[failed[0]].folder_name if failed else None
+
     def run(self) -> None:
         order = self.plan.order
         pending = [key for key in order if not self.finished(key)]
@@ -1093,17 +1104,16 @@ class Runner:
             self.say(f"experiments: all {len(order)} units finished earlier; nothing to run")
         jobs = min(self.jobs(), max(1, len(pending)))
         if jobs > 1:
-            self.threads = max(1, (os.cpu_count() or 1) // jobs)
+            self.threads = self.threads_per_unit(jobs)
             self.say(f"experiments: {jobs} units at a time, {self.threads} thread(s) each")
             self._run_parallel(pending, jobs)
             return
         for index, key in enumerate(pending, 1):
-            unit = self.plan.units[key]
-            failed = [need for need in unit.needs if self.status.get(need) in ("failed", "skipped")]
-            prefix = f"[{index}/{len(pending)}] {describe(unit)}"
+            prefix = f"[{index}/{len(pending)}] {describe(self.plan.units[key])}"
+            failed = self.failed_need(key)
             if failed:
                 self.status[key] = "skipped"
-                self.say(f"{prefix}: skipped, {self.plan.units[failed[0]].folder_name} failed")
+                self.say(f"{prefix}: skipped, {failed} failed")
                 continue
             started = time.perf_counter()
             status, message = self.run_unit(key)
@@ -1135,17 +1145,15 @@ class Runner:
                     for key in list(waiting):
                         if len(running) >= jobs:
                             break
-                        needs = [self.status.get(need) for need in self.plan.units[key].needs]
-                        if any(state in ("failed", "skipped") for state in needs):
+                        failed = self.failed_need(key)
+                        if failed:
                             waiting.remove(key)
                             count += 1
-                            failed = next(need for need in self.plan.units[key].needs
-                                          if self.status.get(need) in ("failed", "skipped"))
                             self.status[key] = "skipped"
-                            self.say(f"[{count}/{len(pending)}] {describe(self.plan.units[key])}: skipped, "
-                                     f"{self.plan.units[failed].folder_name} failed")
+                            self.say(f"[{count}/{len(pending)}] {describe(self.plan.units[key])}: skipped, {failed} "
+                                     "failed")
                             continue
-                        if all(state in ("ran", "cached") for state in needs):
+                        if all(self.status.get(need) in ("ran", "cached") for need in self.plan.units[key].needs):
                             waiting.remove(key)
                             count += 1
                             prefix = f"[{count}/{len(pending)}] {describe(self.plan.units[key])}"
@@ -2107,8 +2115,7 @@ def dry_run(plan: Plan, runner: Runner, loaded: Sequence[Any], arguments: Experi
     if arguments.estimate:
         from trainer_scripts.estimate import Estimator
 
-        threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
-        estimator = Estimator(loaded, plan.inputs.encoder, plan.inputs.wikiref, threads=threads)
+        estimator = Estimator(loaded, plan.inputs.encoder, plan.inputs.wikiref, threads=runner.threads_per_unit(jobs))
     total, unknown, speeds = 0.0, 0, {}
     for key in plan.order:
         unit = plan.units[key]
