@@ -96,6 +96,12 @@ class Estimator:
             "objective", "pooling", "use_query", "attention_scope", "query_similarity", "packing", "max_length",
             "stride", "attention_dropout", "random_init"))
 
+    @staticmethod
+    def _packing_key(model_args: Any) -> tuple:
+        """What a unit's windows depend on: a [CLS] per sentence (``cls`` pooling), the query's room, the packing and
+        the lengths."""
+        return tuple(getattr(model_args, name) for name in ("pooling", "use_query", "packing", "max_length", "stride"))
+
     def _processor_and_model(self, model_args: Any, with_model: bool) -> tuple[Any, Any]:
         from dataclasses import replace
 
@@ -108,7 +114,7 @@ class Estimator:
         transformers.utils.logging.set_verbosity_error()  # the new head's load report is the unit's, not the plan's
         try:
             if not with_model:
-                key = self._model_key(arguments)[4:8]  # packing, lengths: what the windows depend on
+                key = self._packing_key(arguments)
                 if key not in self._processors:
                     self._processors[key] = load_model_and_processor(arguments)[1]
                 return self._processors[key], None
@@ -186,7 +192,7 @@ class Estimator:
     def cluster_windows(self, model_args: Any) -> dict[tuple[int, str], int]:
         """``{(year, topic_id): windows}`` of every cluster with reference summaries (the only ones a unit trains or
         tests on), packed with this unit's settings."""
-        key = self._model_key(model_args)[4:8]
+        key = self._packing_key(model_args)
         if key not in self._cluster_windows:
             processor, _ = self._processor_and_model(model_args, with_model=False)
             counts = {}
@@ -202,7 +208,7 @@ class Estimator:
         """``(windows per example, {split: examples})`` of the WikiRef folder, from a sample of its training split."""
         from trainer_scripts.pretrain_wikiref import load_wikiref
 
-        key = (*self._model_key(model_args)[4:8], data_args.dataset)
+        key = (*self._packing_key(model_args), data_args.dataset)
         if key not in self._wikiref_windows:
             loaded = load_wikiref(data_args)
             train = loaded[data_args.train_split]

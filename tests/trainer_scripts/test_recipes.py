@@ -229,3 +229,24 @@ def test_the_estimate_deals_the_folds_as_the_script(tmp_path, duc_years):
         expected_test = sorted((year.year, row["topic_id"]) for year in test_years for row in year.scorable)
         train, test = estimator._fold_clusters(SimpleNamespace(folds=3, fold=fold, test_year=None), counts)
         assert (train, test) == (expected_train, expected_test), fold
+
+
+def test_the_estimate_packs_each_row_as_its_unit(tiny_bert_dir, duc_years):
+    """Windows are counted per packing: a [CLS] before every sentence (the BERT row's cls pooling) or no query
+    changes them, so rows that differ only there get their own counts."""
+    from dataclasses import replace
+
+    from trainer_scripts.estimate import Estimator
+    from trainer_scripts.evaluate_duc import load_years
+
+    years = load_years([duc_years[2006], duc_years[2007]])
+    estimator = Estimator(years, encoder=str(tiny_bert_dir))
+    base = ModelArguments(model_name_or_path=str(tiny_bert_dir), objective="regression", max_length=64, stride=16)
+    variants = [base, replace(base, pooling="cls"), replace(base, pooling="mean", use_query=False)]
+    counted = [estimator.cluster_windows(arguments) for arguments in variants]
+    for arguments, counts in zip(variants, counted):
+        _, processor, _ = common.load_model_and_processor(arguments)
+        assert counts == {(year.year, row["topic_id"]): sum(len(processor.encode_example(example))
+                                                            for example in processor.examples_from_row(row, False))
+                          for year in years for row in year.scorable}
+    assert counted[0] != counted[2]  # without the query, the fixture's documents fit in fewer windows
