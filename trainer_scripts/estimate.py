@@ -111,7 +111,9 @@ class Estimator:
 
         arguments = replace(model_args, model_name_or_path=self.encoder, random_init=False)
         verbosity = transformers.utils.logging.get_verbosity()
+        bars = transformers.utils.logging.is_progress_bar_enabled()
         transformers.utils.logging.set_verbosity_error()  # the new head's load report is the unit's, not the plan's
+        transformers.utils.logging.disable_progress_bar()
         try:
             if not with_model:
                 key = self._packing_key(arguments)
@@ -122,6 +124,8 @@ class Estimator:
             return processor, model
         finally:
             transformers.utils.logging.set_verbosity(verbosity)
+            if bars:
+                transformers.utils.logging.enable_progress_bar()
 
     # ---- speed ---------------------------------------------------------------------------------------------------
 
