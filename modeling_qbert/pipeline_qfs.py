@@ -24,9 +24,10 @@ from typing import Any
 
 from transformers import Pipeline
 
+from wikiref_dataset.selection import ClusterSentences, select_duc, select_wikiref, summary_text
+
 from .inference import score_windows
 from .processing_qbert import QBertProcessor, split_into_sentences
-from .selection import ClusterSentences, select_duc, select_wikiref, summary_text
 
 TASK = "query-focused-summarization"
 SELECTIONS = ("auto", "wikiref", "duc")

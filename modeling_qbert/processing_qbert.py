@@ -18,7 +18,8 @@ the example, and `example_index` the window to its example. [`QBertDataCollator`
 
 This file is copied next to the weights by ``save_pretrained`` (``auto_map``) and loaded with
 ``trust_remote_code=True``. Splitting raw text into sentences uses the project's `wikiref_dataset.text` pipeline,
-imported only when a document is given as text; pass sentences where the project is not installed.
+imported only when a document is given as text; a saved folder carries that module too (``remote_code.py``), so
+spaCy is all it needs, and pre-split documents need nothing.
 """
 
 import math
@@ -184,14 +185,21 @@ PACKINGS = ("stride", "sentences")
 
 
 def split_into_sentences(text: str) -> list[str]:
-    """Sentences of a raw text with the project's one sentence splitter (`wikiref_dataset.text.TextPipeline`)."""
+    """Sentences of a raw text with the project's one sentence splitter (`wikiref_dataset.text.TextPipeline`), which
+    needs spaCy and nothing else: a saved folder carries it as `text.py` (`remote_code.py` makes this import relative
+    there), so raw text is split the way the training data was wherever the folder is loaded."""
     try:
         from wikiref_dataset.text import default_pipeline
-    except ImportError:
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] in ("spacy", "thinc"):
+            raise ImportError(
+                "splitting a raw-text document into sentences needs spaCy: pip install spacy "
+                "(or pass the document as a list of sentences)"
+            ) from None
         raise ImportError(
-            "splitting a raw-text document into sentences needs the `wikiref` package with its build extra "
-            '(wikiref_dataset.text, spaCy): pip install "wikiref[build] @ git+https://github.com/wikiref/wikiref", '
-            "or pass the document as a list of sentences"
+            f"splitting a raw-text document into sentences needs the project's sentence splitter ({error}); this "
+            "folder was saved without it: save it again with the wikiref package, or pass the document as a list of "
+            "sentences"
         ) from None
     return default_pipeline().split_sentences(text)
 

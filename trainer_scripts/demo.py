@@ -164,7 +164,6 @@ def summarize_cluster(model_dir: Path, cluster: Mapping[str, Any]) -> str:
 
 def evaluate_everything(model_dir: Path, folders: Mapping[int, Path], clusters: Sequence[Mapping[str, Any]]) -> Any:
     """Table VI-shaped scores of the model, the three baselines and the sample's hand-written systems."""
-    from modeling_qbert.baselines import BASELINE_NAMES
     from trainer_scripts.evaluate_duc import (
         baseline_summaries,
         evaluate_systems,
@@ -173,6 +172,7 @@ def evaluate_everything(model_dir: Path, folders: Mapping[int, Path], clusters: 
         load_years,
         model_summaries,
     )
+    from wikiref_dataset.baselines import BASELINE_NAMES
 
     years = load_years([str(folder) for folder in folders.values()])
     rows = [row for year in years for row in year.scorable]

@@ -9,7 +9,7 @@ Usage (also available as ``wikiref duc evaluate``, with the same options: :class
     python trainer_scripts/evaluate_duc.py --dataset duc2006 --summaries NISTeval/ROUGE/peers
 
 Inputs: one or more folders written by ``wikiref duc convert`` (one per year), and the systems to score — the
-baselines of Zhu et al. (2022) (``modeling_qbert.baselines``), system summaries (JSON lines
+baselines of Zhu et al. (2022) (``wikiref_dataset.baselines``), system summaries (JSON lines
 ``{"topic_id": …, "summary": str or [sentences], "system"?: name}``, or a folder in DUC peer-file layout
 ``D0601.M.250.A.<system id>``, one row per system id), or a saved Q-BERT model folder (run through the
 ``"query-focused-summarization"`` pipeline with the DUC selection rule).
@@ -166,10 +166,10 @@ def read_summaries(path: str | Path) -> dict[str, dict[str, str]]:
 
 
 def baseline_summaries(name: str, rows: Iterable[Mapping[str, Any]], progress: bool = False) -> dict[str, str]:
-    """``{topic_id: summary}`` of one baseline (``modeling_qbert.baselines``)."""
+    """``{topic_id: summary}`` of one baseline (``wikiref_dataset.baselines``)."""
     from tqdm.auto import tqdm
 
-    from modeling_qbert.baselines import BASELINE_NAMES, baseline_summary
+    from wikiref_dataset.baselines import BASELINE_NAMES, baseline_summary
 
     rows = list(rows)
     return {row["topic_id"]: baseline_summary(name, row)
@@ -430,7 +430,7 @@ def _run(args: EvaluateArguments) -> int:
     rows = [row for year in years for row in year.scorable]
     systems: dict[str, dict[str, str]] = {}
     if args.baseline:
-        from modeling_qbert.baselines import BASELINE_NAMES
+        from wikiref_dataset.baselines import BASELINE_NAMES
 
         names = list(BASELINE_NAMES) if "all" in args.baseline else list(dict.fromkeys(args.baseline))
         for name in names:

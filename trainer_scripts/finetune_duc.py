@@ -304,8 +304,8 @@ class EpochSelection:
     def rouge_2(self) -> float:
         """ROUGE-2 recall of the model's DUC summaries of the validation clusters."""
         from modeling_qbert.inference import score_rows
-        from modeling_qbert.selection import ClusterSentences
         from trainer_scripts.evaluate_duc import score_year
+        from wikiref_dataset.selection import ClusterSentences
 
         rows = self.year.scorable
         summaries = {}
@@ -448,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any) -> int:
-    from modeling_qbert.baselines import BASELINE_NAMES
+    from wikiref_dataset.baselines import BASELINE_NAMES
 
     check_model_arguments(model_args)  # bad values of the options are refused before anything is loaded
     if model_args.recipe_choice is not None:

@@ -101,8 +101,8 @@ def evaluate_wikiref(model: Any, processor: Any, rows: Sequence[Mapping[str, Any
     with stemming, no length limit, averaged over examples).
     """
     from modeling_qbert.inference import score_rows
-    from modeling_qbert.selection import select_wikiref, summary_text, tune_threshold
     from wikiref_dataset.rouge import RougeConfig, RougeScorer
+    from wikiref_dataset.selection import select_wikiref, summary_text, tune_threshold
 
     if not rows:
         raise ScriptError("no example to evaluate")

@@ -1525,8 +1525,8 @@ class Scores:
         cached = _read(path)
         if cached is not None:
             return cached
-        from modeling_qbert.selection import ClusterSentences
         from trainer_scripts.evaluate_duc import evaluate_systems, load_years
+        from wikiref_dataset.selection import ClusterSentences
 
         years = load_years(list(self.plan.inputs.years.values()))
         clusters = {row["topic_id"]: ClusterSentences.from_row(row) for year in years for row in year.scorable}

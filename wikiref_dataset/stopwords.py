@@ -1,8 +1,8 @@
 """spaCy's English stop words without spaCy: the list shipped in ``data/spacy-en-stop-words.txt``.
 
 The same words as ``TextPipeline().stop_words`` (:mod:`.text`, English), for code on the model side of a core install,
-which has no spaCy (the build extra): the DUC QUERY-SIM baseline (``modeling_qbert.baselines``) drops them from its
-TF-IDF terms. ``tests/modeling_qbert/test_baselines.py`` checks the file against the installed spaCy's list.
+which has no spaCy (the build extra): the DUC QUERY-SIM baseline (``wikiref_dataset.baselines``) drops them from its
+TF-IDF terms. ``tests/wikiref_dataset/test_baselines.py`` checks the file against the installed spaCy's list.
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ import ctypes
 import functools
 import gc
 import importlib.metadata
+import importlib.util
 import logging
 import os
 import re
@@ -62,15 +63,23 @@ from typing import Any, Literal, TypeVar
 import numpy
 
 # isort: split
-from . import _spacy_import  # noqa: F401  (before spaCy: keeps thinc from importing torch)
+# Imported before spaCy: keeps thinc from importing torch. A named import, not `from . import _spacy_import`:
+# transformers copies a published model folder's relative imports by matching `from .<module> import` lines.
+from ._spacy_import import TRANSFORMER_PACKAGES  # noqa: F401
 
 # isort: split
-import spacy
-from spacy.attrs import IS_SPACE, IS_TITLE, LEMMA, LOWER, ORTH, SENT_START
-from spacy.language import Language
-from spacy.lookups import load_lookups
-from spacy.pipeline import Sentencizer
-from spacy.tokens import Doc
+# spaCy inside `try`: transformers' check of a published model folder's code (`check_imports`) then does not demand
+# it of a user who gives pre-split documents; this module is imported only to split raw text (`remote_code.py`).
+try:
+    import spacy
+    from spacy.attrs import IS_SPACE, IS_TITLE, LEMMA, LOWER, ORTH, SENT_START
+    from spacy.language import Language
+    from spacy.lookups import Lookups, load_lookups
+    from spacy.pipeline import Sentencizer
+    from spacy.tokens import Doc
+except ModuleNotFoundError as _error:
+    raise ModuleNotFoundError(f"the project's text pipeline needs spaCy ({_error}): pip install spacy",
+                              name=_error.name) from None
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +124,7 @@ MAX_NEW_STRINGS_ENV = "WIKIREF_SPACY_MAX_STRINGS"
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
+_F = TypeVar("_F", bound=Callable[..., Any])
 _PipelineKey = tuple[str, str, str, int]
 _END = object()
 
@@ -407,17 +417,28 @@ class LemmaFallback:
         return doc
 
 
-@Language.factory(
-    "wikiref_sentence_boundaries",
-    default_config={"newline_breaks": "paragraph", "merge": True, "only_set_starts": False},
-)
+def _factory(name: str, default_config: dict[str, Any] | None = None) -> Callable[[_F], _F]:
+    """``Language.factory(name)``, unless a factory of that name exists: a process that loads published model folders
+    (each with its copy of this module, ``remote_code.py``) beside this package would otherwise stop at spaCy's
+    "a factory for ... already exists". The first copy's components serve them all."""
+
+    def register(function: _F) -> _F:
+        if not Language.has_factory(name):
+            Language.factory(name, default_config=default_config or {})(function)
+        return function
+
+    return register
+
+
+@_factory("wikiref_sentence_boundaries",
+          default_config={"newline_breaks": "paragraph", "merge": True, "only_set_starts": False})
 def make_sentence_boundaries(
     nlp: Language, name: str, newline_breaks: str, merge: bool, only_set_starts: bool
 ) -> SentenceBoundaries:
     return SentenceBoundaries(nlp, newline_breaks, merge, only_set_starts)
 
 
-@Language.factory("wikiref_lemma_fallback")
+@_factory("wikiref_lemma_fallback")
 def make_lemma_fallback(nlp: Language, name: str) -> LemmaFallback:
     return LemmaFallback(nlp)
 
@@ -577,7 +598,9 @@ def _blank_pipeline(lang: str) -> Language:
         lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
         lemmatizer.initialize(lookups=lookups)
     elif lang not in _TOKENIZER_LEMMAS:
-        logger.warning(
+        # Without spacy-lookups-data (a model folder that only splits sentences, with spaCy alone) this is no news.
+        log = logger.warning if importlib.util.find_spec("spacy_lookups_data") is not None else logger.info
+        log(
             "spacy-lookups-data has no lemma table for %r: lemmas will be lowercased forms. "
             "Pass TextConfig(model=...) with a trained pipeline for real lemmas.",
             lang,
@@ -589,6 +612,8 @@ def _blank_pipeline(lang: str) -> Language:
 @functools.cache
 def _lemma_lookups(lang: str) -> Any:
     # Read-only tables (the lemmatizer and LemmaFallback only read them): shared by the rebuilt pipelines.
+    if importlib.util.find_spec("spacy_lookups_data") is None:  # spaCy alone (a model folder splitting sentences)
+        return Lookups()
     return load_lookups(lang, ["lemma_lookup"], strict=False)
 
 

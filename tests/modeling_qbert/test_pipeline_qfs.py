@@ -14,7 +14,7 @@ from modeling_qbert import (
     QBertProcessor,
     QueryFocusedSummarizationPipeline,
 )
-from modeling_qbert.selection import select_duc, select_wikiref, summary_text
+from wikiref_dataset.selection import select_duc, select_wikiref, summary_text
 
 WORDS = ("the a of was in on cat dog sat mat fish runs red blue house tree river city war king queen born early "
          "life school music film . ,").split()

@@ -17,17 +17,23 @@ DOCUMENT = ["The king was born in the city.", "A river runs in the city.", "The 
 def test_pipeline_code_files_are_standalone():
     files = pipeline_code_files()
     assert set(files) == {"pipeline_qfs.py", "inference.py", "processing_qbert.py", "configuration_qbert.py",
-                          "selection.py", "rouge.py", "_rouge_stemmer.py", "_rouge_wordnet_exceptions.py"}
+                          "selection.py", "rouge.py", "_rouge_stemmer.py", "_rouge_wordnet_exceptions.py",
+                          "text.py", "_spacy_import.py"}  # the sentence splitter, for documents given as raw text
     assert "from .rouge import RougeConfig, RougeScorer" in files["selection.py"]
+    assert "from .selection import ClusterSentences" in files["pipeline_qfs.py"]
+    assert "        from .text import default_pipeline" in files["processing_qbert.py"]
     for name, text in files.items():
         assert standalone_source(text, name) == text  # nothing left to rewrite, no project import outside `try`
 
 
 def test_saved_folder_loads_the_pipeline_from_its_own_code(tiny_qbert_dir, tmp_path):
     shutil.copytree(tiny_qbert_dir, tmp_path, dirs_exist_ok=True)
+    assert "from wikiref_dataset.text import" in (tmp_path / "processing_qbert.py").read_text()  # as save_pretrained
     written = save_pipeline_code(tmp_path)
-    assert written == ["_rouge_stemmer.py", "_rouge_wordnet_exceptions.py", "inference.py", "pipeline_qfs.py",
-                       "rouge.py", "selection.py", "config.json"]  # the model's own code files stay
+    assert written == ["_rouge_stemmer.py", "_rouge_wordnet_exceptions.py", "_spacy_import.py", "inference.py",
+                       "pipeline_qfs.py", "processing_qbert.py", "rouge.py", "selection.py", "text.py", "config.json"]
+    assert "from .text import default_pipeline" in (tmp_path / "processing_qbert.py").read_text()  # made relative
+    assert save_pipeline_code(tmp_path) == ["config.json"]  # twice in a row: nothing left to write
     assert json.loads((tmp_path / "config.json").read_text())["custom_pipelines"] == custom_pipelines()
     remote = pipeline(TASK, model=str(tmp_path), trust_remote_code=True)
     assert type(remote).__module__.startswith("transformers_modules.")
@@ -39,3 +45,7 @@ def test_saved_folder_loads_the_pipeline_from_its_own_code(tiny_qbert_dir, tmp_p
     assert type(local.model).__module__ == "modeling_qbert.modeling_qbert"
     query = ["The king", "Early life"]
     assert remote(query=query, documents=[DOCUMENT])["summary"] == local(query=query, documents=[DOCUMENT])["summary"]
+    text = "Dr. Smith was born in the city. He was king in 1950! A river runs there."  # split by the folder's text.py
+    assert remote(query=query, documents=[text]) == local(query=query, documents=[text])
+    assert [s["text"] for s in remote(query=query, documents=[text])["sentences"]] == [
+        "Dr. Smith was born in the city.", "He was king in 1950!", "A river runs there."]

@@ -15,11 +15,11 @@ from transformers import AutoModel, AutoProcessor, pipeline
 
 import modeling_qbert
 from modeling_qbert.inference import score_rows
-from modeling_qbert.selection import select_wikiref, summary_text, tune_threshold
 from modeling_qbert.sparse import SUBNETWORK_MASK_NAME, load_subnetwork_mask, mask_density
 from trainer_scripts import pretrain_wikiref
 from trainer_scripts.common import ModelArguments, load_model_and_processor
 from wikiref_dataset.rouge import RougeConfig, RougeScorer
+from wikiref_dataset.selection import select_wikiref, summary_text, tune_threshold
 
 FAST = ["--use_cpu", "--max_steps", "2", "--per_device_train_batch_size", "4", "--max_length", "128",
         "--disable_tqdm", "true", "--learning_rate", "1e-3", "--seed", "0"]

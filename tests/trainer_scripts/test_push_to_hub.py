@@ -59,6 +59,7 @@ BLOCK_PROJECT = _load_test_helper("not_installed").prelude(PROJECT_PACKAGES) + "
 # Runs in a fresh interpreter with HF_ENDPOINT set to the test Hub; prints one JSON line.
 LOAD_BACK = BLOCK_PROJECT + r'''
 import json
+RAW_TEXT = "The cat sat on the mat. Dr. King was born in the city. A dog runs!"
 import torch
 from transformers import AutoModel, AutoProcessor, pipeline
 
@@ -81,7 +82,9 @@ summarize = pipeline("query-focused-summarization", model="org/qbert-wikiref", t
 second = json.loads(sys.argv[5])
 out["pipeline"] = {"module": type(summarize).__module__,
                    "wikiref": summarize(query=query, documents=[sentences]),
-                   "duc": summarize(query=query, documents=[sentences, second], selection="duc", max_words=8)}
+                   "duc": summarize(query=query, documents=[sentences, second], selection="duc", max_words=8),
+                   "raw": summarize(query=query, documents=[RAW_TEXT, " ".join(second)], selection="duc",
+                                    max_words=8)}
 namespace = {"sentences": sentences}
 exec(snippets[2].split("```")[0], namespace)  # the card's pipeline snippet, as written
 out["pipeline_summary"] = namespace["result"]["summary"]
@@ -105,6 +108,7 @@ out["project_modules"] = sorted(name for name in sys.modules if name.split(".")[
 print("RESULT " + json.dumps(out))
 '''
 SECOND_DOCUMENT = ["a dog runs on the mat .", "the queen was born in a city ."]
+RAW_TEXT = "The cat sat on the mat. Dr. King was born in the city. A dog runs!"  # as in LOAD_BACK
 
 # What the model repo must hold for tiny_qbert's folder: nothing else (.gitattributes comes with a new repo).
 MODEL_REPO_FILES = {
@@ -112,6 +116,7 @@ MODEL_REPO_FILES = {
     "configuration_qbert.py", "modeling_qbert.py", "processing_qbert.py",  # auto_map
     "pipeline_qfs.py", "inference.py", "selection.py",  # custom_pipelines
     "rouge.py", "_rouge_stemmer.py", "_rouge_wordnet_exceptions.py",  # the ROUGE engine selection.py uses
+    "text.py", "_spacy_import.py",  # the sentence splitter, for documents given as raw text
     "results.json", "README.md", "figures/duc_rouge2.png", ".gitattributes",
 }
 
@@ -284,10 +289,14 @@ def test_pipeline_loads_from_the_hub_with_remote_code_and_summarizes_the_same(pu
     assert loaded["module"].startswith("transformers_modules.") and loaded["module"].endswith(".pipeline_qfs")
     local = pipeline(TASK, model=str(published["model_dir"]))
     expected = {"wikiref": local(query=QUERY, documents=[SENTENCES]),
-                "duc": local(query=QUERY, documents=[SENTENCES, SECOND_DOCUMENT], selection="duc", max_words=8)}
-    for rule in ("wikiref", "duc"):
-        got, want = loaded[rule], expected[rule]
-        assert got["selection"] == rule and got["summary"] and got["summary"] == want["summary"]
+                "duc": local(query=QUERY, documents=[SENTENCES, SECOND_DOCUMENT], selection="duc", max_words=8),
+                "raw": local(query=QUERY, documents=[RAW_TEXT, " ".join(SECOND_DOCUMENT)], selection="duc",
+                             max_words=8)}
+    assert [s["text"] for s in loaded["raw"]["sentences"]][:3] == [
+        "The cat sat on the mat.", "Dr. King was born in the city.", "A dog runs!"]  # split by the repo's text.py
+    for name in ("wikiref", "duc", "raw"):
+        got, want = loaded[name], expected[name]
+        assert got["selection"] == want["selection"] and got["summary"] and got["summary"] == want["summary"]
         assert [s["score"] for s in got["sentences"]] == pytest.approx([s["score"] for s in want["sentences"]],
                                                                         abs=1e-6)
         assert [s["text"] for s in got["selected"]] == [s["text"] for s in want["selected"]]

@@ -96,8 +96,8 @@ def test_rows_folds_seeds_are_cached_units(tmp_path, capsys, tiny_bert_dir, duc_
     assert stdout.startswith("recipe paper (the default for the encoder")
 
     # the seeds' scores averaged: each test sentence scored by the mean of the two seeds' models, the DUC rule, ROUGE
-    from modeling_qbert.selection import select_duc, summary_text
     from trainer_scripts.evaluate_duc import evaluate_systems, load_years
+    from wikiref_dataset.selection import select_duc, summary_text
 
     years = load_years([duc_years[2006], duc_years[2007]])
     rows = {row["topic_id"]: row for year in years for row in year.scorable}

@@ -52,19 +52,32 @@ status["model"] = wikiref(["duc", "evaluate", *datasets_[2:], "--model", args["f
 print("RESULT " + json.dumps({"status": status, "loaded": _helper.loaded(NOT_INSTALLED)}))
 '''
 
-# A copy of each folder the scripts wrote, loaded by its own code where this project is not installed at all.
+# A copy of each folder the scripts wrote, loaded by its own code where this project is not installed at all: sentence
+# lists need nothing more; raw text needs spaCy alone (the folder's text.py), or says which one package is missing.
 FOLDER_PIPELINES = r'''
 import json
 from transformers import pipeline
 
-summaries = {}
-for folder in sys.argv[1:]:
+raw, folders = json.loads(sys.argv[1]), sys.argv[2:]
+summaries, raw_summaries = {}, {}
+for folder in folders:
     summarize = pipeline("query-focused-summarization", model=folder, trust_remote_code=True)
     output = summarize(query=["The king", "Early life"],
                        documents=[["The king was born in the city.", "A river runs in the city."]])
     summaries[folder] = [type(summarize).__module__.split(".")[0], len(output["sentences"])]
-print("RESULT " + json.dumps({"summaries": summaries, "loaded": _helper.loaded(NOT_INSTALLED)}))
+    try:
+        output = summarize(query=raw["query"], documents=raw["documents"])
+        raw_summaries[folder] = {"summary": output["summary"], "sentences": len(output["sentences"])}
+    except ImportError as error:
+        raw_summaries[folder] = {"error": str(error)}
+print("RESULT " + json.dumps({"summaries": summaries, "raw": raw_summaries, "loaded": _helper.loaded(NOT_INSTALLED)}))
 '''
+
+# Raw-text documents for the folders' pipelines: the sentence splitter's rules matter (an abbreviation, an exclamation,
+# a blank line after a heading without a full stop).
+RAW = {"query": ["The king", "Early life"],
+       "documents": ["Early years\n\nDr. Smith said the king was born in the city. He was crowned in 1950! A river "
+                     "runs in the city.", "The cat sat on the mat. The king's city lies on a river."]}
 
 # Importing the model side and building the `wikiref` parser, nothing run.
 IMPORTS = r'''
@@ -72,7 +85,7 @@ import json
 import trainer_scripts.cli, trainer_scripts.evaluate_duc, trainer_scripts.finetune_duc, trainer_scripts.pretrain_wikiref
 import trainer_scripts.model_card, trainer_scripts.common
 import modeling_qbert
-import modeling_qbert.baselines, modeling_qbert.inference, modeling_qbert.pipeline_qfs, modeling_qbert.selection
+import wikiref_dataset.baselines, modeling_qbert.inference, modeling_qbert.pipeline_qfs, wikiref_dataset.selection
 import modeling_qbert.sparse, modeling_qbert.trainer
 import wikiref_dataset.builder, wikiref_dataset.duc, wikiref_dataset.folders, wikiref_dataset.metrics
 import wikiref_dataset.oracle, wikiref_dataset.rouge, wikiref_dataset.stopwords, wikiref_dataset.wiki
@@ -149,9 +162,28 @@ def test_training_and_evaluation_run_without_the_build_extra(tmp_path, demo_wiki
     shutil.copytree(tmp_path / "finetuned" / "checkpoint-2", copies / "checkpoint")
     folders = sorted(str(path) for path in copies.iterdir())
     project = ("modeling_qbert", "wikiref_dataset", "trainer_scripts")
-    report, _ = _run_without_extras(FOLDER_PIPELINES, *folders, tmp_path=tmp_path, cwd=copies,
+    report, _ = _run_without_extras(FOLDER_PIPELINES, json.dumps(RAW), *folders, tmp_path=tmp_path, cwd=copies,
                                     hidden=(*NOT_INSTALLED, *project))
-    assert report == {"summaries": {folder: ["transformers_modules", 2] for folder in folders}, "loaded": []}
+    assert report["summaries"] == {folder: ["transformers_modules", 2] for folder in folders}
+    assert report["loaded"] == []
+    # Raw text without spaCy: one error naming that one package (pre-split documents above needed nothing).
+    assert all(result == {"error": "splitting a raw-text document into sentences needs spaCy: pip install spacy (or "
+                                   "pass the document as a list of sentences)"} for result in report["raw"].values())
+
+    # With spaCy alone (no spacy-lookups-data, no other extra, no project): raw text is split by the folder's own
+    # splitter and summarized as the installed package summarizes it.
+    from transformers import pipeline
+
+    from modeling_qbert import TASK, QueryFocusedSummarizationPipeline
+
+    spacy_alone = tuple(name for name in NOT_INSTALLED if name not in ("spacy", "thinc"))
+    report, stderr = _run_without_extras(FOLDER_PIPELINES, json.dumps(RAW), *folders, tmp_path=tmp_path, cwd=copies,
+                                         hidden=(*spacy_alone, *project))
+    assert "spacy_lookups_data" in spacy_alone and "lemma" not in stderr  # no news about lemmas, which it never uses
+    for folder in folders:
+        installed = pipeline(TASK, model=folder, pipeline_class=QueryFocusedSummarizationPipeline)
+        expected = installed(query=RAW["query"], documents=RAW["documents"])
+        assert report["raw"][folder] == {"summary": expected["summary"], "sentences": 6}, folder
 
 
 def test_model_side_imports_without_the_extras(tmp_path):

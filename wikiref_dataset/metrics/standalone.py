@@ -1,18 +1,22 @@
-"""The ROUGE engine as standalone code files, for copies published where this package is not installed.
+"""The project modules that published copies carry as code files, for loading where this package is not installed.
 
-A Hub Space (``evaluate.load("org/duc_rouge")``) and a model repo loaded with ``trust_remote_code=True`` can only
-carry Python files that their loaders copy next to the module they import: ``evaluate`` copies the files the metric
-module imports relatively (``from .rouge import …``, at the start of a line, not recursively); transformers copies
-the relative imports of each code file, recursively. So a published copy gets
+A Hub Space (``evaluate.load("org/duc_rouge")``) and a model folder or repo loaded with ``trust_remote_code=True`` can
+only carry Python files that their loaders copy next to the module they import: ``evaluate`` copies the files the
+metric module imports relatively (``from .rouge import …``, at the start of a line, not recursively); transformers
+copies the relative imports of each code file, recursively. So a published copy gets
 
-* ``rouge.py`` and ``_rouge_stemmer.py``: the engine's own source, unchanged (it only imports itself relatively);
+* ``rouge.py`` and ``_rouge_stemmer.py``: the ROUGE engine's own source, unchanged (it only imports itself
+  relatively);
 * ``_rouge_wordnet_exceptions.py``: the WordNet 2.0 exception map that ``_rouge_stemmer`` reads from
   ``wikiref_dataset/data/`` in the package, as a string constant (code files cannot carry data files), with its
   licence;
-* the code that uses the engine, with ``from wikiref_dataset.rouge import …`` rewritten to ``from .rouge import …``
+* for a model folder also ``selection.py`` (the selection rules), ``text.py`` and ``_spacy_import.py`` (the project's
+  one sentence splitter, which needs spaCy and nothing else: a published pipeline splits raw text with the rules the
+  training data was split with, and imports it only for raw text);
+* the code that uses them, with ``from wikiref_dataset.<module> import …`` rewritten to ``from .<module> import …``
   (:func:`standalone_source`); any other import of the project's packages is refused.
 
-The engine stays in one place (``wikiref_dataset/rouge.py``); these copies are made at publishing time.
+Each module stays in one place in the package; these copies are made when a folder is saved or published.
 """
 
 from __future__ import annotations
@@ -25,9 +29,12 @@ from . import DUC_ROUGE_PATH
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 ENGINE_MODULES = ("rouge", "_rouge_stemmer")
+MODEL_MODULES = ("selection", "text", "_spacy_import")
+"""The modules a published model folder carries besides the ROUGE engine (``modeling_qbert.remote_code``)."""
+PUBLISHED_MODULES = ENGINE_MODULES + MODEL_MODULES
 WORDNET_MODULE = "_rouge_wordnet_exceptions"
 PROJECT_PACKAGES = ("wikiref_dataset", "modeling_qbert", "trainer_scripts")
-_ENGINE_IMPORT = re.compile(r"^(\s*)from\s+wikiref_dataset\.(" + "|".join(ENGINE_MODULES) + r")\s+import\b",
+_PUBLISHED_IMPORT = re.compile(r"^(\s*)from\s+wikiref_dataset\.(" + "|".join(PUBLISHED_MODULES) + r")\s+import\b",
                             flags=re.MULTILINE)
 
 
@@ -47,15 +54,16 @@ def wordnet_exceptions_module() -> str:
 
 
 def standalone_source(text: str, where: str = "code file") -> str:
-    """``text`` with its imports of the ROUGE engine made relative; raises :class:`StandaloneError` if it still
-    imports one of the project's packages outside a ``try`` block (an import inside ``try`` is an optional one)."""
-    text = _ENGINE_IMPORT.sub(r"\1from .\2 import", text)
+    """``text`` with its imports of the published modules (:data:`PUBLISHED_MODULES`) made relative; raises
+    :class:`StandaloneError` if it still imports one of the project's packages outside a ``try`` block (an import
+    inside ``try`` is an optional one)."""
+    text = _PUBLISHED_IMPORT.sub(r"\1from .\2 import", text)
     for node in _required_imports(ast.parse(text)):
         names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
         for name in names:
             if getattr(node, "level", 0) == 0 and name.split(".")[0] in PROJECT_PACKAGES:
                 raise StandaloneError(f"{where}, line {node.lineno}: imports {name}, which a published copy cannot "
-                                      "import (only the ROUGE engine is shipped as code files)")
+                                      f"import (only {', '.join(PUBLISHED_MODULES)} are shipped as code files)")
     return text
 
 
@@ -76,6 +84,15 @@ def rouge_engine_files() -> dict[str, str]:
     return files
 
 
+def model_module_files() -> dict[str, str]:
+    """``{file name: source}`` of every module a published model folder's code may import from this package: the
+    ROUGE engine (:func:`rouge_engine_files`) and :data:`MODEL_MODULES`, their project imports made relative."""
+    files = {f"{name}.py": standalone_source((PACKAGE_DIR / f"{name}.py").read_text(encoding="utf-8"),
+                                             f"wikiref_dataset/{name}.py")
+             for name in MODEL_MODULES}
+    return {**rouge_engine_files(), **files}
+
+
 def duc_rouge_space_files(module_name: str = "duc_rouge") -> dict[str, str]:
     """The DUC ROUGE metric as a Space's code files: ``{module_name}.py`` (the module, importing the engine
     relatively) and the engine's files. ``evaluate`` copies only the files the module imports itself, so the
@@ -93,5 +110,5 @@ def duc_rouge_space_files(module_name: str = "duc_rouge") -> dict[str, str]:
     return {f"{module_name}.py": text[:end] + extra + text[end:], **rouge_engine_files()}
 
 
-__all__ = ["StandaloneError", "standalone_source", "rouge_engine_files", "duc_rouge_space_files",
-           "wordnet_exceptions_module", "ENGINE_MODULES", "WORDNET_MODULE"]
+__all__ = ["StandaloneError", "standalone_source", "rouge_engine_files", "model_module_files", "duc_rouge_space_files",
+           "wordnet_exceptions_module", "ENGINE_MODULES", "MODEL_MODULES", "PUBLISHED_MODULES", "WORDNET_MODULE"]

@@ -1,5 +1,7 @@
 """standalone.py: the ROUGE engine and the DUC ROUGE module as code files for copies published without the package."""
 
+import re
+
 import evaluate
 import pytest
 
@@ -7,6 +9,7 @@ from wikiref_dataset.metrics import DUC_ROUGE_PATH
 from wikiref_dataset.metrics.standalone import (
     StandaloneError,
     duc_rouge_space_files,
+    model_module_files,
     rouge_engine_files,
     standalone_source,
 )
@@ -15,14 +18,26 @@ PREDICTIONS = ["The children were running.\nThey said it was better.", "Dogs bar
 REFERENCES = [["The child runs and says it is good.", "Children ran."], ["At night the dogs of the town bark."]]
 
 
-def test_standalone_source_makes_engine_imports_relative_and_refuses_others():
+def test_standalone_source_makes_published_imports_relative_and_refuses_others():
     assert standalone_source("from wikiref_dataset.rouge import RougeConfig\n") == "from .rouge import RougeConfig\n"
-    with pytest.raises(StandaloneError, match="x.py, line 1: imports wikiref_dataset.text"):
-        standalone_source("from wikiref_dataset.text import default_pipeline\n", "x.py")
+    assert standalone_source("from wikiref_dataset.text import default_pipeline\n") == (
+        "from .text import default_pipeline\n")  # the sentence splitter travels with model folders
+    with pytest.raises(StandaloneError, match="x.py, line 1: imports wikiref_dataset.curation"):
+        standalone_source("from wikiref_dataset.curation import curate\n", "x.py")
     with pytest.raises(StandaloneError, match="imports modeling_qbert"):
         standalone_source("def f():\n    import modeling_qbert\n")
-    optional = "try:\n    from wikiref_dataset.text import default_pipeline\nexcept ImportError:\n    pass\n"
+    optional = "try:\n    from wikiref_dataset.oracle import ExtractiveOracle\nexcept ImportError:\n    pass\n"
     assert standalone_source(optional) == optional  # an import inside `try` is optional
+
+
+def test_model_module_files_need_nothing_but_their_own_files():
+    files = model_module_files()
+    assert set(files) == {"rouge.py", "_rouge_stemmer.py", "_rouge_wordnet_exceptions.py", "selection.py", "text.py",
+                          "_spacy_import.py"}
+    for name, text in files.items():
+        assert standalone_source(text, name) == text
+        imported = set(re.findall(r"^\s*from \.(\S+) import", text, flags=re.MULTILINE))
+        assert {f"{module}.py" for module in imported} <= set(files), name  # what transformers copies is there
 
 
 def test_wordnet_module_carries_the_map_and_its_licence():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from modeling_qbert.baselines import (
+from wikiref_dataset.baselines import (
     BASELINE_NAMES,
     BASELINES,
     baseline_summary,
@@ -16,8 +16,8 @@ from modeling_qbert.baselines import (
     query_sim,
     query_sim_scores,
 )
-from modeling_qbert.selection import ClusterSentences
 from wikiref_dataset.duc import locate_duc, read_duc
+from wikiref_dataset.selection import ClusterSentences
 
 DUC = Path(__file__).resolve().parents[1] / "fixtures" / "duc"
 

@@ -2,8 +2,8 @@
 
 Each baseline takes one cluster (a row of the dataset ``wikiref duc convert`` writes: ``query``, ``documents`` with
 ``docno``/``date``/``sentences``, ``references``) and returns indices into
-:class:`~modeling_qbert.selection.ClusterSentences` ``.from_row(row)``, in selection order. LEAD and QUERY-SIM
-only produce scores and go through the DUC selection of the model (:func:`~modeling_qbert.selection.select_duc`:
+:class:`~wikiref_dataset.selection.ClusterSentences` ``.from_row(row)``, in selection order. LEAD and QUERY-SIM
+only produce scores and go through the DUC selection of the model (:func:`~wikiref_dataset.selection.select_duc`:
 bigram redundancy, 250 words); ORACLE is the project's greedy oracle
 (:class:`~wikiref_dataset.oracle.ExtractiveOracle`).
 
@@ -29,9 +29,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from wikiref_dataset.oracle import ExtractiveOracle, OracleConfig
-from wikiref_dataset.rouge import RougeConfig, RougeScorer
-
+from .oracle import ExtractiveOracle, OracleConfig
+from .rouge import RougeConfig, RougeScorer
 from .selection import DUC_MAX_WORDS, ClusterSentences, select_duc
 
 __all__ = [

@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from modeling_qbert.selection import (
+from wikiref_dataset.rouge import RougeConfig, RougeScorer
+from wikiref_dataset.selection import (
     ClusterSentences,
     rank_by_score,
     select_duc,
@@ -14,7 +15,6 @@ from modeling_qbert.selection import (
     summary_text,
     tune_threshold,
 )
-from wikiref_dataset.rouge import RougeConfig, RougeScorer
 
 # ---- DUC rule ----------------------------------------------------------------------------------------------------
 
