@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = (
     "bench_duc_rouge.py", "bench_oracle.py", "bench_statements.py", "bench_web.py", "bench_extract.py",
-    "bench_curation.py", "bench_qbert.py", "bench_sparse.py", "bench_psg2sum.py", "bench_aquamuse.py",
+    "bench_curation.py", "bench_qbert.py", "bench_sparse.py", "bench_psg2sum.py", "bench_aquamuse.py", "bench_cli.py",
 )
 
 

@@ -15,7 +15,9 @@ baselines of Zhu et al. (2022) (``wikiref_dataset.baselines``), system summaries
 ``"query-focused-summarization"`` pipeline with the DUC selection rule).
 
 Scores: ROUGE-1, ROUGE-2 and ROUGE-SU4 recall with ``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``,
-computed by the project's `evaluate` module (``evaluate.load(DUC_ROUGE_PATH)``). The table prints them ×100 with
+computed by the project's ROUGE engine exactly as its `evaluate` module (``evaluate.load(DUC_ROUGE_PATH)``) computes
+them (:class:`DucRouge`). Scoring baselines or summaries imports neither torch nor transformers (nor `evaluate` or
+`datasets`, which would import them): about a second; only ``--model`` loads the model side. The table prints them ×100 with
 two decimals, as Zhu et al.'s (2022) Table VI does, with the 95 % bootstrap interval in brackets; the JSON output keeps
 the metric's own 0-1 values (recall, precision, F and their intervals). Clusters without reference summaries cannot be
 scored and are left out (with a warning). A system with no summary for any topic of a year gets ``-`` for that year (as
@@ -82,12 +84,13 @@ class Evaluation:
 
 
 def load_years(paths: Sequence[str | Path]) -> list[DucYear]:
-    """Load converted years (``wikiref_dataset.duc.load_duc``), sorted by year; two folders of one year are refused."""
-    from wikiref_dataset.duc import load_duc
+    """Read converted years (``wikiref_dataset.duc.read_converted``: their Parquet files, without `datasets`), sorted
+    by year; two folders of one year are refused."""
+    from wikiref_dataset.duc import read_converted
 
     years: dict[int, DucYear] = {}
     for path in map(Path, paths):
-        rows = list(load_duc(path))
+        rows = read_converted(path)
         found = sorted({row["year"] for row in rows})
         if len(found) != 1:
             raise EvaluationError(f"{path}: expected the clusters of one DUC year, found years {found}")
@@ -248,13 +251,23 @@ def score_year(metric: Any, year: DucYear, summaries: Mapping[str, str], system:
     return {"clusters": len(rows), **output}
 
 
-def load_metric() -> Any:
-    """The project's DUC ROUGE `evaluate` module (official settings by default), loaded from its folder."""
-    import evaluate
+class DucRouge:
+    """ROUGE-1.5.5 with the official DUC settings, computed by the project's ROUGE engine as the DUC ROUGE `evaluate`
+    module computes it (``wikiref_dataset/metrics/duc_rouge``, a thin wrapper of the same call), without importing
+    `evaluate`: that import loads transformers and torch when they are installed (12 s and 490 MB on a 2-core
+    machine, for scoring that takes a second). ``tests/trainer_scripts/test_evaluate_duc.py`` checks that both give
+    the same numbers. ``compute`` takes and returns what the module's ``compute`` does."""
 
-    from wikiref_dataset.metrics import DUC_ROUGE_PATH
+    def compute(self, predictions: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
+        from wikiref_dataset.rouge import RougeConfig, RougeScorer
 
-    return evaluate.load(DUC_ROUGE_PATH)
+        items = [[reference] if isinstance(reference, str) else list(reference) for reference in references]
+        return RougeScorer(RougeConfig.duc()).evaluate(list(predictions), items).to_dict()
+
+
+def load_metric() -> DucRouge:
+    """The DUC ROUGE metric with the official settings (:class:`DucRouge`)."""
+    return DucRouge()
 
 
 def official_settings() -> str:

@@ -543,6 +543,8 @@ class BuildSummary:
     seconds: dict[str, float]
     empty_reason: str | None = None
     work: str = ""
+    waited_s: float | None = None
+    """Seconds the documents stage's tasks spent waiting for CDX hosts' intervals (None: no CDX lookups)."""
 
     def format(self) -> str:
         # a damaged file's row names the file and the error: it overflows the column rather than widening it
@@ -553,6 +555,10 @@ class BuildSummary:
         lines.append("")
         if self.seconds:  # a Slurm build's summary is read after its jobs ran: no timings
             lines.append("  time: " + ", ".join(f"{stage} {seconds:.1f}s" for stage, seconds in self.seconds.items()))
+        if self.waited_s is not None:
+            of = f" of the documents stage's {self.seconds['documents']:.1f}s" if "documents" in self.seconds else ""
+            lines.append(f"  waiting: {self.waited_s:.1f}s{of} spent holding CDX lookups to their hosts' intervals "
+                         "(summed over tasks)")
         if self.work:
             lines.append(f"  intermediate files: {self.work} (a rerun with the same inputs reuses them; delete when done)")
         return "\n".join(lines)
@@ -663,8 +669,10 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
 
 def _read_summary(config: BuildConfig, seconds: dict[str, float]) -> BuildSummary:
     build = json.loads((config.work / "build.json").read_text(encoding="utf-8"))
+    documents = stage_stats(config.work, "documents")
+    waited = [counter["cdx/waited_ms"] for counter in documents.values() if "cdx/waited_ms" in counter]
     return BuildSummary(config.output_dir, build["counts"], build["splits"], seconds, build.get("empty_reason"),
-                        str(config.work))
+                        str(config.work), waited_s=sum(waited) / 1000 if waited else None)
 
 
 def _republish_if_missing(work: Path, output_dir: str) -> None:

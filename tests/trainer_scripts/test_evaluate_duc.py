@@ -73,19 +73,32 @@ def test_baselines_table_vi_end_to_end(years, tmp_path, capsys):
     assert json.loads(again.read_text())["systems"] == results["systems"]
 
 
-def test_metric_goes_through_evaluate_load(years, monkeypatch, capsys):
+def test_the_commands_metric_is_the_evaluate_module(years, tmp_path, capsys):
+    """The command scores with the engine directly (evaluate imports torch and transformers); its numbers, intervals
+    included, are those of the DUC ROUGE `evaluate` module on the same summaries."""
     import evaluate
 
-    calls = []
-    real_load = evaluate.load
+    output, saved = tmp_path / "results.json", tmp_path / "summaries.jsonl"
+    assert main(["--dataset", years[2006], "--baseline", "all", "--out", str(output), "--save_summaries", str(saved),
+                 "--quiet"]) == 0
+    results = json.loads(output.read_text())["systems"]
+    module = evaluate.load(DUC_ROUGE_PATH)
+    rows = [row for row in load_duc(years[2006]) if row["references"]]
+    summaries = {}
+    for line in saved.read_text().splitlines():
+        record = json.loads(line)
+        summaries.setdefault(record["system"], {})[record["topic_id"]] = record["summary"]
+    assert set(summaries) == set(results) == {"LEAD", "QUERY-SIM", "ORACLE"}
+    for system, by_topic in summaries.items():
+        expected = module.compute(predictions=[by_topic[row["topic_id"]] for row in rows],
+                                  references=[row["references"] for row in rows])
+        assert results[system]["2006"] == {"clusters": len(rows), **expected}, system
 
-    def spy(path, *args, **kwargs):
-        calls.append(path)
-        return real_load(path, *args, **kwargs)
 
-    monkeypatch.setattr(evaluate, "load", spy)
-    assert main(["--dataset", years[2006], "--baseline", "lead", "--quiet"]) == 0
-    assert calls == [DUC_ROUGE_PATH]
+def test_the_years_are_read_as_datasets_loads_them(years):
+    """`load_years` reads the Parquet files itself (no `datasets` import): the same rows as `load_duc`."""
+    (year,) = evaluate_duc.load_years([years[2006]])
+    assert year.year == 2006 and year.rows == list(load_duc(years[2006]))
 
 
 def test_duc_peer_folder(years, tmp_path, capsys):

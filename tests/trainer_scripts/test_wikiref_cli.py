@@ -1,13 +1,18 @@
 """The ``wikiref`` command (``trainer_scripts/cli.py``): the data side's subcommands composed with the model side's."""
 
+import json
+import os
 import subprocess
 import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
 from trainer_scripts.cli import build_parser, main
 from wikiref_dataset.cli import build_parser as build_data_parser
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _subcommands(parser):
@@ -65,3 +70,58 @@ def test_help_imports_no_heavy_library(argv):
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip().splitlines()[-1] == "[]"
+
+
+# Every subcommand's --help, then the commands that score or convert, in one fresh process; after each, which of the
+# watched modules are imported. Written to a file (the commands print to stdout).
+LIGHT_COMMANDS = r'''
+import argparse, json, sys
+from trainer_scripts.cli import build_parser, main
+
+def leaves(parser, prefix=()):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from leaves(sub, (*prefix, name))
+            return
+    yield list(prefix)
+
+runs, report_path = json.loads(sys.argv[1]), sys.argv[2]
+WATCH = {"torch", "transformers", "evaluate", "modeling_qbert", "spacy", "datasets", "sentence_transformers", "faiss"}
+report = []
+for argv in [[*leaf, "--help"] for leaf in leaves(build_parser())] + runs:
+    try:
+        status = main(argv)
+    except SystemExit as exit:
+        status = exit.code
+    report.append([" ".join(argv), status, sorted(WATCH & set(sys.modules))])
+open(report_path, "w").write(json.dumps(report))
+'''
+
+
+def test_scoring_and_converting_import_neither_torch_nor_transformers(duc_years, tmp_path):
+    """`wikiref duc evaluate` with --baseline or --summaries, `wikiref rouge`, `wikiref duc convert` and every
+    subcommand's --help, run as a user runs them (a fresh process): none imports torch or transformers (9 s and 490 MB
+    before the first score), nor `evaluate` (which imports both); a --help imports none of the heavy libraries."""
+    (tmp_path / "items.jsonl").write_text(json.dumps({"prediction": "a cat sat", "references": ["the cat sat"]}) + "\n")
+    (tmp_path / "system.jsonl").write_text(json.dumps({"topic_id": "D0601A", "summary": "A cat sat."}) + "\n"
+                                           + json.dumps({"topic_id": "D0602B", "summary": "A dog ran."}) + "\n")
+    runs = [["duc", "evaluate", "--dataset", duc_years[2006], "--baseline", "all", "-q"],
+            ["duc", "evaluate", "--dataset", duc_years[2006], "--summaries", str(tmp_path / "system.jsonl"), "-q"],
+            ["rouge", str(tmp_path / "items.jsonl"), "-q"],
+            ["duc", "convert", str(ROOT / "tests" / "fixtures" / "duc" / "duc2006"), "--year", "2006",
+             "--out", str(tmp_path / "converted"), "-q"]]
+    report_path = tmp_path / "report.json"
+    env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "hf_cache"), "HF_HUB_OFFLINE": "1"}
+    completed = subprocess.run([sys.executable, "-c", LIGHT_COMMANDS, json.dumps(runs), str(report_path)],
+                               capture_output=True, text=True, timeout=300, env=env)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    report = json.loads(report_path.read_text())
+    helps = [entry for entry in report if entry[0].endswith("--help")]
+    assert len(helps) == 11 and all(status == 0 for _, status, _ in helps)
+    assert [(command, loaded) for command, _, loaded in helps if loaded] == []  # nothing heavy for a --help
+    done = report[len(helps):]
+    assert [status for _, status, _ in done] == [0, 0, 0, 0], completed.stderr[-3000:]
+    heavy = {"torch", "transformers", "evaluate", "modeling_qbert"}
+    assert [(command, sorted(heavy & set(loaded))) for command, _, loaded in done if heavy & set(loaded)] == []
+    assert "spacy" in done[-1][2]  # the check sees imports: converting splits sentences with spaCy

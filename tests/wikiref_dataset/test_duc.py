@@ -2,6 +2,8 @@
 
 import argparse
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import datasets
@@ -22,6 +24,7 @@ from wikiref_dataset.duc import (
     parse_date,
     parse_documents,
     parse_topics,
+    read_converted,
     read_duc,
     read_reference,
     reference_topic_id,
@@ -331,12 +334,28 @@ def test_load_dataset_reads_the_folder_with_features(converted):
     assert loaded.features == DUC_FEATURES
     assert loaded.to_list() == rows
     assert load_duc(out / "2005").to_list() == rows
+    assert read_converted(out / "2005") == rows  # pyarrow alone, for the evaluation: the same rows
     assert loaded[0]["granularity"] == "specific"
 
 
 def test_load_duc_refuses_other_folders(tmp_path):
     with pytest.raises(DucError, match="not a converted DUC dataset"):
         load_duc(tmp_path)
+    with pytest.raises(DucError, match="not a converted DUC dataset"):
+        read_converted(tmp_path)
+    (tmp_path / "README.md").write_text("card\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "test-00000-of-00001.parquet").write_text("not parquet\n")
+    with pytest.raises(DucError, match=r"test-00000-of-00001.parquet: not a readable Parquet file"):
+        read_converted(tmp_path)
+
+
+def test_importing_the_reader_imports_no_datasets():
+    """The evaluation imports this module to read converted years: `datasets` (≈1.7 s) only where it is used."""
+    code = ("import sys\nimport wikiref_dataset.duc as duc\nassert 'datasets' not in sys.modules\n"
+            "assert duc.DUC_FEATURES == duc.duc_features() and 'datasets' in sys.modules\nprint('ok')")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert completed.stdout.strip() == "ok", completed.stderr[-2000:]
 
 
 def test_convert_with_explicit_paths_and_no_cluster(tmp_path):

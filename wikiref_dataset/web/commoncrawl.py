@@ -385,6 +385,7 @@ class CdxServer:
         self._failures = 0
         self._lock = threading.Lock()
         self._spacing = HostSpacing()
+        self._given_interval = min_interval_s
         self._intervals = {host: _cdx_interval(host, min_interval_s)
                            for host in {urlsplit(endpoint).hostname or "" for endpoint, _ in self.endpoints}}
         self._local = threading.local()
@@ -417,6 +418,31 @@ class CdxServer:
             if first_crawl_with_200 and any(capture.status == 200 for capture in captures):
                 break
         return found
+
+    @property
+    def waited_s(self) -> float:
+        """Wall time this server's lookups spent held back by the per-host intervals."""
+        return self._spacing.waited_s
+
+    def plan(self, urls: int) -> list[str]:
+        """One line per endpoint host: the interval in force, why, and the least time it implies for `urls` URLs
+        (each asked of every crawl on that host, at most), so that a build says what it will wait before it does."""
+        lines = []
+        for host, interval in sorted(self._intervals.items()):
+            crawls = sum(1 for endpoint, _ in self.endpoints if (urlsplit(endpoint).hostname or "") == host)
+            lookups = f"{urls:,} URL(s) x {crawls} crawl(s)"
+            if self._given_interval is not None:
+                why = "--cdx-min-interval"
+            elif is_loopback_host(host):
+                why = "a server on this machine; --cdx-min-interval sets one"
+            else:
+                why = "cdx_toolkit's politeness for this host; --cdx-min-interval changes it"
+            if interval <= 0:
+                lines.append(f"CDX lookups on {host}: no spacing ({why}), {lookups}")
+            else:
+                lines.append(f"CDX lookups on {host}: {interval:g} s apart ({why}): at least "
+                             f"{format_duration(interval * urls * crawls)} for {lookups}")
+        return lines
 
     def _session(self) -> Any:
         return thread_session(self._local)
@@ -473,6 +499,18 @@ def _cdx_interval(host: str, min_interval_s: float | None) -> float:
     from cdx_toolkit.myrequests import retry_info
 
     return float(retry_info.get(host, retry_info["default"])["minimum_interval"])
+
+
+def format_duration(seconds: float) -> str:
+    """``7 min 41 s``, ``2 h 5 min``, ``12 s``: a duration for a person."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
 
 
 def is_loopback_host(host: str) -> bool:

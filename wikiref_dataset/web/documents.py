@@ -616,9 +616,15 @@ class FetchCitedDocuments(PipelineStep):
         if self.common_crawl is not None:
             captures = CaptureTable.read(self.captures_dir, rank) if self.captures_dir is not None else None
             self._crawl = CommonCrawl(self.common_crawl, captures)
-            self._crawl.prepare(group.original_url for group in groups
-                                if not group.problem and group.normalized_url not in self._reused
-                                and getattr(self._carried.get(group.normalized_url), "transient", True))
+            to_look_up = [group.original_url for group in groups
+                          if not group.problem and group.normalized_url not in self._reused
+                          and getattr(self._carried.get(group.normalized_url), "transient", True)]
+            self._crawl.prepare(to_look_up)
+            if self._crawl.cdx is not None and to_look_up:  # what the per-host intervals imply, before waiting
+                from datatrove.utils.logging import logger as task_logger  # the task's log file, and the console
+
+                for line in self._crawl.cdx.plan(len(to_look_up)):
+                    task_logger.info(f"task {rank}: {line}")
         progress = None
         if self.progress:
             from tqdm.auto import tqdm
@@ -652,6 +658,8 @@ class FetchCitedDocuments(PipelineStep):
             if self._crawl is not None:
                 if self.common_crawl.cc_index:
                     self.stat_update("cc_index/files_read", value=self._crawl.files_scanned)
+                if self._crawl.cdx is not None:  # wall time held back by CDX politeness (the closing summary's)
+                    self.stat_update("cdx/waited_ms", value=int(self._crawl.cdx.waited_s * 1000))
                 faults |= self._crawl.faults.counts()
                 self._crawl.close()
                 self._crawl = None

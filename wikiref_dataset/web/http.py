@@ -365,16 +365,33 @@ class HostSpacing:
     def __init__(self) -> None:
         self._next: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._waiters = 0
+        self._waiting_since = 0.0
+        self.waited_s = 0.0
+        """Wall time during which at least one caller was held back by an interval (not summed over threads)."""
 
     def wait(self, host: str, interval: float) -> None:
-        while True:
-            with self._lock:
-                now = time.monotonic()
-                due = self._next.get(host, 0.0)
-                if now >= due:
-                    self._next[host] = now + interval
-                    return
-            time.sleep(due - now)
+        waiting = False
+        try:
+            while True:
+                with self._lock:
+                    now = time.monotonic()
+                    due = self._next.get(host, 0.0)
+                    if now >= due:
+                        self._next[host] = now + interval
+                        return
+                    if not waiting:
+                        waiting = True
+                        if self._waiters == 0:
+                            self._waiting_since = now
+                        self._waiters += 1
+                time.sleep(due - now)
+        finally:
+            if waiting:
+                with self._lock:
+                    self._waiters -= 1
+                    if self._waiters == 0:
+                        self.waited_s += time.monotonic() - self._waiting_since
 
     def ready_at(self, host: str) -> float:
         """The `time.monotonic()` from which a request to `host` starts without waiting."""

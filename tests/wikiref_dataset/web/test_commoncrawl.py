@@ -14,6 +14,7 @@ import dataclasses
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -455,8 +456,35 @@ def test_cdx_hosts_on_the_loopback_interface_are_not_spaced() -> None:
         assert not is_loopback_host(host)
     assert _cdx_interval("index.commoncrawl.org", None) == 1.0
     assert _cdx_interval("web.archive.example", None) == 3.0
-    server = CdxServer([("http://127.0.0.1:1/coll/cdx", None), ("https://index.commoncrawl.org/X-index", "X")])
+    server = CdxServer([("http://127.0.0.1:1/coll/cdx", None), ("https://index.commoncrawl.org/X-index", "X"),
+                        ("https://index.commoncrawl.org/Y-index", "Y")])
     assert server._intervals == {"127.0.0.1": 0.0, "index.commoncrawl.org": 1.0}
+    assert server.plan(461) == [  # said at the start of the lookups: 461 URLs x 2 crawls at 1 s
+        "CDX lookups on 127.0.0.1: no spacing (a server on this machine; --cdx-min-interval sets one), 461 URL(s) x "
+        "1 crawl(s)",
+        "CDX lookups on index.commoncrawl.org: 1 s apart (cdx_toolkit's politeness for this host; --cdx-min-interval "
+        "changes it): at least 15 min 22 s for 461 URL(s) x 2 crawl(s)"]
+    given = CdxServer([("http://127.0.0.1:1/coll/cdx", None)], min_interval_s=3)
+    assert given.plan(4000) == ["CDX lookups on 127.0.0.1: 3 s apart (--cdx-min-interval): at least 3 h 20 min for "
+                                "4,000 URL(s) x 1 crawl(s)"]
+
+
+def test_host_spacing_counts_the_wall_time_held_back_once() -> None:
+    """Three threads waiting together for one host's 0.2 s interval: the waiting clock runs while any of them waits
+    (about 0.4 s: the second waits 0.2 s, the third 0.4 s, overlapping), not the 0.6 s their waits add up to."""
+    import threading
+
+    from wikiref_dataset.web.http import HostSpacing
+
+    spacing = HostSpacing()
+    threads = [threading.Thread(target=spacing.wait, args=("h", 0.2)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert 0.35 <= spacing.waited_s <= 0.55
+    spacing.wait("other", 0.2)  # a host's first request never waits
+    assert spacing.waited_s <= 0.55
 
 
 # ---- settings and choice ----------------------------------------------------------------------------------------
@@ -579,9 +607,21 @@ def test_build_command_with_crawl_and_cdx_api(archive: Archive, tmp_path: Path) 
     dumps, _ = sample_inputs()
     result = _wikiref(["build", *dumps, "--warc", str(archive.sample.local_warc), "--crawl", SAMPLE_CRAWL,
                        "--cdx-api", archive.cdx_api, "--cc-data", archive.data_url,  # loopback: no spacing by default
-                       "--out", str(tmp_path / "wikiref"), "--tasks", "2", "--quiet"], tmp_path)
+                       "--out", str(tmp_path / "wikiref"), "--tasks", "2"], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Common Crawl" in result.stdout
+    # Each task says what the hosts' intervals imply before it looks anything up (in its log file, and on the
+    # console as datatrove shows a task's log); the summary, what was waited.
+    plan = re.compile(r"task (\d): CDX lookups on 127\.0\.0\.1: no spacing \(a server on this machine; "
+                      r"--cdx-min-interval sets one\), [\d,]+ URL\(s\) x 1 crawl\(s\)$")
+    assert any(plan.search(line) for line in result.stderr.splitlines()), result.stderr[-3000:]
+    task_logs = sorted(tmp_path.glob("**/documents/logs/task_*.log"))
+    assert len(task_logs) == 2, sorted(str(path) for path in tmp_path.glob("**/logs/task_*.log"))
+    assert [[match[1] for line in path.read_text().splitlines() if (match := plan.search(line))]
+            for path in task_logs] == [["0"], ["1"]]
+    waiting = re.search(r"waiting: ([\d.]+)s of the documents stage's ([\d.]+)s spent holding CDX lookups",
+                        result.stdout)
+    assert waiting and float(waiting[1]) < 1.0, result.stdout  # a loopback server: nothing held back
     _check_sample_rows(archive, tmp_path / "wikiref")
     build = json.loads((tmp_path / "wikiref" / "build.json").read_text(encoding="utf-8"))
     assert build["counts"]["cited pages from Common Crawl"] == len(archive.sample.crawled)
