@@ -58,6 +58,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from wikiref_dataset.command import format_seconds
+
 logger = logging.getLogger(__name__)
 
 MEASURES = ("rouge_1", "rouge_2", "rouge_su4")  # as trainer_scripts.evaluate_duc (not imported: the CLI stays light)
@@ -1230,15 +1232,6 @@ def _kinds(units: Mapping[str, Unit], keys: Iterable[str]) -> list[tuple[str, in
 def describe(unit: Unit) -> str:
     rows = ", ".join(sorted(unit.rows)) if unit.rows else "all rows"
     return f"{unit.kind} {unit.what} ({rows})"
-
-
-def format_seconds(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 def _last_line(log: Path) -> str:

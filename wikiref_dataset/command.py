@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MODULE_EXTRAS", "ArgumentParser", "CliError", "RunFailed", "add_common_options", "add_split_arguments",
            "add_subcommand", "check_input_files", "check_run_folder", "cleaned_up_on_input_error", "deprecated_alias",
-           "dispatch", "missing_extra", "one_line", "warn"]
+           "dispatch", "format_seconds", "missing_extra", "one_line", "warn"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
 
@@ -50,6 +50,16 @@ MODULE_EXTRAS: dict[str, str] = {
 }
 """Top-level modules of the optional extras (pyproject.toml) -> the extra that installs them: the dataset builders
 (``build``), the Ray executor (``cluster``), 7z history dumps (``history7z``)."""
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration for a person: ``12 s``, ``7 min 05 s``, ``2 h 05 min``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 class CliError(Exception):

@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from ..command import format_seconds
 from .captures import capture_time, choose_capture, iso_utc
 from .extract import is_html_content_type, media_type
 from .faults import IncompleteBody, NetworkFault, NetworkFaults, get_with_retries
@@ -441,7 +442,7 @@ class CdxServer:
                 lines.append(f"CDX lookups on {host}: no spacing ({why}), {lookups}")
             else:
                 lines.append(f"CDX lookups on {host}: {interval:g} s apart ({why}): at least "
-                             f"{format_duration(interval * urls * crawls)} for {lookups}")
+                             f"{format_seconds(interval * urls * crawls)} for {lookups}")
         return lines
 
     def _session(self) -> Any:
@@ -499,18 +500,6 @@ def _cdx_interval(host: str, min_interval_s: float | None) -> float:
     from cdx_toolkit.myrequests import retry_info
 
     return float(retry_info.get(host, retry_info["default"])["minimum_interval"])
-
-
-def format_duration(seconds: float) -> str:
-    """``7 min 41 s``, ``2 h 5 min``, ``12 s``: a duration for a person."""
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
 
 
 def is_loopback_host(host: str) -> bool:
