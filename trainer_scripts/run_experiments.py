@@ -1030,6 +1030,7 @@ class Runner:
     def __init__(self, plan: Plan, out: Path, arguments: ExperimentArguments) -> None:
         self.plan, self.out, self.arguments = plan, out, arguments
         self.status: dict[str, str] = {}  # key -> cached, ran, failed, skipped
+        self.at_once = 1  # units running at once (run() sets it from --jobs)
         self.threads: int | None = None  # torch threads of each unit's process when units run side by side
         self.processes: set[subprocess.Popen] = set()  # the units' processes running now
         self.seconds: dict[str, list[float]] = {}
@@ -1104,11 +1105,11 @@ class Runner:
                      f"to run ({kinds})")
         else:
             self.say(f"experiments: all {len(order)} units finished earlier; nothing to run")
-        jobs = min(self.jobs(), max(1, len(pending)))
-        if jobs > 1:
-            self.threads = self.threads_per_unit(jobs)
-            self.say(f"experiments: {jobs} units at a time, {self.threads} thread(s) each")
-            self._run_parallel(pending, jobs)
+        self.at_once = min(self.jobs(), max(1, len(pending)))
+        if self.at_once > 1:
+            self.threads = self.threads_per_unit(self.at_once)
+            self.say(f"experiments: {self.at_once} units at a time, {self.threads} thread(s) each")
+            self._run_parallel(pending, self.at_once)
             return
         for index, key in enumerate(pending, 1):
             prefix = f"[{index}/{len(pending)}] {describe(self.plan.units[key])}"
@@ -1128,7 +1129,7 @@ class Runner:
         if status == "ran":
             self.seconds.setdefault(unit.kind, []).append(seconds)
             self.say(f"{prefix}: done in {format_seconds(seconds)}"
-                     + (f"; {self.eta(rest, self.jobs())} for {len(rest)} more" if rest else ""))
+                     + (f"; {self.eta(rest, self.at_once)} for {len(rest)} more" if rest else ""))
         else:
             self.messages[key] = message
             self.say(f"{prefix}: FAILED after {format_seconds(seconds)}: {message}")
