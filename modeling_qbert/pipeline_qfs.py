@@ -49,6 +49,16 @@ def document_sentences(document: Any, position: int = 0) -> list[str]:
     raise TypeError(f"document {position}: expected text, a list of sentences or a mapping, got {type(document)}")
 
 
+def is_qbert_processor(processor: Any) -> bool:
+    """Whether ``processor`` is a `QBertProcessor`: this module's class, or the same class from another copy of
+    ``processing_qbert.py``. Loaded from a folder or Hub repo with ``trust_remote_code``, the processor
+    ``AutoProcessor`` gives and the one this file imports come from two imports of that code (transformers imports
+    each module it is asked for on its own), so an ``isinstance`` check alone would drop the folder's saved processor
+    (its packing, lengths) for one rebuilt from the model's configuration."""
+    return isinstance(processor, QBertProcessor) or any(cls.__name__ == QBertProcessor.__name__
+                                                        for cls in type(processor).__mro__)
+
+
 class QueryFocusedSummarizationPipeline(Pipeline):
     r"""
     Extractive query-focused summarization with a [`QBertForSentenceScoring`] model and its [`QBertProcessor`].
@@ -83,7 +93,7 @@ class QueryFocusedSummarizationPipeline(Pipeline):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if self.processor is None or not isinstance(self.processor, QBertProcessor):
+        if not is_qbert_processor(self.processor):
             if self.tokenizer is None:
                 raise ValueError(f"the {TASK} pipeline needs a QBertProcessor (processor=) or a tokenizer")
             self.processor = QBertProcessor.from_config(self.tokenizer, self.model.config)
@@ -189,4 +199,4 @@ class QueryFocusedSummarizationPipeline(Pipeline):
         }
 
 
-__all__ = ["QueryFocusedSummarizationPipeline", "TASK", "document_sentences"]
+__all__ = ["QueryFocusedSummarizationPipeline", "TASK", "document_sentences", "is_qbert_processor"]

@@ -7,7 +7,7 @@ import shutil
 import pytest
 from transformers import pipeline
 
-from modeling_qbert import TASK, QueryFocusedSummarizationPipeline
+from modeling_qbert import TASK, QBertProcessor, QueryFocusedSummarizationPipeline
 from modeling_qbert.remote_code import custom_pipelines, pipeline_code_files, save_pipeline_code
 from wikiref_dataset.metrics.standalone import standalone_source
 
@@ -28,6 +28,9 @@ def test_pipeline_code_files_are_standalone():
 
 def test_saved_folder_loads_the_pipeline_from_its_own_code(tiny_qbert_dir, tmp_path):
     shutil.copytree(tiny_qbert_dir, tmp_path, dirs_exist_ok=True)
+    saved = QBertProcessor.from_pretrained(tmp_path)
+    saved.packing = "sentences"  # as the sentence-encoder recipe saves it: not what the model's config alone gives
+    saved.save_pretrained(tmp_path)
     assert "from wikiref_dataset.text import" in (tmp_path / "processing_qbert.py").read_text()  # as save_pretrained
     written = save_pipeline_code(tmp_path)
     assert written == ["_rouge_stemmer.py", "_rouge_wordnet_exceptions.py", "_spacy_import.py", "inference.py",
@@ -43,6 +46,9 @@ def test_saved_folder_loads_the_pipeline_from_its_own_code(tiny_qbert_dir, tmp_p
     local = pipeline(TASK, model=str(tmp_path), pipeline_class=QueryFocusedSummarizationPipeline)
     assert type(local).__module__ == "modeling_qbert.pipeline_qfs"
     assert type(local.model).__module__ == "modeling_qbert.modeling_qbert"
+    # the folder's saved processor serves both (the remote one is another import of the same code file)
+    for summarize in (remote, local):
+        assert (summarize.processor.packing, summarize.processor.max_length) == ("sentences", 128)
     query = ["The king", "Early life"]
     assert remote(query=query, documents=[DOCUMENT])["summary"] == local(query=query, documents=[DOCUMENT])["summary"]
     text = "Dr. Smith was born in the city. He was king in 1950! A river runs there."  # split by the folder's text.py
