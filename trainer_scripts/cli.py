@@ -34,8 +34,8 @@ from wikiref_dataset.cli import add_data_commands
 from wikiref_dataset.command import ArgumentParser, CliError, add_subcommand, dispatch
 
 from .evaluate_duc import add_arguments as add_evaluate_arguments
-from .run_experiments import add_arguments as add_experiments_arguments
-from .run_experiments import keep_unknown_options
+from .experiments import add_arguments as add_experiments_arguments
+from .experiments import keep_unknown_options
 from .summarize_cli import add_summarize_parser
 
 __all__ = ["add_demo_parser", "add_duc_evaluate_parser", "add_experiments_parser", "build_parser", "main"]
@@ -68,8 +68,8 @@ def run_experiments(args: argparse.Namespace) -> int:
     are one line too (exit 1), after the results of the others are written."""
     from wikiref_dataset.command import RunFailed
 
-    from .run_experiments import UnitsFailed, to_arguments
-    from .run_experiments import run_experiments as run_units
+    from .experiments import UnitsFailed, to_arguments
+    from .experiments import run_experiments as run_units
 
     try:
         return run_units(*to_arguments(args))

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer_scripts.evaluate_duc import MEASURE_NAMES, MEASURES, format_cell
+from trainer_scripts.experiments.tables import PAPER_WIKIREF_TRAIN, PUBLISHED
 from wikiref_dataset.builder import WIKIREF_CITATION
 
 TEMPLATE_PATH = Path(__file__).resolve().with_name("model_card.md")  # package data; ./model_card.md links to it
@@ -58,29 +59,32 @@ class PublishedSetup:
     """How a published row was trained: what the card compares with this run."""
 
     encoder: str = "BERT-base"
-    wikiref_train: int | None = 256_724  # Table I
+    wikiref_train: int | None = PAPER_WIKIREF_TRAIN  # Table I
     pretraining_objective: str | None = None
     finetuning_objective: str | None = None
     subnetwork_fraction: float | None = None
 
 
-# Published numbers (BERT-base encoder, the full WikiRef), printed beside this run's with what differs.
+# Published numbers (BERT-base encoder, the full WikiRef), printed beside this run's with what differs: read from the
+# experiments runner's transcription of the paper's tables (trainer_scripts.experiments.tables), the one copy.
+_PUBLISHED = {table: {row.key: row for row in rows} for table, rows in PUBLISHED.items()}
 PAPER_TABLE_IV = {  # Q-BERT: Dev then Test ROUGE-1/2/L F1 x100
-    "classification": (35.85, 18.91, 30.59, 35.50, 18.45, 30.37),
-    "regression": (34.83, 18.18, 29.51, 34.58, 17.92, 29.27),
+    objective: tuple(_PUBLISHED["IV"][f"Q-BERT ({objective})"].values[split][measure]
+                     for split in ("validation", "test") for measure in ("rouge_1", "rouge_2", "rouge_l"))
+    for objective in ("classification", "regression")
+}
+_TABLE_VI_SETUPS = {
+    "Q-BERT + DA + ST": PublishedSetup(pretraining_objective="regression", finetuning_objective="regression",
+                                       subnetwork_fraction=0.1),
+    "Q-BERT + DA": PublishedSetup(pretraining_objective="regression", finetuning_objective="regression"),
+    "Q-BERT": PublishedSetup(wikiref_train=None, finetuning_objective="regression"),
+    "DA PRE-TRAINED (classification)": PublishedSetup(pretraining_objective="classification"),
+    "DA PRE-TRAINED (regression)": PublishedSetup(pretraining_objective="regression"),
 }
 PAPER_TABLE_VI = {  # variant -> (setup, year -> ROUGE-1, ROUGE-2 recall x100; the paper gives no SU4)
-    "Q-BERT + DA + ST": (PublishedSetup(pretraining_objective="regression", finetuning_objective="regression",
-                                        subnetwork_fraction=0.1),
-                         {2005: (39.21, 8.62), 2006: (41.96, 10.29), 2007: (45.06, 12.55)}),
-    "Q-BERT + DA": (PublishedSetup(pretraining_objective="regression", finetuning_objective="regression"),
-                    {2005: (38.68, 8.51), 2006: (41.81, 10.17), 2007: (44.72, 12.43)}),
-    "Q-BERT": (PublishedSetup(wikiref_train=None, finetuning_objective="regression"),
-               {2005: (37.47, 7.58), 2006: (40.88, 9.54), 2007: (42.84, 11.24)}),
-    "DA PRE-TRAINED (classification)": (PublishedSetup(pretraining_objective="classification"),
-                                        {2005: (36.19, 7.00), 2006: (38.67, 7.88), 2007: (40.08, 9.19)}),
-    "DA PRE-TRAINED (regression)": (PublishedSetup(pretraining_objective="regression"),
-                                    {2005: (36.52, 7.02), 2006: (38.81, 8.37), 2007: (41.09, 10.29)}),
+    variant: (setup, {int(year): (scores["rouge_1"], scores["rouge_2"])
+                      for year, scores in _PUBLISHED["VI"][variant].values.items()})
+    for variant, setup in _TABLE_VI_SETUPS.items()
 }
 PRETRAINING_OBJECTIVES = {
     "classification": "sentence classification: linear + sigmoid, binary cross-entropy against each sentence's oracle "

@@ -2,10 +2,13 @@
 and parts the run did not do shown as not evaluated."""
 
 import copy
+import re
+from pathlib import Path
 
 import pytest
 from huggingface_hub import ModelCard
 
+from trainer_scripts import model_card
 from trainer_scripts.model_card import ModelCardError, render_model_card
 
 SETTINGS = "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"
@@ -265,3 +268,19 @@ def test_iterative_pruning_reports_its_schedule_and_final_density():
     results["subnetwork"]["final_density"] = 0.31
     card = render_model_card(results, model_repo="org/x")
     assert "keeps **31.00%** of their entries — the run ended (step 4) before the schedule reached its target" in card
+
+
+def test_the_published_numbers_exist_once():
+    """The paper's numbers are transcribed once (the experiments runner's tables); the card reads them there."""
+    from trainer_scripts.experiments.tables import PUBLISHED
+
+    root = Path(__file__).resolve().parents[2] / "trainer_scripts"
+    holders = sorted(str(path.relative_to(root)) for path in root.rglob("*.py")
+                     if re.search(r"\b(41\.96|12\.55|35\.85|18\.91)\b", path.read_text(encoding="utf-8")))
+    assert holders == ["experiments/tables.py"]
+    vi = {row.key: row.values for row in PUBLISHED["VI"]}
+    setup, years = model_card.PAPER_TABLE_VI["Q-BERT + DA + ST"]
+    assert years == {2005: (39.21, 8.62), 2006: (41.96, 10.29), 2007: (45.06, 12.55)}
+    assert all(years[int(year)] == (scores["rouge_1"], scores["rouge_2"])
+               for year, scores in vi["Q-BERT + DA + ST"].items())
+    assert model_card.PAPER_TABLE_IV["classification"] == (35.85, 18.91, 30.59, 35.50, 18.45, 30.37)

@@ -7,8 +7,9 @@ import shutil
 import pytest
 from transformers import TrainingArguments
 
-from trainer_scripts import common, finetune_duc, run_experiments
+from trainer_scripts import common, finetune_duc
 from trainer_scripts.common import ModelArguments, parse_arguments
+from trainer_scripts.experiments.plan import recipe_overrides
 from trainer_scripts.finetune_duc import DucArguments
 from trainer_scripts.pretrain_wikiref import WikiRefArguments
 from trainer_scripts.recipes import available_recipes, default_recipe, encoder_kind, load_recipe
@@ -168,11 +169,11 @@ def load_duc_rows(path):
 
 def test_recipe_overrides_of_a_row():
     settings = {"learning_rate": 2e-5, "query_similarity": True, "packing": "sentences"}
-    assert run_experiments.recipe_overrides(["--learning_rate", "2.0e-5", "--pooling", "cls"], settings) == []
-    assert run_experiments.recipe_overrides(["--learning_rate=1e-4", "--no_query_similarity", "--packing", "stride"],
+    assert recipe_overrides(["--learning_rate", "2.0e-5", "--pooling", "cls"], settings) == []
+    assert recipe_overrides(["--learning_rate=1e-4", "--no_query_similarity", "--packing", "stride"],
                                             settings) == ["--learning_rate 1e-4", "--no_query_similarity",
                                                           "--packing stride"]
-    assert run_experiments.recipe_overrides(["--query_similarity", "true"], settings) == []
+    assert recipe_overrides(["--query_similarity", "true"], settings) == []
 
 
 def test_experiments_pass_the_recipe_and_estimate_the_units(tmp_path, capsys, tiny_bert_dir, duc_years):

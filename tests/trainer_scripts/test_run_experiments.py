@@ -15,6 +15,7 @@ import pytest
 
 from trainer_scripts import run_experiments
 from trainer_scripts.cli import main as wikiref
+from trainer_scripts.experiments import executors, options, plan, run
 
 FAST = ["--use_cpu", "--max_steps", "1", "--per_device_train_batch_size", "4", "--max_length", "128",
         "--disable_tqdm", "true"]
@@ -60,8 +61,34 @@ def tiny_wikiref(tmp_path_factory):
     return folder
 
 
-def test_rows_folds_seeds_are_cached_units(tmp_path, capsys, tiny_bert_dir, duc_years):
+def _watch_figures(monkeypatch) -> dict[str, dict]:
+    """What each figure the report saves shows: whether its title lies inside the image, and the published numbers
+    marked on it (the scatter points' heights)."""
+    from matplotlib.collections import PathCollection
+
+    from trainer_scripts.experiments import report
+
+    seen: dict[str, dict] = {}
+    save = report.Report._save
+
+    def watching(figure, folder, name):
+        figure.tight_layout()
+        renderer = figure.canvas.get_renderer()
+        axis = figure.axes[0]
+        title = axis.title.get_window_extent(renderer)
+        inside = figure.bbox.x0 <= title.x0 and title.x1 <= figure.bbox.x1 and title.y1 <= figure.bbox.y1
+        marked = [round(float(y), 2) for collection in axis.collections if isinstance(collection, PathCollection)
+                  for _, y in collection.get_offsets()]
+        seen[name] = {"title_inside": inside, "published": marked}
+        return save(figure, folder, name)
+
+    monkeypatch.setattr(report.Report, "_save", staticmethod(watching))
+    return seen
+
+
+def test_rows_folds_seeds_are_cached_units(tmp_path, capsys, monkeypatch, tiny_bert_dir, duc_years):
     out = tmp_path / "experiments"
+    figures = _watch_figures(monkeypatch)
     argv = ["--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir), "--rows", "bert",
             "qbert", "--seeds", "1", "2", "--out", str(out), "--subprocess", "false", *FAST]
     status, stdout, stderr = _run(capsys, *argv)
@@ -93,6 +120,11 @@ def test_rows_folds_seeds_are_cached_units(tmp_path, capsys, tiny_bert_dir, duc_
     assert "mean ± std of 2 seeds" in table and "--max_steps 1" in table
     assert "not run here (row `qbert_da`)" in table and "published only: another system" in table
     assert (out / "figures" / "duc_rouge2.png").stat().st_size > 1000
+    # the figure's title is whole, and each row's published ROUGE-2 is marked beside ours (BERT and Q-BERT, LEAD,
+    # QUERY-SIM and ORACLE on DUC 2006 and 2007)
+    assert figures["figures/duc_rouge2.png"]["title_inside"]
+    assert sorted(figures["figures/duc_rouge2.png"]["published"]) == sorted(
+        [9.60, 11.39, 9.54, 11.24, 5.71, 8.12, 7.10, 7.94, 17.22, 19.19])
     assert stdout.startswith("recipe paper (the default for the encoder")
 
     # the seeds' scores averaged: each test sentence scored by the mean of the two seeds' models, the DUC rule, ROUGE
@@ -196,19 +228,20 @@ def test_single_year_runs_cluster_folds_in_fresh_processes(tmp_path, capsys, tin
 
 def test_plan_of_the_figure_rows(tmp_path, tiny_bert_dir, duc_years, tiny_wikiref):
     """Fig. 6: six pre-trainings on halves of WikiRef sorted by oracle ROUGE-2 recall; a slice holds what it says."""
-    arguments = run_experiments.ExperimentArguments(duc_dirs=[duc_years[2006], duc_years[2007]],
-                                                    encoder=str(tiny_bert_dir), wikiref=str(tiny_wikiref),
-                                                    rows=["fig6_qbert_da"], seeds=[1, 2], out=str(tmp_path / "x"))
-    known = run_experiments.script_options()
-    options = run_experiments.route_options(arguments, [], ["fig6_qbert_da"], known)
-    plan = run_experiments.make_plan(arguments, run_experiments.check_inputs(arguments), ["fig6_qbert_da"], options)
-    kinds = [plan.units[key].kind for key in plan.order]
+    arguments = options.ExperimentArguments(duc_dirs=[duc_years[2006], duc_years[2007]], encoder=str(tiny_bert_dir),
+                                            wikiref=str(tiny_wikiref), rows=["fig6_qbert_da"], seeds=[1, 2],
+                                            out=str(tmp_path / "x"))
+    known = options.script_options()
+    routed = options.route_options(arguments, [], ["fig6_qbert_da"], known)
+    planned = plan.make_plan(arguments, plan.check_inputs(arguments), ["fig6_qbert_da"], routed)
+    kinds = [planned.units[key].kind for key in planned.order]
     assert kinds.count("data") == 6 and kinds.count("pretrain") == 6  # pre-trained once, shared by both seeds
     assert kinds.count("finetune") == 6 * 2  # six slices x two seeds, on the fold testing DUC 2007 only
-    slices = sorted(tuple(plan.units[key].params["slice"]) for key in plan.order if plan.units[key].kind == "data")
+    slices = sorted(tuple(planned.units[key].params["slice"]) for key in planned.order
+                    if planned.units[key].kind == "data")
     assert slices == [(start / 10, start / 10 + 0.5) for start in range(6)]
 
-    run_experiments._wikiref_slice(str(tiny_wikiref), (0.5, 1.0), tmp_path / "excellent")
+    executors._wikiref_slice(str(tiny_wikiref), (0.5, 1.0), tmp_path / "excellent")
     from wikiref_dataset.folders import load_dataset_folder
 
     full = load_dataset_folder(tiny_wikiref)["train"]["oracle_rouge2_recall"]
@@ -268,8 +301,8 @@ def test_a_row_whose_option_a_script_lacks_fails_alone(tmp_path, capsys, monkeyp
                                                       tiny_wikiref):
     """A row needing an option the script does not have is not run without it: it fails with one line naming the
     option, the other rows are planned; alone, the command refuses."""
-    known = run_experiments.script_options()
-    monkeypatch.setattr(run_experiments, "script_options",
+    known = options.script_options()
+    monkeypatch.setattr(run, "script_options",
                         lambda: {**known, "finetune": known["finetune"] - {"switch_objective"}})
     common = ["--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir), "--wikiref",
               str(tiny_wikiref), "--out", str(tmp_path / "x"), "--dry_run"]
@@ -325,3 +358,36 @@ def test_a_unit_process_ends_when_the_runner_is_killed(tmp_path):
     if running(child):
         os.kill(child, signal.SIGKILL)
         pytest.fail("the unit process outlived its killed runner")
+
+
+def test_eta_of_a_kind_not_timed_yet_is_its_estimate(tmp_path, duc_years, tiny_bert_dir):
+    """After the baselines (seconds), the fine-tuning units' ETA is their dry-run estimate, not the baselines' time;
+    a kind timed here takes its own mean; without an estimate, the ETA says how many units it leaves out."""
+    arguments = options.ExperimentArguments(duc_dirs=[duc_years[2006]], folds=2, encoder=str(tiny_bert_dir),
+                                            rows=["qbert"], seeds=[1], out=str(tmp_path / "x"))
+    known = options.script_options()
+    routed = options.route_options(arguments, [], ["lead", "qbert"], known)
+    planned = plan.make_plan(arguments, plan.check_inputs(arguments), ["lead", "qbert"], routed)
+    runner = executors.Runner(planned, tmp_path / "x", arguments)
+    finetune = [key for key in planned.order if planned.units[key].kind == "finetune"]
+    assert len(finetune) == 2
+    runner.seconds["baselines"] = [8.0]
+
+    class Estimator:
+        calls = 0
+
+        def estimate(self, kind, argv):
+            Estimator.calls += 1
+            return type("Estimate", (), {"seconds": 360.0})()
+
+    runner.loaded, runner._estimator = ["loaded"], Estimator()
+    assert runner.eta(finetune, jobs=1) == "ETA 12 min 00 s"  # 2 x 6 minutes, not 2 x 8 s
+    assert runner.eta(finetune, jobs=2) == "ETA 6 min 00 s"
+    assert Estimator.calls == 2  # measured once per unit, then kept
+    runner.seconds["finetune"] = [100.0]
+    assert runner.eta(finetune, jobs=1) == "ETA 3 min 20 s"  # timed here: its own mean
+    runner.seconds.pop("finetune")
+    runner.estimates.clear()
+    runner.arguments = options.ExperimentArguments(**{**vars(arguments), "estimate": False})
+    assert runner.eta(finetune, jobs=1) == "ETA unknown"
+    assert runner.eta([*finetune, planned.order[0]], jobs=1) == "ETA 8 s + 2 unit(s) not estimated"

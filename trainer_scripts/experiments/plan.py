@@ -1,0 +1,403 @@
+"""The plan: the input folders and their identity, the folds, and the units (one cached run of a script each, keyed
+by what feeds it) that the chosen rows need, in an order where a unit comes after those it starts from."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from trainer_scripts.experiments.common import ExperimentError
+from trainer_scripts.experiments.options import SCRIPTS, ExperimentArguments, StageOptions, option_name, split_options
+from trainer_scripts.experiments.tables import QUALITY_SLICES, ROW_BY_NAME, Pretraining, Row
+
+# ---- inputs -------------------------------------------------------------------------------------------------------
+
+
+def folder_identity(path: str | Path) -> str:
+    """A digest of a folder's (or a file's) resolved path and the relative path, size and modification time of every
+    file in it: a changed, added or removed file changes it."""
+    path = Path(path).resolve()
+    entries: list[Any] = [str(path)]
+    files = [path] if path.is_file() else sorted(item for item in path.rglob("*") if item.is_file())
+    for item in files:
+        stat = item.stat()
+        entries.append([str(item.relative_to(path)) if item != path else item.name, stat.st_size, stat.st_mtime_ns])
+    return digest(entries)
+
+
+def digest(value: Any, length: int = 16) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:length]
+
+
+@dataclass
+class Inputs:
+    """The checked inputs: ``years`` (year -> converted folder), ``clusters`` (year -> clusters with references), the
+    encoder folder and how results name it, the WikiRef folder; each folder's identity (:func:`folder_identity`)."""
+
+    years: dict[int, str]
+    clusters: dict[int, int]
+    encoder: str
+    encoder_name: str
+    wikiref: str | None
+    identity: dict[str, str]
+    recipe: Any = None
+    """The `trainer_scripts.recipes.Recipe` every training unit gets (``--recipe``), ``recipe_chosen`` says why."""
+    recipe_chosen: str = ""
+
+    @property
+    def recipe_argument(self) -> str:
+        """How the units name the recipe: a shipped one by name, a file of one's own by its path."""
+        from trainer_scripts.recipes import RECIPES_DIR
+
+        return self.recipe.name if self.recipe.path.parent == RECIPES_DIR else str(self.recipe.path.resolve())
+
+
+def load_duc_dirs(arguments: ExperimentArguments) -> list[Any]:
+    """The DUC years of ``--duc_dirs`` (their year, and that they are converted folders). It imports nothing of the
+    model side, so :func:`run_experiments` checks them first and a wrong folder is said at once.
+
+    Raises:
+        ExperimentError: naming the folder and the problem.
+    """
+    if not arguments.duc_dirs:
+        raise ExperimentError("--duc_dirs is required: the DUC years converted by `wikiref duc convert`")
+    for path in arguments.duc_dirs:
+        if not Path(path).is_dir():
+            raise ExperimentError(f"{path}: no such DUC folder (convert NIST's with `wikiref duc convert`)")
+    from trainer_scripts.evaluate_duc import EvaluationError, load_years
+    from wikiref_dataset.duc import DucError
+
+    try:
+        return list(load_years(arguments.duc_dirs))
+    except (DucError, EvaluationError) as error:
+        raise ExperimentError(str(error)) from None
+
+
+def check_inputs(arguments: ExperimentArguments, loaded: Sequence[Any] | None = None) -> Inputs:
+    """Load the DUC years (:func:`load_duc_dirs`, unless ``loaded`` holds what it gave), find the encoder and WikiRef
+    folders.
+
+    Raises:
+        ExperimentError: naming the folder and the problem.
+    """
+    if loaded is None:
+        loaded = load_duc_dirs(arguments)
+    years = {year.year: str(Path(year.path).resolve()) for year in loaded}
+    clusters = {year.year: len(year.scorable) for year in loaded}
+    if arguments.encoder is None:
+        from trainer_scripts.common import DEFAULT_ENCODER_NAME, ScriptError, default_encoder
+
+        try:
+            encoder, encoder_name = default_encoder(), DEFAULT_ENCODER_NAME
+        except ScriptError as error:
+            raise ExperimentError(f"no --encoder given: {str(error).split(': ', 1)[-1]}") from None
+    else:
+        encoder = encoder_name = arguments.encoder
+    if not Path(encoder).is_dir() or not (Path(encoder) / "config.json").is_file():
+        raise ExperimentError(f"{encoder}: not a model folder (no config.json); --encoder takes a local BERT-family "
+                              "encoder folder")
+    encoder = str(Path(encoder).resolve())
+    wikiref = None
+    if arguments.wikiref:
+        if not Path(arguments.wikiref).is_dir():
+            raise ExperimentError(f"{arguments.wikiref}: no such WikiRef folder (build one with `wikiref build`)")
+        wikiref = str(Path(arguments.wikiref).resolve())
+    identity = {path: folder_identity(path) for path in [*years.values(), encoder, *([wikiref] if wikiref else [])]}
+    from trainer_scripts.recipes import RecipeError, choose_recipe
+
+    try:
+        recipe, chosen = choose_recipe(arguments.recipe, encoder, encoder_name)
+    except RecipeError as error:
+        raise ExperimentError(str(error)) from None
+    return Inputs(years=years, clusters=clusters, encoder=encoder, encoder_name=encoder_name, wikiref=wikiref,
+                  identity=identity, recipe=recipe, recipe_chosen=chosen)
+
+
+def recipe_overrides(options: Sequence[str], settings: Mapping[str, Any]) -> list[str]:
+    """The options of ``options`` that set one of the recipe's ``settings`` to another value (``--pooling cls`` over a
+    recipe without pooling is not one: the recipe leaves it to the row), as ``--name value`` strings."""
+    found: dict[str, str] = {}
+    for group in split_options(options, "options"):
+        name = option_name(group)
+        if name.startswith("no_") and name[3:] in settings and settings[name[3:]] is True:
+            found[name[3:]] = "--" + name
+            continue
+        if name not in settings:
+            continue
+        value = group[1] if len(group) > 1 else "true"
+        wanted = settings[name]
+        same = (str(wanted).lower() == value.lower() if isinstance(wanted, bool) else
+                _same_number(wanted, value) if isinstance(wanted, (int, float)) else str(wanted) == value)
+        found.pop(name, None)
+        if not same:
+            found[name] = f"--{name} {value}"
+    return list(found.values())
+
+
+def _same_number(wanted: float, value: str) -> bool:
+    try:
+        return float(value) == float(wanted)
+    except ValueError:
+        return False
+
+
+# ---- folds and units ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A held-out year (``test_year``) or cluster fold ``fold`` of ``folds``."""
+
+    test_year: int | None = None
+    folds: int | None = None
+    fold: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"test{self.test_year}" if self.test_year is not None else f"fold{self.fold}of{self.folds}"
+
+    def options(self) -> list[str]:
+        if self.test_year is not None:
+            return ["--test_year", str(self.test_year)]
+        return ["--folds", str(self.folds), "--fold", str(self.fold)]
+
+
+def plan_folds(arguments: ExperimentArguments, clusters: Mapping[int, int]) -> list[Fold]:
+    """The folds: each year held out (cross-year), or ``--folds`` folds of the clusters of every year (``clusters``:
+    year -> scored clusters)."""
+    years = sorted(clusters)
+    protocol = arguments.protocol
+    if protocol not in ("auto", "cross_year", "kfold"):
+        raise ExperimentError(f"--protocol must be auto, cross_year or kfold, got {protocol!r}")
+    if protocol == "auto":
+        protocol = "cross_year" if len(years) > 1 else "kfold"
+    if protocol == "cross_year":
+        if len(years) < 2:
+            raise ExperimentError("--protocol cross_year needs two or more DUC years (train on the others, test on "
+                                  "one); with one year, use cluster folds (--protocol kfold)")
+        return [Fold(test_year=year) for year in sorted(years)]
+    if arguments.folds < 2:
+        raise ExperimentError(f"--folds must be at least 2, got {arguments.folds}")
+    if sum(clusters.values()) < arguments.folds:
+        raise ExperimentError(f"--folds {arguments.folds}: DUC {', '.join(map(str, years))} has only "
+                              f"{sum(clusters.values())} clusters with reference summaries")
+    return [Fold(folds=arguments.folds, fold=index) for index in range(arguments.folds)]
+
+
+@dataclass
+class Unit:
+    """One cached run. ``template``: the script's argv, where ``{unit:KEY}`` stands for another unit's folder and
+    ``{out}`` for this one's; ``params``: what a data unit makes; ``needs``: the units it starts from."""
+
+    kind: str
+    what: str
+    template: list[str]
+    inputs: list[str]
+    identity: Mapping[str, str]
+    needs: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    rows: set[str] = field(default_factory=set)
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        self.key = digest({"kind": self.kind, "script": SCRIPTS.get(self.kind), "template": self.template,
+                            "params": self.params, "inputs": {path: self.identity[path] for path in self.inputs}})
+
+    @property
+    def folder_name(self) -> str:
+        return f"{self.kind}-{self.what}-{self.key}"
+
+
+@dataclass
+class Variant:
+    """A row at one point of its sweep (the row itself when it has none): its units by (fold name, seed)."""
+
+    row: Row
+    name: str
+    point: Any = None
+    finetune: dict[tuple[str, int], str] = field(default_factory=dict)
+    evaluate: dict[tuple[int, int], str] = field(default_factory=dict)
+    pretrain: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    units: dict[str, Unit]
+    order: list[str]
+    variants: list[Variant]
+    folds: list[Fold]
+    baseline_units: dict[int, str]
+    inputs: Inputs
+    rows: list[str]
+    options: StageOptions
+
+
+def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str], options: StageOptions) -> Plan:
+    """Every unit the chosen ``rows`` need (:func:`select_rows`) with their ``options`` (:func:`route_options`),
+    deduplicated by key, in an order where a unit comes after those it needs."""
+    folds = plan_folds(arguments, inputs.clusters)
+    if not arguments.seeds:
+        raise ExperimentError("--seeds needs at least one seed")
+    if len(set(arguments.seeds)) != len(arguments.seeds):
+        raise ExperimentError(f"--seeds has a seed twice: {arguments.seeds}")
+    cross_year = folds[0].test_year is not None
+    for name in rows:
+        if ROW_BY_NAME[name].sweep == "data_fraction" and not cross_year:
+            raise ExperimentError(f"row {name} takes a share of the training years' clusters: it needs the cross-year "
+                                  "protocol (two or more DUC years)")
+    for fraction in arguments.data_fractions:
+        if not 0 < fraction <= 1:
+            raise ExperimentError(f"--data_fractions must lie in (0, 1], got {fraction}")
+    if any(ROW_BY_NAME[name].sweep == "quality" for name in rows):
+        check_quality_column(inputs.wikiref)
+    units: dict[str, Unit] = {}
+    # the recipe's settings are part of every training unit's key: an edited recipe file redoes the units it feeds
+    recipe_params = {"recipe": {"name": inputs.recipe.name, **{stage: inputs.recipe.settings(stage)
+                                                                for stage in ("pretrain", "finetune")}}}
+
+    def add(unit: Unit, row: str | None) -> str:
+        unit = units.setdefault(unit.key, unit)
+        if row:
+            unit.rows.add(row)
+        return unit.key
+
+    duc_dirs = [inputs.years[year] for year in sorted(inputs.years)]
+    baseline_units = {}
+    if arguments.baselines or any(ROW_BY_NAME[name].duc == "baseline" for name in rows):
+        for year, path in sorted(inputs.years.items()):
+            baseline_units[year] = add(Unit("baselines", str(year), [
+                "--dataset", path, "--baseline", "all", "--out", "{out}/metrics.json", "--quiet", "true"],
+                [path], inputs.identity), "baselines")
+
+    def pretrain_unit(spec: Pretraining, seed: int, row: str) -> str:
+        start = inputs.encoder
+        needs = []
+        if spec.start is not None:
+            parent = pretrain_unit(spec.start, seed, row)
+            start, needs = f"{{unit:{parent}}}", [parent]
+        dataset, data_inputs = inputs.wikiref, [inputs.wikiref]
+        if spec.train_slice is not None:
+            data = add(Unit("data", "wikiref-slice", [], [inputs.wikiref], inputs.identity,
+                            params={"make": "wikiref_slice", "source": inputs.wikiref,
+                                    "slice": list(spec.train_slice)}), row)
+            dataset, data_inputs, needs = f"{{unit:{data}}}/dataset", [], [*needs, data]
+        template = ["--model_name_or_path", start, "--recipe", inputs.recipe_argument, "--dataset", dataset,
+                    *spec.options(inputs.recipe.settings("pretrain")), *options.shared["pretrain"],
+                    *options.per_row.get((row, "pretrain"), []), "--seed", str(seed), "--output_dir", "{out}"]
+        inputs_used = ([inputs.encoder] if spec.start is None else []) + data_inputs
+        what = f"{spec.objective}-{spec.pooling}" if spec.start is None else "continued"
+        what += "-iterative" if spec.iterative else ""
+        what += f"-slice{round(100 * spec.train_slice[0])}" if spec.train_slice else ""
+        return add(Unit("pretrain", f"{what}-seed{seed}", template, inputs_used, inputs.identity, needs=needs,
+                        params=recipe_params), row)
+
+    def training_years(fraction: float | None, fold: Fold, row: str) -> tuple[list[str], list[str]]:
+        """The --duc_dirs of a fold (Fig. 4: the training years replaced by a share of their clusters)."""
+        if fraction is None or fraction >= 1:
+            return duc_dirs, []
+        dirs, needs = [], []
+        for year, path in sorted(inputs.years.items()):
+            if year == fold.test_year:
+                dirs.append(path)
+                continue
+            data = add(Unit("data", f"duc{year}-{round(100 * fraction)}pc", [], [path], inputs.identity,
+                            params={"make": "duc_share", "source": path, "fraction": fraction,
+                                    "data_seed": arguments.data_seed}), row)
+            dirs.append(f"{{unit:{data}}}/dataset")
+            needs.append(data)
+        return dirs, needs
+
+    variants: list[Variant] = []
+    last_fold = [fold for fold in folds if fold.test_year == max(inputs.years)] if cross_year else folds
+    for name in rows:
+        row = ROW_BY_NAME[name]
+        points: list[Any] = [None]
+        if row.sweep == "data_fraction":
+            points = sorted(set(arguments.data_fractions))
+        elif row.sweep == "quality":
+            points = list(range(len(QUALITY_SLICES)))
+        for point in points:
+            variant = Variant(row=row, name=variant_name(row, point), point=point)
+            variants.append(variant)
+            if row.duc == "baseline":
+                continue
+            spec = row.pretraining
+            if spec is not None and row.sweep == "quality":
+                spec = replace(spec, train_slice=(point / 10, point / 10 + 0.5))
+            for seed in arguments.seeds:
+                pretrained = None
+                if spec is not None:
+                    pretrained = pretrain_unit(spec, seed if arguments.pretrain_per_seed else arguments.seeds[0],
+                                               name)
+                    variant.pretrain[seed] = pretrained
+                if row.duc == "evaluate":
+                    for year, path in sorted(inputs.years.items()):
+                        variant.evaluate[(year, seed)] = add(Unit(
+                            "evaluate", str(year), ["--dataset", path, "--model", f"{{unit:{pretrained}}}", "--out",
+                                                    "{out}/metrics.json", "--save_summaries", "{out}/summaries.jsonl",
+                                                    "--quiet", "true"],
+                            [path], inputs.identity, needs=[pretrained]), name)
+                if row.duc != "finetune":
+                    continue
+                for fold in (last_fold if row.last_fold else folds):
+                    dirs, needs = training_years(point if row.sweep == "data_fraction" else None, fold, name)
+                    start = inputs.encoder if pretrained is None else f"{{unit:{pretrained}}}"
+                    template = ["--model_name_or_path", start, "--recipe", inputs.recipe_argument,
+                                "--duc_dirs", *dirs, *fold.options(), *row.finetune_options,
+                                *options.shared["finetune"],
+                                *options.per_row.get((name, "finetune"), []),
+                                "--baselines", "none", "--seed", str(seed), "--output_dir", "{out}"]
+                    inputs_used = [path for path in dirs if not path.startswith("{unit:")]
+                    inputs_used += [inputs.encoder] if pretrained is None else []
+                    variant.finetune[(fold.name, seed)] = add(Unit(
+                        "finetune", f"{fold.name}-seed{seed}", template, inputs_used, inputs.identity,
+                        needs=[*needs, *([pretrained] if pretrained else [])], params=recipe_params), name)
+    order = _dependency_order(units)
+    return Plan(units=units, order=order, variants=variants, folds=folds, baseline_units=baseline_units,
+                inputs=inputs, rows=list(rows), options=options)
+
+
+def variant_name(row: Row, point: Any) -> str:
+    if row.sweep == "data_fraction":
+        return f"{row.name}@{round(100 * point)}%"
+    if row.sweep == "quality":
+        return f"{row.name}@{QUALITY_SLICES[point].lower().replace(' ', '_')}"
+    return row.name
+
+
+def _dependency_order(units: Mapping[str, Unit]) -> list[str]:
+    """Data, baselines, pre-training, evaluation, fine-tuning; each unit after those it needs."""
+    rank = {"data": 0, "baselines": 1, "pretrain": 2, "evaluate": 3, "finetune": 4}
+    order: list[str] = []
+    done: set[str] = set()
+
+    def visit(key: str) -> None:
+        if key in done:
+            return
+        for need in units[key].needs:
+            visit(need)
+        done.add(key)
+        order.append(key)
+
+    for key in sorted(units, key=lambda key: rank[units[key].kind]):  # stable: planning order within a kind
+        visit(key)
+    return order
+
+
+def check_quality_column(wikiref: str | None) -> None:
+    """Fig. 6 sorts WikiRef's training split by the examples' oracle ROUGE-2 recall: refuse a folder without it."""
+    if wikiref is None:
+        return
+    files = sorted((Path(wikiref) / "data").glob("train-*.parquet"))
+    if not files:
+        return  # another layout: the data unit reads it with `datasets` and says what is missing
+    import pyarrow.parquet as pq
+
+    if "oracle_rouge2_recall" not in pq.read_schema(files[0]).names:
+        raise ExperimentError(f"{wikiref}: the Fig. 6 rows sort WikiRef's training examples by their oracle ROUGE-2 "
+                              "recall, but its train split has no oracle_rouge2_recall column (rebuild it with "
+                              "`wikiref build`)")

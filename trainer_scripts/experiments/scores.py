@@ -1,0 +1,213 @@
+"""Scores: the finished units' results turned into per-row statistics (mean and standard deviation over seeds, the
+95% interval of the median seed's run), the seeds' averaged scores and the pooled folds."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from trainer_scripts.experiments.common import (
+    BASELINE_SYSTEMS,
+    MEASURES,
+    QBERT_SYSTEM,
+    RESULTS_NAME,
+    SEED_AVERAGE_SYSTEM,
+)
+from trainer_scripts.experiments.executors import Runner, write_json
+from trainer_scripts.experiments.plan import Variant, digest
+
+# ---- scores -------------------------------------------------------------------------------------------------------
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def summarize_runs(runs: Sequence[Mapping[str, Any]], measures: Sequence[str],
+                   interval: bool = True) -> dict[str, Any] | None:
+    """Mean, sample standard deviation (0 for one run) and the 95% interval of the median run, per measure, over
+    ``runs`` (metric dicts, 0-1 scale); ``None`` when there is none."""
+    if not runs:
+        return None
+    summary: dict[str, Any] = {"runs": len(runs)}
+    for measure in measures:
+        key = measure if measure.endswith("_f") else f"{measure}_recall"
+        values = [float(run[key]) for run in runs if isinstance(run.get(key), (int, float))]
+        if not values:
+            continue
+        entry = {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+                 "values": values}
+        if interval:
+            ranked = sorted((run for run in runs if isinstance(run.get(key), (int, float))),
+                            key=lambda run: float(run[key]))
+            median = ranked[(len(ranked) - 1) // 2]
+            if isinstance(median.get(f"{key}_ci_low"), (int, float)):
+                entry["ci_median_run"] = [median[f"{key}_ci_low"], median[f"{key}_ci_high"]]
+                entry["median_run"] = median.get("unit")
+        summary[measure] = entry
+    return summary
+
+
+class Scores:
+    """Reads the finished units' results and turns them into per-row statistics."""
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner, self.plan = runner, runner.plan
+
+    def unit_results(self, key: str | None) -> dict[str, Any] | None:
+        if key is None or not self.runner.finished(key):
+            return None
+        return _read(self.runner.folder(key) / RESULTS_NAME)
+
+    def system_scores(self, key: str, system: str, year: int) -> dict[str, Any] | None:
+        results = self.unit_results(key) or {}
+        values = (((results.get("evaluation") or {}).get("systems") or {}).get(system) or {}).get(str(year))
+        return {**values, "unit": self.plan.units[key].folder_name} if values else None
+
+    def duc_runs(self, variant: Variant) -> dict[int, list[dict[str, Any]]]:
+        """``{year: [metric dict of each distinct run]}`` of a row variant (each seed's unit, shared units once)."""
+        row = variant.row
+        years = sorted(self.plan.inputs.years)
+        runs: dict[int, list[dict[str, Any]]] = {year: [] for year in years}
+        if row.duc == "baseline":
+            for year in years:
+                key = self.plan.baseline_units.get(year)
+                found = self.system_scores(key, BASELINE_SYSTEMS[row.baseline], year) if key else None
+                if found:
+                    runs[year].append(found)
+            return runs
+        if row.duc == "evaluate":
+            for year in years:
+                for key in dict.fromkeys(key for (unit_year, _), key in variant.evaluate.items() if unit_year == year):
+                    found = self.system_scores(key, QBERT_SYSTEM, year)
+                    if found:
+                        runs[year].append(found)
+            return runs
+        if row.duc != "finetune":
+            return runs
+        seeds = sorted({seed for _, seed in variant.finetune})
+        if self.plan.folds[0].test_year is not None:
+            for (fold_name, _), key in sorted(variant.finetune.items()):
+                year = int(fold_name[len("test"):])
+                found = self.system_scores(key, QBERT_SYSTEM, year)
+                if found:
+                    runs[year].append(found)
+            return runs
+        for seed in seeds:  # cluster folds: pool the folds' summaries, score each year once
+            keys = [variant.finetune[(fold.name, seed)] for fold in self.plan.folds]
+            pooled = self.pooled(keys)
+            for year in years:
+                values = ((pooled or {}).get(QBERT_SYSTEM) or {}).get(str(year))
+                if values:
+                    runs[year].append({**values, "unit": f"pooled over {len(keys)} folds, seed {seed}"})
+        return runs
+
+    def pooled(self, keys: Sequence[str]) -> dict[str, Any] | None:
+        """Every fold's summaries merged and scored on the years (cached in ``pooled/<digest>.json``)."""
+        if not all(self.runner.finished(key) for key in keys):
+            return None
+        path = self.runner.out / "pooled" / f"{digest(sorted(keys))}.json"
+        cached = _read(path)
+        if cached is not None:
+            return cached
+        from trainer_scripts.evaluate_duc import evaluate_systems, load_years, read_summaries_jsonl
+
+        merged: dict[str, str] = {}
+        for key in keys:
+            merged.update(read_summaries_jsonl(self.runner.folder(key) / "summaries.jsonl").get(QBERT_SYSTEM, {}))
+        evaluation = evaluate_systems(load_years(list(self.plan.inputs.years.values())), {QBERT_SYSTEM: merged})
+        systems = evaluation.to_dict()["systems"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, systems)
+        return systems
+
+    def seed_average(self, variant: Variant) -> dict[str, Any] | None:
+        """``{year: metric dict}`` of the seeds' averaged scores (:data:`SEED_AVERAGE_SYSTEM`): for every fold, each
+        test sentence's score is the mean of the seeds' models' scores (their ``sentence_scores.jsonl``), the DUC rule
+        selects the summary, and the folds' summaries are scored together per year (cached in ``pooled/``). ``None``
+        for fewer than two seeds or while a unit is missing."""
+        if variant.row.duc != "finetune":
+            return None
+        seeds = sorted({seed for _, seed in variant.finetune})
+        folds = sorted({fold for fold, _ in variant.finetune})
+        keys = [variant.finetune[(fold, seed)] for fold in folds for seed in seeds if (fold, seed) in variant.finetune]
+        if len(seeds) < 2 or not all(self.runner.finished(key) for key in keys):
+            return None
+        path = self.runner.out / "pooled" / f"average-{digest(sorted(keys))}.json"
+        cached = _read(path)
+        if cached is not None:
+            return cached
+        from trainer_scripts.evaluate_duc import evaluate_systems, load_years
+        from wikiref_dataset.selection import ClusterSentences
+
+        years = load_years(list(self.plan.inputs.years.values()))
+        clusters = {row["topic_id"]: ClusterSentences.from_row(row) for year in years for row in year.scorable}
+        summaries: dict[str, str] = {}
+        for fold in folds:
+            totals: dict[str, list[float]] = {}
+            for seed in seeds:
+                scores_file = self.runner.folder(variant.finetune[(fold, seed)]) / "sentence_scores.jsonl"
+                if not scores_file.is_file():
+                    return None  # a unit from before sentence scores were written
+                for line in scores_file.read_text(encoding="utf-8").splitlines():
+                    record = json.loads(line)
+                    flat = clusters[record["topic_id"]].flatten_scores(record["scores"])
+                    total = totals.setdefault(record["topic_id"], [0.0] * len(flat))
+                    totals[record["topic_id"]] = [summed + value / len(seeds) for summed, value in zip(total, flat)]
+            for topic_id, averaged in totals.items():
+                summaries[topic_id] = clusters[topic_id].summary(clusters[topic_id].select(averaged))
+        evaluation = evaluate_systems(years, {SEED_AVERAGE_SYSTEM: summaries}).to_dict()["systems"]
+        result = {year: {**values, "seeds": seeds} for year, values in
+                  (evaluation.get(SEED_AVERAGE_SYSTEM) or {}).items()}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, result)
+        return result
+
+    def wikiref_runs(self, variant: Variant) -> dict[str, list[dict[str, Any]]]:
+        """``{"validation": [...], "test": [...]}``: the pre-training units' WikiRef ROUGE F1 (distinct units)."""
+        found: dict[str, list[dict[str, Any]]] = {"validation": [], "test": []}
+        for key in dict.fromkeys(variant.pretrain.values()):
+            pretraining = (self.unit_results(key) or {}).get("pretraining") or {}
+            for split in found:
+                if pretraining.get(split):
+                    found[split].append({**pretraining[split], "unit": self.plan.units[key].folder_name})
+        return found
+
+    def variant_record(self, variant: Variant) -> dict[str, Any]:
+        """What results.json says about one row variant."""
+        row = variant.row
+        keys = [*variant.pretrain.values(), *variant.finetune.values(), *variant.evaluate.values()]
+        if row.duc == "baseline":
+            keys = list(self.plan.baseline_units.values())
+        statuses = [self.runner.status.get(key, "cached" if self.runner.finished(key) else "missing")
+                    for key in dict.fromkeys(keys)]
+        record: dict[str, Any] = {
+            "row": row.name, "variant": variant.name, "table": row.table, "published_row": row.published,
+            "point": variant.point, "what": row.help,
+            "status": "failed" if any(s in ("failed", "skipped") for s in statuses) else
+                      "done" if all(s in ("ran", "cached") for s in statuses) else "incomplete",
+            "units": {"pretrain": sorted({self.plan.units[k].folder_name for k in variant.pretrain.values()}),
+                      "finetune": sorted({self.plan.units[k].folder_name for k in variant.finetune.values()}),
+                      "evaluate": sorted({self.plan.units[k].folder_name for k in variant.evaluate.values()})},
+        }
+        if row.duc is not None:
+            record["duc"] = {str(year): summarize_runs(runs, MEASURES)
+                             for year, runs in self.duc_runs(variant).items() if runs}
+        if self.runner.arguments.seed_average:
+            average = self.seed_average(variant)
+            if average:
+                record["duc_seed_average"] = average
+        if variant.pretrain:
+            wikiref = self.wikiref_runs(variant)
+            record["wikiref"] = {split: summarize_runs(runs, ("rouge_1_f", "rouge_2_f", "rouge_l_f"), interval=False)
+                                 for split, runs in wikiref.items() if runs}
+            examples = {((self.unit_results(key) or {}).get("pretraining") or {}).get("examples", {}).get("train")
+                        for key in variant.pretrain.values()}
+            record["wikiref_train_examples"] = sorted(value for value in examples if isinstance(value, int))
+        return record
