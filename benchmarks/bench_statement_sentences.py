@@ -1,0 +1,183 @@
+"""Do WikiRef statements end their sentences, in every language? Statements per URL ref, the share that ends with
+sentence-final punctuation and the share that starts mid-sentence, per real dump excerpt.
+
+For each excerpt (the English pages-articles sample and the twelve multilingual mini-dumps of
+``../shared/realdata/wikipedia_dump/``), ``StatementExtractor`` runs with the language's defaults, and again with
+``include_bare_urls`` (what ``--bare-urls`` keeps). Per language it prints:
+
+* ``URL refs``: the refs of the wikitext whose content holds an ``http(s)://`` link (what a statement can be
+  built from), counted on the raw text;
+* ``kept``: statements kept with the defaults, and with ``--bare-urls``;
+* ``kept / URL ref``: the share of URL refs that give a statement (defaults);
+* ``sentence-final``: the share of kept statements whose text ends with sentence-final punctuation (``.!?``,
+  ``。．！？``), closing quotes and brackets allowed after it;
+* ``mid-sentence start``: the share that starts with a lowercase letter or with ``, ; :``, ``、，；：``.
+
+The two shares are what "the statement is a whole sentence" means for a summary; the table is the before/after of
+the statement-boundary work. It prints no ratio against a baseline: the baseline is the previous commit, run with
+``--before REV`` (a git worktree of that revision, the same measures, the differences per language).
+
+    .venv/bin/python benchmarks/bench_statement_sentences.py              # about a minute on 2 cores
+    .venv/bin/python benchmarks/bench_statement_sentences.py --before HEAD~1
+    .venv/bin/python benchmarks/bench_statement_sentences.py --examples de --show 20   # statements to hand-check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DUMPS = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "wikipedia_dump"
+SENTENCE_FINAL = re.compile(r"[.!?。．！？][\"'”’»」』）)\]】〕]*$")
+MID_SENTENCE = re.compile(r"^(?:[,;:、，；：]|\s)")
+REF = re.compile(r"<ref(?:\s[^>]*)?(?<!/)>(.*?)</ref\s*>", re.S | re.I)  # a ref with content (not <ref name=x />)
+URL = re.compile(r"https?://", re.I)
+TARGET = 0.8  # the share of statements that end their sentence, in every language
+
+
+def excerpts() -> dict[str, Path]:
+    """Language code -> the real dump excerpt of that language (only those present)."""
+    found = {}
+    english = DUMPS / "enwiki-pages-articles-sample.xml.bz2"
+    if english.is_file():
+        found["en"] = english
+    for path in sorted((DUMPS / "multilingual").glob("*wiki-minidump.xml.bz2")):
+        found[path.name.split("wiki-", 1)[0]] = path
+    return found
+
+
+def is_sentence_final(text: str) -> bool:
+    return bool(SENTENCE_FINAL.search(text.strip()))
+
+
+def starts_mid_sentence(text: str) -> bool:
+    stripped = text.lstrip()
+    if not stripped:
+        return False
+    first = stripped[0]
+    return bool(MID_SENTENCE.match(stripped)) or (first.isalpha() and first.islower())
+
+
+def measure(language: str, dump: Path, bare_urls: bool) -> tuple[dict[str, Any], list[str]]:
+    """The measures of one excerpt, and the kept statements' texts."""
+    from wikiref_dataset.wiki.dump import iter_pages
+    from wikiref_dataset.wiki.statements import StatementConfig, StatementExtractor
+
+    extractor = StatementExtractor(StatementConfig(language=language, include_bare_urls=bare_urls))
+    texts, url_refs = [], 0
+    for page in iter_pages(dump):
+        texts += [statement.text for statement in extractor.extract(page)]
+        url_refs += sum(1 for content in REF.findall(page.text) if URL.search(content))
+    stats = Counter(extractor.stats)
+    return {"statements": len(texts), "url_refs": url_refs,
+            "sentence_final": sum(map(is_sentence_final, texts)),
+            "mid_sentence": sum(map(starts_mid_sentence, texts)),
+            "counts": {key: value for key, value in sorted(stats.items())}}, texts
+
+
+def run(languages: list[str] | None) -> dict[str, Any]:
+    found = excerpts()
+    results = {}
+    for language, dump in found.items():
+        if languages and language not in languages:
+            continue
+        default, _ = measure(language, dump, bare_urls=False)
+        bare, _ = measure(language, dump, bare_urls=True)
+        results[language] = {"dump": dump.name, "default": default, "bare_urls": bare}
+    return results
+
+
+def percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
+
+
+def table(results: dict[str, Any], before: dict[str, Any] | None = None) -> str:
+    header = ["language", "URL refs", "kept", "kept --bare-urls", "kept / URL ref", "sentence-final",
+              "mid-sentence start"]
+    if before:
+        header += ["sentence-final before", "mid-sentence before", "kept before"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for language, entry in results.items():
+        default, bare = entry["default"], entry["bare_urls"]
+        cells = [language, str(default["url_refs"]), str(default["statements"]), str(bare["statements"]),
+                 percent(default["statements"], default["url_refs"]),
+                 percent(default["sentence_final"], default["statements"]),
+                 percent(default["mid_sentence"], default["statements"])]
+        if before:
+            old = (before.get(language) or {}).get("default") or {}
+            cells += [percent(old.get("sentence_final", 0), old.get("statements", 0)),
+                      percent(old.get("mid_sentence", 0), old.get("statements", 0)), str(old.get("statements", "-"))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def run_before(revision: str, languages: list[str] | None) -> dict[str, Any]:
+    """The same measures from a git worktree of ``revision`` (this script run there with its code)."""
+    with tempfile.TemporaryDirectory() as folder:
+        worktree = Path(folder) / "before"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), revision], check=True,
+                       capture_output=True)
+        try:
+            argv = [sys.executable, str(Path(__file__).resolve()), "--json", "--code", str(worktree)]
+            argv += ["--languages", *languages] if languages else []
+            done = subprocess.run(argv, capture_output=True, text=True, check=True,
+                                  env={**os.environ, "PYTHONPATH": str(worktree)})
+            return json.loads(done.stdout)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)],
+                           capture_output=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--languages", nargs="+", help="only these language codes (default: every excerpt present)")
+    parser.add_argument("--before", metavar="REV", help="also measure a git revision and show both")
+    parser.add_argument("--examples", metavar="LANG", help="print kept statements of one language to hand-check")
+    parser.add_argument("--show", type=int, default=10, help="with --examples: how many (default 10)")
+    parser.add_argument("--bare-urls", action="store_true", help="with --examples: as --bare-urls keeps them")
+    parser.add_argument("--json", action="store_true", help="print the measures as JSON")
+    parser.add_argument("--quick", action="store_true", help="smoke run: German and Japanese only")
+    parser.add_argument("--code", help=argparse.SUPPRESS)  # the checkout whose code runs (set by --before)
+    args = parser.parse_args(argv)
+    if args.code:
+        sys.path.insert(0, args.code)
+    found = excerpts()
+    if not found:
+        print(f"bench_statement_sentences: no dump excerpts under {DUMPS}; nothing to measure")
+        return 0
+    if args.examples:
+        if args.examples not in found:
+            parser.error(f"--examples: no excerpt for {args.examples!r} (have: {', '.join(found)})")
+        _, texts = measure(args.examples, found[args.examples], bare_urls=args.bare_urls)
+        for text in texts[:args.show]:
+            flags = ("" if is_sentence_final(text) else " [no final punctuation]") + (
+                " [starts mid-sentence]" if starts_mid_sentence(text) else "")
+            print(f"- {text}{flags}")
+        return 0
+    if args.quick and not args.languages:
+        args.languages = ["de", "ja"]
+    results = run(args.languages)
+    if args.json:
+        print(json.dumps(results))
+        return 0
+    before = run_before(args.before, args.languages) if args.before else None
+    print(table(results, before))
+    measured = {language: entry["default"] for language, entry in results.items() if entry["default"]["statements"]}
+    shares = {language: entry["sentence_final"] / entry["statements"] for language, entry in measured.items()}
+    below = sorted(language for language, share in shares.items() if share < TARGET)
+    print(f"RESULT bench_statement_sentences: sentence-final statements, {len(shares) - len(below)} of {len(shares)} "
+          f"languages at >= {TARGET:.0%}" + (f" (below: {', '.join(below)})" if below else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
