@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer_scripts.evaluate_duc import MEASURE_NAMES, MEASURES, format_cell
-from trainer_scripts.experiments.tables import PAPER_WIKIREF_TRAIN, PUBLISHED
+from trainer_scripts.experiments.tables import PAPER_WIKIREF_TRAIN, published_values
 from wikiref_dataset.builder import WIKIREF_CITATION
 
 TEMPLATE_PATH = Path(__file__).resolve().with_name("model_card.md")  # package data; ./model_card.md links to it
@@ -67,9 +67,8 @@ class PublishedSetup:
 
 # Published numbers (BERT-base encoder, the full WikiRef), printed beside this run's with what differs: read from the
 # experiments runner's transcription of the paper's tables (trainer_scripts.experiments.tables), the one copy.
-_PUBLISHED = {table: {row.key: row for row in rows} for table, rows in PUBLISHED.items()}
 PAPER_TABLE_IV = {  # Q-BERT: Dev then Test ROUGE-1/2/L F1 x100
-    objective: tuple(_PUBLISHED["IV"][f"Q-BERT ({objective})"].values[split][measure]
+    objective: tuple(published_values("IV", f"Q-BERT ({objective})")[split][measure]
                      for split in ("validation", "test") for measure in ("rouge_1", "rouge_2", "rouge_l"))
     for objective in ("classification", "regression")
 }
@@ -83,7 +82,7 @@ _TABLE_VI_SETUPS = {
 }
 PAPER_TABLE_VI = {  # variant -> (setup, year -> ROUGE-1, ROUGE-2 recall x100; the paper gives no SU4)
     variant: (setup, {int(year): (scores["rouge_1"], scores["rouge_2"])
-                      for year, scores in _PUBLISHED["VI"][variant].values.items()})
+                      for year, scores in published_values("VI", variant).items()})
     for variant, setup in _TABLE_VI_SETUPS.items()
 }
 PRETRAINING_OBJECTIVES = {

@@ -23,6 +23,7 @@ from trainer_scripts.experiments.tables import (
     ROW_BY_NAME,
     ROWS,
     TABLE_TITLES,
+    published_values,
 )
 
 # ---- the report ---------------------------------------------------------------------------------------------------
@@ -378,7 +379,6 @@ class Report:
             years = self.years
             width = 0.8 / len(duc_records)
             figure, axis = plt.subplots(figsize=(max(6.4, 1.2 + 0.45 * len(duc_records) * len(years)), 4.6))
-            published = {row.key: row.values for row in PUBLISHED["VI"]}
             marked = False
             for index, record in enumerate(duc_records):
                 positions, means, low, high, paper = [], [], [], [], []
@@ -392,7 +392,7 @@ class Report:
                     means.append(mean)
                     low.append(max(0.0, mean - 100 * interval[0]))
                     high.append(max(0.0, 100 * interval[1] - mean))
-                    value = (published.get(record["published_row"] or "", {}).get(str(year)) or {}).get("rouge_2")
+                    value = (published_values("VI", record["published_row"]).get(str(year)) or {}).get("rouge_2")
                     if value is not None:
                         paper.append((positions[-1], value))
                 axis.bar(positions, means, width, yerr=[low, high], capsize=2, label=record["variant"])

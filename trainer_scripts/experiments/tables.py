@@ -103,6 +103,18 @@ PUBLISHED: dict[str, list[PublishedRow]] = {
     ],
 }
 """The published tables of Zhu et al. (2022), transcribed (x100); Figs. 4 and 6 are plots without printed numbers."""
+_PUBLISHED_BY_KEY = {table: {row.key: row for row in rows} for table, rows in PUBLISHED.items()}
+
+
+def published_values(table: str, key: str | None) -> Mapping[str, Mapping[str, float]]:
+    """The published numbers of one row of ``table`` (``values[column][measure]``, x100); ``{}`` for no row
+    (``key`` ``None``: a row without published numbers, such as a figure's).
+
+    Raises:
+        KeyError: ``table`` has no row ``key``.
+    """
+    return {} if key is None else _PUBLISHED_BY_KEY[table][key].values
+
 
 TABLE_TITLES = {
     "VI": "Table VI: DUC, ROUGE recall",
