@@ -368,7 +368,7 @@ def test_eta_of_a_kind_not_timed_yet_is_its_estimate(tmp_path, duc_years, tiny_b
     known = options.script_options()
     routed = options.route_options(arguments, [], ["lead", "qbert"], known)
     planned = plan.make_plan(arguments, plan.check_inputs(arguments), ["lead", "qbert"], routed)
-    runner = executors.Runner(planned, tmp_path / "x", arguments)
+    runner = executors.Runner(planned, tmp_path / "x", arguments, loaded=["loaded"])
     finetune = [key for key in planned.order if planned.units[key].kind == "finetune"]
     assert len(finetune) == 2
     runner.seconds["baselines"] = [8.0]
@@ -380,7 +380,7 @@ def test_eta_of_a_kind_not_timed_yet_is_its_estimate(tmp_path, duc_years, tiny_b
             Estimator.calls += 1
             return type("Estimate", (), {"seconds": 360.0})()
 
-    runner.loaded, runner._estimator = ["loaded"], Estimator()
+    runner._estimator = Estimator()  # what Runner.estimator builds, measured instead of read
     assert runner.eta(finetune, jobs=1) == "ETA 12 min 00 s"  # 2 x 6 minutes, not 2 x 8 s
     assert runner.eta(finetune, jobs=2) == "ETA 6 min 00 s"
     assert Estimator.calls == 2  # measured once per unit, then kept

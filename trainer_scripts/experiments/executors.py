@@ -27,15 +27,16 @@ from wikiref_dataset.command import format_seconds
 class Runner:
     """Runs the plan's unfinished units in order, one line per unit with the ETA of the rest."""
 
-    def __init__(self, plan: Plan, out: Path, arguments: ExperimentArguments) -> None:
+    def __init__(self, plan: Plan, out: Path, arguments: ExperimentArguments,
+                 loaded: Sequence[Any] | None = None) -> None:
         self.plan, self.out, self.arguments = plan, out, arguments
+        self.loaded = loaded  # the DUC years as loaded: what the estimates of the units' time read
         self.status: dict[str, str] = {}  # key -> cached, ran, failed, skipped
         self.at_once = 1  # units running at once (run() sets it from --jobs)
         self.threads: int | None = None  # torch threads of each unit's process when units run side by side
         self.processes: set[subprocess.Popen] = set()  # the units' processes running now
         self.seconds: dict[str, list[float]] = {}
         self.messages: dict[str, str] = {}
-        self.loaded: Sequence[Any] | None = None  # the DUC years, for the estimates of kinds not timed yet
         self.estimates: dict[str, float | None] = {}  # unit key -> the dry run's estimate of its seconds
         self._estimator: Any = None
 
@@ -89,18 +90,24 @@ class Runner:
             return None
         if key not in self.estimates:
             if self._estimator is None:
-                from trainer_scripts.estimate import Estimator
-
                 self.say(f"experiments: estimating the {unit.kind} units' time from a few training steps, as "
                          "--dry_run does (--estimate false skips it)")
-                self._estimator = Estimator(self.loaded, self.plan.inputs.encoder, self.plan.inputs.wikiref,
-                                            threads=self.threads)
             try:
-                self.estimates[key] = self._estimator.estimate(unit.kind, self.argv(key)).seconds
+                self.estimates[key] = self.estimator(self.threads).estimate(unit.kind, self.argv(key)).seconds
             except Exception as error:  # noqa: BLE001 (an estimate is a courtesy: the units still run)
                 logging.getLogger(__name__).debug("no estimate for %s: %s", unit.folder_name, error)
                 self.estimates[key] = None
         return self.estimates[key]
+
+    def estimator(self, threads: int | None) -> Any:
+        """The plan's `trainer_scripts.estimate.Estimator` (built on first use, with ``threads`` torch threads as a
+        unit would have): the dry run's estimates and the ETA of a kind not timed yet."""
+        if self._estimator is None:
+            from trainer_scripts.estimate import Estimator
+
+            self._estimator = Estimator(self.loaded, self.plan.inputs.encoder, self.plan.inputs.wikiref,
+                                        threads=threads)
+        return self._estimator
 
     def jobs(self) -> int:
         """How many units run at once (``--jobs``; 0 chooses, see its help); 1 when units run in this process."""

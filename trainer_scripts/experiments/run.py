@@ -71,10 +71,9 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
         loaded = load_duc_dirs(arguments)
     inputs = check_inputs(arguments, loaded)
     plan = make_plan(arguments, inputs, rows, options)
-    runner = Runner(plan, out.resolve(), arguments)
-    runner.loaded = loaded
+    runner = Runner(plan, out.resolve(), arguments, loaded=loaded)
     if arguments.dry_run:
-        dry_run(plan, runner, loaded, arguments)
+        dry_run(plan, runner, arguments)
         if unavailable:
             raise UnitsFailed("; ".join(unavailable.values()))
         return 0
@@ -104,16 +103,12 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
     return 0
 
 
-def dry_run(plan: Plan, runner: Runner, loaded: Sequence[Any], arguments: ExperimentArguments) -> None:
+def dry_run(plan: Plan, runner: Runner, arguments: ExperimentArguments) -> None:
     """Print every unit, finished or to run (with its command and, with ``--estimate``, its estimated time on this
     machine: `trainer_scripts.estimate`), and the totals; nothing is run or written."""
     print(f"recipe {plan.inputs.recipe.name} ({plan.inputs.recipe_chosen})", file=sys.stderr)
     jobs = runner.jobs()
-    estimator = None
-    if arguments.estimate:
-        from trainer_scripts.estimate import Estimator
-
-        estimator = Estimator(loaded, plan.inputs.encoder, plan.inputs.wikiref, threads=runner.threads_per_unit(jobs))
+    estimator = runner.estimator(runner.threads_per_unit(jobs)) if arguments.estimate else None
     total, unknown, speeds = 0.0, 0, {}
     for key in plan.order:
         unit = plan.units[key]
