@@ -31,14 +31,13 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMPS = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "wikipedia_dump"
 SENTENCE_FINAL = re.compile(r"[.!?。．！？][\"'”’»」』）)\]】〕]*$")
-MID_SENTENCE = re.compile(r"^(?:[,;:、，；：]|\s)")
+MID_SENTENCE = re.compile(r"^[,;:、，；：]")
 REF = re.compile(r"<ref(?:\s[^>]*)?(?<!/)>(.*?)</ref\s*>", re.S | re.I)  # a ref with content (not <ref name=x />)
 URL = re.compile(r"https?://", re.I)
 TARGET = 0.8  # the share of statements that end their sentence, in every language
@@ -67,33 +66,33 @@ def starts_mid_sentence(text: str) -> bool:
     return bool(MID_SENTENCE.match(stripped)) or (first.isalpha() and first.islower())
 
 
-def measure(language: str, dump: Path, bare_urls: bool) -> tuple[dict[str, Any], list[str]]:
-    """The measures of one excerpt, and the kept statements' texts."""
+CONFIGURATIONS = {"default": False, "bare_urls": True}  # name -> include_bare_urls
+
+
+def measure(language: str, dump: Path) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The measures of one excerpt with each configuration (the dump read once), and the kept statements' texts."""
     from wikiref_dataset.wiki.dump import iter_pages
     from wikiref_dataset.wiki.statements import StatementConfig, StatementExtractor
 
-    extractor = StatementExtractor(StatementConfig(language=language, include_bare_urls=bare_urls))
-    texts, url_refs = [], 0
+    extractors = {name: StatementExtractor(StatementConfig(language=language, include_bare_urls=bare))
+                  for name, bare in CONFIGURATIONS.items()}
+    texts: dict[str, list[str]] = {name: [] for name in extractors}
+    url_refs = 0
     for page in iter_pages(dump):
-        texts += [statement.text for statement in extractor.extract(page)]
+        for name, extractor in extractors.items():
+            texts[name] += [statement.text for statement in extractor.extract(page)]
         url_refs += sum(1 for content in REF.findall(page.text) if URL.search(content))
-    stats = Counter(extractor.stats)
-    return {"statements": len(texts), "url_refs": url_refs,
-            "sentence_final": sum(map(is_sentence_final, texts)),
-            "mid_sentence": sum(map(starts_mid_sentence, texts)),
-            "counts": {key: value for key, value in sorted(stats.items())}}, texts
+    measures = {name: {"statements": len(kept), "url_refs": url_refs,
+                       "sentence_final": sum(map(is_sentence_final, kept)),
+                       "mid_sentence": sum(map(starts_mid_sentence, kept)),
+                       "counts": dict(sorted(extractors[name].stats.items()))} for name, kept in texts.items()}
+    return {"dump": dump.name, **measures}, texts
 
 
 def run(languages: list[str] | None) -> dict[str, Any]:
     found = excerpts()
-    results = {}
-    for language, dump in found.items():
-        if languages and language not in languages:
-            continue
-        default, _ = measure(language, dump, bare_urls=False)
-        bare, _ = measure(language, dump, bare_urls=True)
-        results[language] = {"dump": dump.name, "default": default, "bare_urls": bare}
-    return results
+    return {language: measure(language, dump)[0] for language, dump in found.items()
+            if not languages or language in languages}
 
 
 def percent(part: int, whole: int) -> str:
@@ -127,7 +126,7 @@ def run_before(revision: str, languages: list[str] | None) -> dict[str, Any]:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), revision], check=True,
                        capture_output=True)
         try:
-            argv = [sys.executable, str(Path(__file__).resolve()), "--json", "--code", str(worktree)]
+            argv = [sys.executable, str(Path(__file__).resolve()), "--json"]  # that revision's code: PYTHONPATH
             argv += ["--languages", *languages] if languages else []
             done = subprocess.run(argv, capture_output=True, text=True, check=True,
                                   env={**os.environ, "PYTHONPATH": str(worktree)})
@@ -146,10 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bare-urls", action="store_true", help="with --examples: as --bare-urls keeps them")
     parser.add_argument("--json", action="store_true", help="print the measures as JSON")
     parser.add_argument("--quick", action="store_true", help="smoke run: German and Japanese only")
-    parser.add_argument("--code", help=argparse.SUPPRESS)  # the checkout whose code runs (set by --before)
     args = parser.parse_args(argv)
-    if args.code:
-        sys.path.insert(0, args.code)
     found = excerpts()
     if not found:
         print(f"bench_statement_sentences: no dump excerpts under {DUMPS}; nothing to measure")
@@ -157,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.examples:
         if args.examples not in found:
             parser.error(f"--examples: no excerpt for {args.examples!r} (have: {', '.join(found)})")
-        _, texts = measure(args.examples, found[args.examples], bare_urls=args.bare_urls)
-        for text in texts[:args.show]:
+        _, texts = measure(args.examples, found[args.examples])
+        for text in texts["bare_urls" if args.bare_urls else "default"][:args.show]:
             flags = ("" if is_sentence_final(text) else " [no final punctuation]") + (
                 " [starts mid-sentence]" if starts_mid_sentence(text) else "")
             print(f"- {text}{flags}")
