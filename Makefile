@@ -38,8 +38,8 @@ test: bytecode
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n auto --dist loadscope --no-loadscope-reorder --durations=10; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
 
-# The three builds through --executor slurm on a one-node Slurm cluster started here (root; Debian's slurm-wlm and munge),
-# compared with the local executor. The tests run in the cluster's network namespace, where sbatch reaches it. The
+# The three builds and `wikiref experiments` through --executor slurm on a one-node Slurm cluster started here (root;
+# Debian's slurm-wlm and munge), compared with the local executor. The tests run in the cluster's network namespace, where sbatch reaches it. The
 # cluster stays up for the next run: `scripts/slurm_local.sh stop` stops it. Not part of `make test` (cluster_tests/).
 test-cluster: $(STAMP)
 	scripts/slurm_local.sh start

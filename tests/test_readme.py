@@ -314,6 +314,15 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "--output README.md": Entry("parse", "needs a finished experiments folder: "
                                              "tests/trainer_scripts/test_run_experiments.py renders a card from one"),
         "python trainer_scripts/run_experiments.py": Entry("skip", "the script named in prose (the same command)"),
+        "wikiref experiments --duc_dirs duc/2005 duc/2006 duc/2007 --wikiref outputs/wikiref --encoder bert-base-uncased "
+        "--rows all --seeds 42 43 44 --out experiments --executor slurm --slurm_partition gpu --slurm_resources "
+        "pretrain=gpus:4,cpus:32,mem:256G,time:2-00:00:00 finetune=gpus:1,cpus:8,mem:64G,time:8:00:00 --slurm_options "
+        "account=myproject --bf16 true":
+            Entry("parse", "needs a Slurm cluster with GPUs: cluster_tests/test_slurm_experiments.py (make "
+                           "test-cluster) runs a small grid through --executor slurm on a one-node cluster"),
+        "accelerate launch --multi_gpu --num_processes N": Entry("skip", "a fragment of a command in prose"),
+        'pip install "wikiref[slurm]"': Entry("skip", "installs from a package index (make test installs every "
+                                                      "extra)"),
     },
     "docs/evaluation.md": {
         **_DUC,

@@ -246,9 +246,13 @@ def _histograms(values: Mapping[str, ValueCounts], folder: Path) -> list[str]:
 
     folder.mkdir(parents=True, exist_ok=True)
     names = []
+    # one figure drawn six times, with fixed margins that fit the labels: a figure and a tight layout per histogram
+    # took a third of the card's second on every build
+    figure = Figure(figsize=(5, 3.2))
+    figure.subplots_adjust(left=0.16, right=0.96, bottom=0.16, top=0.9)
+    axis = figure.add_subplot()
     for name in _STATISTICS:
-        figure = Figure(figsize=(5, 3.2))
-        axis = figure.add_subplot()
+        axis.clear()
         counts = values[name].counts
         distinct = sorted(counts)  # each distinct value once, weighted by its count: the same bars as every value
         axis.hist(distinct, bins=min(40, max(5, len(distinct))), weights=[counts[v] for v in distinct],
@@ -256,7 +260,6 @@ def _histograms(values: Mapping[str, ValueCounts], folder: Path) -> list[str]:
         axis.set_xlabel(name.lower())
         axis.set_ylabel("examples")
         axis.set_title(f"WikiRef: {name.lower()}")
-        figure.tight_layout()
         file = name.lower().replace(" ", "_") + ".png"
         figure.savefig(folder / file, dpi=90, metadata={"Software": None})
         names.append(file)

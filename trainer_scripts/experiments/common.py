@@ -9,7 +9,7 @@ QBERT_SYSTEM = "Q-BERT"  # finetune_duc.py's name for the fine-tuned model in re
 SEED_AVERAGE_SYSTEM = "Q-BERT (seeds' scores averaged)"
 BASELINE_SYSTEMS = {"lead": "LEAD", "query_sim": "QUERY-SIM", "oracle": "ORACLE"}
 RESULTS_NAME = "results.json"
-OWNED = ("units", "pooled", "figures", "results.md", RESULTS_NAME)
+OWNED = ("units", "pooled", "figures", "slurm", "results.md", RESULTS_NAME)
 """What this runner writes at the top of ``--out``: anything else there is refused (the folder is someone else's)."""
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -219,49 +220,81 @@ class Runner:
         if not self.arguments.quiet:
             print(line, file=sys.stderr, flush=True)
 
-    def run_unit(self, key: str) -> tuple[str, str]:
-        """Run one unit in a clean folder; ``("ran", "")`` or ``("failed", why)``."""
-        unit, folder = self.plan.units[key], self.folder(key)
-        if folder.exists():  # an interrupted or failed earlier attempt: start again
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True)
+    def unit_spec(self, key: str) -> UnitSpec:
+        """What running unit ``key`` takes, as :func:`execute_unit` (here or in a Slurm job) reads it."""
+        unit = self.plan.units[key]
         argv = self.argv(key)
         record = {"kind": unit.kind, "key": key, "script": SCRIPTS.get(unit.kind), "argv": argv,
                   "params": unit.params, "rows": sorted(unit.rows), "inputs": {path: unit.identity[path]
-                                                                              for path in unit.inputs},
-                  "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        write_json(folder / "unit.json", record)
-        log = folder / "log.txt"
-        started = time.perf_counter()
-        try:
-            if unit.kind == "data":
-                import contextlib
+                                                                              for path in unit.inputs}}
+        return UnitSpec(kind=unit.kind, folder=self.folder(key), argv=argv, record=record, params=unit.params,
+                        subprocess=self.arguments.subprocess, threads=self.threads,
+                        keep_models=self.arguments.keep_models)
 
-                with open(log, "a", encoding="utf-8") as handle, contextlib.redirect_stderr(handle):
-                    make_data(unit.params, folder)
-                status = 0
-            elif self.arguments.subprocess:
-                status = run_script_process(SCRIPTS[unit.kind], argv, log, threads=self.threads,
-                                            processes=self.processes)
-            else:
-                status = run_script_inline(SCRIPTS[unit.kind], argv, log)
-            if status == 0 and unit.kind in ("evaluate", "baselines"):
-                finish_evaluation(unit.kind, folder, argv)
-        except Exception as error:  # noqa: BLE001 (a data unit's or a metrics file's problem is this unit's failure)
-            with open(log, "a", encoding="utf-8") as handle:
-                handle.write(f"\n{type(error).__name__}: {error}\n")
-            status = 1
-        seconds = time.perf_counter() - started
-        results = folder / RESULTS_NAME
-        if status != 0 or not results.is_file():
-            if results.is_file():
-                results.unlink()  # a unit is finished only when its script succeeded
-            return "failed", f"exit {status}; {_last_line(log)} (log: {log})"
-        if unit.kind == "finetune" and not self.arguments.keep_models:
-            for weights in folder.glob("*.safetensors"):
-                weights.unlink()
-        write_json(folder / "unit.json", {**record, "seconds": round(seconds, 2)})
-        return "ran", ""
+    def run_unit(self, key: str) -> tuple[str, str]:
+        """Run one unit in a clean folder; ``("ran", "")`` or ``("failed", why)``."""
+        return execute_unit(self.unit_spec(key), processes=self.processes)
+
+
+@dataclass(frozen=True)
+class UnitSpec:
+    """One unit as it runs: where (``folder``, emptied first), what (``kind``, the script's ``argv``, a data unit's
+    ``params``), how (in a fresh process or this one, its torch threads, a ``launcher`` such as ``accelerate launch``
+    before ``-m trainer_scripts.<script>``) and the ``record`` written to its ``unit.json``. Plain data: a Slurm job
+    receives it pickled."""
+
+    kind: str
+    folder: Path
+    argv: list[str]
+    record: dict[str, Any]
+    params: dict[str, Any] = field(default_factory=dict)
+    subprocess: bool = True
+    threads: int | None = None
+    keep_models: bool = True
+    launcher: tuple[str, ...] | None = None
+
+
+def execute_unit(spec: UnitSpec, processes: set[subprocess.Popen] | None = None) -> tuple[str, str]:
+    """Run one unit in a clean folder (the local executor, or a Slurm job on its node); ``("ran", "")`` or
+    ``("failed", why)``. The unit is finished only when its script succeeded and wrote ``results.json``, and its
+    ``unit.json`` then says how many seconds it took."""
+    folder = spec.folder
+    if folder.exists():  # an interrupted or failed earlier attempt: start again
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    record = {**spec.record, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    write_json(folder / "unit.json", record)
+    log = folder / "log.txt"
+    started = time.perf_counter()
+    try:
+        if spec.kind == "data":
+            import contextlib
+
+            with open(log, "a", encoding="utf-8") as handle, contextlib.redirect_stderr(handle):
+                make_data(spec.params, folder)
+            status = 0
+        elif spec.subprocess:
+            status = run_script_process(SCRIPTS[spec.kind], spec.argv, log, threads=spec.threads, processes=processes,
+                                        launcher=spec.launcher)
+        else:
+            status = run_script_inline(SCRIPTS[spec.kind], spec.argv, log)
+        if status == 0 and spec.kind in ("evaluate", "baselines"):
+            finish_evaluation(spec.kind, folder, spec.argv)
+    except Exception as error:  # noqa: BLE001 (a data unit's or a metrics file's problem is this unit's failure)
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"\n{type(error).__name__}: {error}\n")
+        status = 1
+    seconds = time.perf_counter() - started
+    results = folder / RESULTS_NAME
+    if status != 0 or not results.is_file():
+        if results.is_file():
+            results.unlink()  # a unit is finished only when its script succeeded
+        return "failed", f"exit {status}; {_last_line(log)} (log: {log})"
+    if spec.kind == "finetune" and not spec.keep_models:
+        for weights in folder.glob("*.safetensors"):
+            weights.unlink()
+    write_json(folder / "unit.json", {**record, "seconds": round(seconds, 2)})
+    return "ran", ""
 
 
 def _kinds(units: Mapping[str, Unit], keys: Iterable[str]) -> list[tuple[str, int]]:
@@ -295,9 +328,11 @@ def _package_root() -> str:
 
 
 def run_script_process(script: str, argv: Sequence[str], log: Path, threads: int | None = None,
-                       processes: set[subprocess.Popen] | None = None) -> int:
-    """``python -m trainer_scripts.<script> argv`` in a fresh process (this Python, this code), output into ``log``,
-    with ``threads`` torch threads (``OMP_NUM_THREADS``) when given; listed in ``processes`` while it runs. The process
+                       processes: set[subprocess.Popen] | None = None,
+                       launcher: Sequence[str] | None = None) -> int:
+    """``python -m trainer_scripts.<script> argv`` in a fresh process (this Python, this code), or ``launcher`` (which
+    ends with ``-m``: ``accelerate launch ... -m``) before the module, output into ``log``, with ``threads`` torch
+    threads (``OMP_NUM_THREADS``) when given; listed in ``processes`` while it runs. The process
     ends with the runner: killed with it (`wikiref_dataset.lifetime.die_with_parent`), and terminated when the runner
     stops on an exception (Ctrl-C included)."""
     from wikiref_dataset.lifetime import die_with_parent
@@ -307,8 +342,8 @@ def run_script_process(script: str, argv: Sequence[str], log: Path, threads: int
     if threads is not None:
         environment["OMP_NUM_THREADS"] = str(threads)
     with open(log, "ab") as handle:
-        unit = subprocess.Popen([sys.executable, "-m", f"trainer_scripts.{script}", *argv], stdout=handle,
-                                stderr=subprocess.STDOUT, env=environment,
+        command = [*(launcher or (sys.executable, "-m")), f"trainer_scripts.{script}", *argv]
+        unit = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=environment,
                                 preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
         if processes is not None:
             processes.add(unit)

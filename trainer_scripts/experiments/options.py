@@ -98,8 +98,33 @@ class ExperimentArguments:
                 "training steps of its settings measured on this machine (seconds to a minute per distinct setting); "
                 "false lists the units only."})
     list_rows: bool = field(default=False, metadata={"help": "List the rows and groups, and stop."})
+    executor: str = field(default="local", metadata={
+        "choices": ["local", "slurm"],
+        "help": "Where the units run: local (this machine, --jobs at once) or slurm (each unfinished unit its own Slurm "
+                "job, submitted with submitit, after the units it needs: afterok). With slurm the command returns "
+                "once the jobs are submitted, unless --wait."})
+    slurm_partition: str = field(default="", metadata={
+        "metavar": "NAME", "help": "--executor slurm: the partition of every job (default: the cluster's)."})
+    slurm_resources: list[str] = field(default_factory=list, metadata={
+        "metavar": "KIND=SETTINGS",
+        "help": "--executor slurm: a unit kind's resources, e.g. 'pretrain=gpus:4,cpus:32,mem:256G,time:2-00:00:00' "
+                "(KIND: pretrain, finetune, evaluate, baselines, data, or training for both training kinds). "
+                "Defaults: pretrain gpus:1,cpus:8,mem:64G,time:24:00:00; finetune gpus:1,cpus:8,mem:32G,"
+                "time:6:00:00; evaluate gpus:1,cpus:4,mem:16G,time:1:00:00; baselines gpus:0,cpus:2,mem:8G,"
+                "time:1:00:00; data gpus:0,cpus:1,mem:8G,time:30. A training unit with several GPUs runs under "
+                "accelerate launch --num_processes GPUS."})
+    slurm_options: list[str] = field(default_factory=list, metadata={
+        "metavar": "KEY=VALUE", "help": "--executor slurm: more sbatch options for every job, without their dashes "
+                                        "(account=myproject qos=high constraint=a100)."})
+    slurm_poll: float = field(default=30.0, metadata={
+        "metavar": "SECONDS", "help": "--executor slurm --wait: seconds between two looks at the jobs."})
+    collect: bool = field(default=False, metadata={
+        "help": "--executor slurm: submit nothing; write the tables of what the jobs finished and say what is still "
+                "queued, running or failed (with --wait, once no job is left)."})
     wait: bool = field(default=False, metadata={
-        "help": "When another run is writing --out, wait for it to end (default: stop with exit 2, naming it)."})
+        "help": "When another run is writing --out, wait for it to end (default: stop with exit 2, naming it); with "
+                "--executor slurm, also follow the jobs until none is queued or running, with progress and ETA, and "
+                "write the tables then."})
     quiet: bool = field(default=False, metadata={"help": "No line per unit; the closing table and errors only."})
 
 

@@ -71,7 +71,7 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
         loaded = load_duc_dirs(arguments)
     inputs = check_inputs(arguments, loaded)
     plan = make_plan(arguments, inputs, rows, options)
-    runner = Runner(plan, out.resolve(), arguments, loaded=loaded)
+    runner = make_runner(plan, out.resolve(), arguments, loaded)
     if arguments.dry_run:
         dry_run(plan, runner, arguments)
         if unavailable:
@@ -92,8 +92,12 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
     ran = sum(status == "ran" for status in runner.status.values())
     cached = sum(status == "cached" for status in runner.status.values())
     failed = [key for key, status in runner.status.items() if status in ("failed", "skipped")]
-    print(f"\n{ran} unit(s) run, {cached} finished earlier, {len(failed)} failed or skipped; wrote {out}/results.md, "
-          f"{out}/results.json" + (f" and {len(figures)} figure(s)" if figures else ""), file=sys.stderr)
+    queued = sum(status in ("queued", "running") for status in runner.status.values())
+    for line in getattr(runner, "closing_lines", list)():
+        print(line, file=sys.stderr)
+    print(f"\n{ran} unit(s) run, {cached} finished earlier, " + (f"{queued} queued or running, " if queued else "")
+          + f"{len(failed)} failed or skipped; wrote {out}/results.md, {out}/results.json"
+          + (f" and {len(figures)} figure(s)" if figures else ""), file=sys.stderr)
     if failed:
         first = runner.messages.get(failed[0]) or "a unit it needs failed"
         raise UnitsFailed(f"{len(failed)} unit(s) did not finish, e.g. {plan.units[failed[0]].folder_name}: {first}; "
@@ -101,6 +105,23 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
     if unavailable:
         raise UnitsFailed("; ".join(unavailable.values()))
     return 0
+
+
+def make_runner(plan: Plan, out: Path, arguments: ExperimentArguments, loaded: Sequence[Any]) -> Runner:
+    """The executor ``--executor`` names: :class:`Runner` (local) or the Slurm one
+    (`trainer_scripts.experiments.slurm`), which checks its options and that a cluster answers."""
+    if arguments.executor == "local":
+        if arguments.collect:
+            raise ExperimentError("--collect reads the jobs of --executor slurm; a local run has nothing to collect")
+        return Runner(plan, out, arguments, loaded=loaded)
+    if arguments.executor != "slurm":
+        raise ExperimentError(f"--executor {arguments.executor!r}: expected local or slurm")
+    from trainer_scripts.experiments.slurm import SlurmRunner, require_slurm
+
+    runner = SlurmRunner(plan, out, arguments, loaded=loaded)  # the resource options' errors first
+    if not arguments.dry_run:
+        require_slurm()
+    return runner
 
 
 def dry_run(plan: Plan, runner: Runner, arguments: ExperimentArguments) -> None:
@@ -124,7 +145,8 @@ def dry_run(plan: Plan, runner: Runner, arguments: ExperimentArguments) -> None:
                 speeds[estimate.speed.describe] = estimate.speed
                 line += (f"  ~{format_seconds(estimate.seconds)} ({estimate.train_windows:,} training windows, "
                          f"{estimate.test_windows:,} test windows)")
-        print(line)
+        resources = getattr(runner, "resources", None)  # --executor slurm: what each job asks for
+        print(line + (f"  [{resources[unit.kind].describe()}]" if resources and not finished else ""))
         if not finished and unit.kind != "data":
             print(f"          {SCRIPTS[unit.kind]}.py {shlex.join(runner.argv(key))}")
     pending = sum(not runner.finished(key) for key in plan.order)
