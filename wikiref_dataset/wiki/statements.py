@@ -1,7 +1,10 @@
 """WikiRef statements (§II-A of Zhu et al., 2022; see ``docs/wikiref_build.md``): cited text spans of Wikipedia articles, with their section path and citation.
 
 A *statement* is the plain text of a paragraph between the previous citation (or the paragraph start) and a
-``<ref>``; when several refs stand together only the first counts; a statement may hold several sentences. Its
+``<ref>``; when several refs stand together only the first counts; a statement may hold several sentences. The
+sentence-final punctuation (``.!?``, ``。．！？``, closing quotes and brackets after it) that stands right after the ref
+(or its group, with nothing that shows between) ends the statement that ref cites: Japanese, Chinese and French put the
+citation before the full stop (``…となった<ref>…</ref>。``), English after it. Its
 query is the article title and the heading path of its section; its document is the page its citation points to.
 
 How a page is read (:meth:`StatementExtractor.extract`):
@@ -102,6 +105,11 @@ _WORD = re.compile(r"\w")
 _UNPARSED = object()
 # not the minus of "-5 °C"; CJK full stops and commas too (Japanese and Chinese put the ref before the 。)
 _LEADING_JUNK = re.compile(r"^(?:[\s.,;:!?)\]}–—。、，．！？：；）」』】〕]|-(?!\d))+")
+# sentence-final punctuation (any script's), closing quotes and brackets after it: what ends a sentence right after a
+# ref (French puts a space before ! and ?), and whether a span already ends one
+# (a full stop followed by a letter or digit is a decimal point or an abbreviation's: 3<ref/>.5)
+_SENTENCE_END = re.compile(r"(?:[ \u00a0\u202f](?=[!?]))?((?:[!?。．！？][.!?。．！？]*|\.+(?!\w))[\"'”’»」』）)\]】〕]*)")
+_ENDS_SENTENCE = re.compile(r"[.!?。．！？][\"'”’»」』）)\]】〕]*\s*$")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -298,7 +306,7 @@ class _BlockWalker:
     """Walks the nodes of one section and collects its cited spans, ``(plain text, marker)``, block by block."""
 
     __slots__ = ("refs", "counts", "include_list_items", "current_date", "segment", "line_has_content", "in_list",
-                 "after_citation", "spans")
+                 "after_citation", "spans", "open_span")
 
     def __init__(self, refs: list[RefTag], counts: Counter, include_list_items: bool,
                  current_date: date | None = None):
@@ -311,6 +319,9 @@ class _BlockWalker:
         self.in_list = False
         self.after_citation = False
         self.spans: list[tuple[str, _Marker, list[str]]] = []  # (text, citation, unrendered templates in the text)
+        # the span whose ref was the last thing seen (nothing visible since): the sentence-final punctuation that
+        # comes next is its (…となった<ref>…</ref>。, …en 2010<ref>…</ref>.)
+        self.open_span: int | None = None
 
     # -- blocks --------------------------------------------------------------------------------------------------
 
@@ -318,6 +329,26 @@ class _BlockWalker:
         self.segment = []
         self.after_citation = False
         self.in_list = False
+        self.open_span = None
+
+    def visible(self, piece: str | None = None) -> None:
+        """Something that shows is added to the text: a piece of text (``piece``; whitespace does not count), or a
+        node. Sentence-final punctuation right after a ref ends the span that ref cites."""
+        if self.open_span is None:
+            return
+        if piece is not None:
+            end = _SENTENCE_END.match(piece)
+            if end:
+                text, marker, holes = self.spans[self.open_span]
+                if not _ENDS_SENTENCE.search(text):
+                    # (the space French puts before ! and ? is left out, as the rendered text leaves it out)
+                    self.spans[self.open_span] = (text.rstrip() + end.group(1), marker, holes)
+                    self.counts["sentence_end_after_ref"] += 1
+                self.open_span = None
+                return
+            if not piece.strip():
+                return
+        self.open_span = None
 
     def newline(self) -> None:
         if self.in_list or not self.line_has_content:
@@ -340,16 +371,19 @@ class _BlockWalker:
             elif kind is Wikilink:
                 title = str(node.title).lstrip().lower()
                 if not title.startswith(_DROPPED_LINK_PREFIXES) and not is_dropped_link(title):
+                    self.visible()
                     self.segment.append(node)
                     self.line_has_content = True
             elif kind is Heading:
                 self.break_block()
             elif kind is not Comment:
+                self.visible()
                 self.segment.append(node)
                 self.line_has_content = True
 
     def text(self, value: str) -> None:
         if "\n" not in value and "\ue000" not in value:
+            self.visible(value)
             self.segment.append(value)
             if not self.line_has_content and _shows_text(value):
                 self.line_has_content = True
@@ -367,6 +401,7 @@ class _BlockWalker:
                 else:
                     self.cite(_Marker(ref=ref))
             else:
+                self.visible(piece)
                 self.segment.append(piece)
                 if not self.line_has_content and _shows_text(piece):
                     self.line_has_content = True
@@ -384,6 +419,7 @@ class _BlockWalker:
         name = str(node.tag).strip().lower()
         if name in _INLINE_TAGS:
             if name == "nowiki" or (name == "sup" and not _holds_citation(node)):
+                self.visible()
                 self.segment.append(node)  # a superscript is rendered whole: 10<sup>18</sup> → 10^18
                 self.line_has_content = True
             elif node.contents is not None and not node.self_closing:
@@ -421,6 +457,8 @@ class _BlockWalker:
         elif name in _NOTE_TEMPLATES:
             self.counts["notes_skipped"] += 1
         elif template_renderer(node, name) is not None:
+            if self.open_span is not None and _shows_text(render_pieces([node], self.current_date)):
+                self.visible()  # a maintenance template that renders nothing ({{citation needed}}) is not text
             self.segment.append(node)
             self.line_has_content = True
         elif not is_silent_template(name):
@@ -454,6 +492,7 @@ class _BlockWalker:
             return
         self.after_citation = True
         self.spans.append((text, marker, find_holes(with_holes)))
+        self.open_span = len(self.spans) - 1
 
 
 def _strip_leading_junk(text: str) -> str:

@@ -139,12 +139,26 @@ def test_french_citations_dead_links_and_sections():
         "cite magazine", "https://www.lemonde.fr/seine", "Le Monde", "2017-04-03")
 
 
-def test_japanese_statements_do_not_start_with_the_full_stop_after_the_ref():
+def test_the_full_stop_after_the_ref_ends_the_statement_it_cites():
+    """Japanese, Chinese and French put the citation before the full stop: the 。 or . after the ref is the cited
+    statement's, not the next one's."""
     text = ("ベルリンはドイツの首都である<ref>{{Cite web|url=https://a.example.jp/|title=A|accessdate=2008年8月20日}}</ref>。"
-            "人口は約370万人である<ref>{{Cite web|url=https://b.example.jp/|title=B}}</ref>。")
+            "人口は約370万人である<ref>{{Cite web|url=https://b.example.jp/|title=B}}</ref>"
+            "<ref>{{Cite web|url=https://c.example.jp/|title=C}}</ref>。「壁」は1989年に開かれた"
+            "<ref>{{Cite web|url=https://d.example.jp/|title=D}}</ref>」。")
     statements = extract(text, "ja")
-    assert [s.text for s in statements] == ["ベルリンはドイツの首都である", "人口は約370万人である"]
+    assert [s.text for s in statements] == ["ベルリンはドイツの首都である。", "人口は約370万人である。", "「壁」は1989年に開かれた"]
     assert statements[0].citation.access_date == "2008-08-20"
+    french = ("L'Autriche est un pays neutre<ref>{{Lien web|url=https://a.example.fr/|titre=A}}</ref>"
+              "{{référence insuffisante|date=juillet 2020}}. Est-ce vrai<ref>{{Lien web|url=https://b.example.fr/|"
+              "titre=B}}</ref> ? Il mesure 3<ref>{{Lien web|url=https://c.example.fr/|titre=C}}</ref>.5 m de haut, "
+              "dit-on<ref>{{Lien web|url=https://d.example.fr/|titre=D}}</ref> [[Paris|à Paris]].")
+    assert [s.text for s in extract(french, "fr")] == [
+        "L'Autriche est un pays neutre.", "Est-ce vrai?", "Il mesure 3", "5 m de haut, dit-on"]
+    chinese = ("柏林是德国的首都和最大的城市，位于德国东北部<ref>{{Cite web|url=https://a.example.cn/|title=A}}</ref>。"
+               "柏林的人口约为三百七十万，是欧盟人口第三多的城市<ref>{{Cite web|url=https://b.example.cn/|title=B}}</ref>！")
+    assert [s.text for s in extract(chinese, "zh")] == ["柏林是德国的首都和最大的城市，位于德国东北部。",
+                                                        "柏林的人口约为三百七十万，是欧盟人口第三多的城市！"]
 
 
 def test_positional_parameters_and_a_generic_template_typed_citation():

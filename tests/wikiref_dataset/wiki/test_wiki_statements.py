@@ -125,9 +125,14 @@ def test_skip_sections_option():
     ("Soft\nwrapped line.<ref>{{cite web|url=https://a.example.org}}</ref>", ["Soft wrapped line."]),
     # list items end at their line end
     ("* Item one\n* Item two.<ref>{{cite web|url=https://a.example.org}}</ref>", ["Item two."]),
-    # a ref placed before the punctuation: the next statement does not start with it
+    # a ref placed before the punctuation: the punctuation ends the statement it cites, not the next one
     ("One<ref>{{cite web|url=https://a.example.org}}</ref>. Two.<ref>{{cite web|url=https://b.example.org}}</ref>",
-     ["One", "Two."]),
+     ["One.", "Two."]),
+    ("One<ref>{{cite web|url=https://a.example.org}}</ref>{{citation needed|date=May 2020}}.\n\nTwo.",
+     ["One."]),
+    # ... but not a decimal point, nor a full stop after other text
+    ("Height 3<ref>{{cite web|url=https://a.example.org}}</ref>.5 m.", ["Height 3"]),
+    ("One<ref>{{cite web|url=https://a.example.org}}</ref> and [[two]].", ["One"]),
     # refs inside inline markup still end statements
     ("''Italic claim.<ref>{{cite web|url=https://a.example.org}}</ref>''", ["Italic claim."]),
     # {{#tag:ref}} is a ref
