@@ -7,7 +7,8 @@ For each excerpt (the English pages-articles sample and the twelve multilingual 
 
 * ``URL refs``: the refs of the wikitext whose content holds an ``http(s)://`` link (what a statement can be
   built from), counted on the raw text;
-* ``kept``: statements kept with the defaults, and with ``--bare-urls``;
+* ``kept``: statements kept with the language's defaults (bare links kept where its table says so), and with
+  ``--bare-urls``;
 * ``kept / URL ref``: the share of URL refs that give a statement (defaults);
 * ``sentence-final``: the share of kept statements whose text ends with sentence-final punctuation (``.!?``,
   ``。．！？``), closing quotes and brackets allowed after it;
@@ -66,16 +67,26 @@ def starts_mid_sentence(text: str) -> bool:
     return bool(MID_SENTENCE.match(stripped)) or (first.isalpha() and first.islower())
 
 
-CONFIGURATIONS = {"default": False, "bare_urls": True}  # name -> include_bare_urls
+CONFIGURATIONS = {"default": None, "bare_urls": True}  # name -> include_bare_urls (None: the language's default)
+
+
+def _config(language: str, bare: bool | None) -> Any:
+    """The extractor's settings; a revision from before the languages chose (``--before``) takes ``False`` for the
+    default."""
+    from wikiref_dataset.wiki.statements import StatementConfig
+
+    try:
+        return StatementConfig(language=language, include_bare_urls=bare)
+    except ValueError:
+        return StatementConfig(language=language, include_bare_urls=bool(bare))
 
 
 def measure(language: str, dump: Path) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """The measures of one excerpt with each configuration (the dump read once), and the kept statements' texts."""
     from wikiref_dataset.wiki.dump import iter_pages
-    from wikiref_dataset.wiki.statements import StatementConfig, StatementExtractor
+    from wikiref_dataset.wiki.statements import StatementExtractor
 
-    extractors = {name: StatementExtractor(StatementConfig(language=language, include_bare_urls=bare))
-                  for name, bare in CONFIGURATIONS.items()}
+    extractors = {name: StatementExtractor(_config(language, bare)) for name, bare in CONFIGURATIONS.items()}
     texts: dict[str, list[str]] = {name: [] for name in extractors}
     url_refs = 0
     for page in iter_pages(dump):

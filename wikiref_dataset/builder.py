@@ -301,6 +301,7 @@ def _card(stats: dict[str, dict[str, Any]], whole: dict[str, Any], build: dict[s
              f"- Dump(s): {', '.join(build.get('dumps', [])) or 'n/a'}; latest revision in the build: "
              f"{build.get('latest_revision', 'n/a')}",
              f"- Language: `{language}`; the curation filters and oracle labels used {build.get('rouge', 'ROUGE-1.5.5')}",
+             *([f"- Statements: {build['statements']}"] if build.get("statements") else []),
              f"- WARC files: {len(build.get('warcs', []))}",
              *_sources_lines(build.get("sources")),
              "- Curation config: `" + json.dumps(build.get("config", {}), sort_keys=True) + "`", "",

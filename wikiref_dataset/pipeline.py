@@ -361,7 +361,8 @@ class WriteDataset(PipelineStep):
         counts.update({f"split {name}": sum(size for group, size in groups.items() if plan[group] == name)
                        for name in SPLITS})
         build = {"dumps": [Path(d).name for d in self.config.dumps], "warcs": [Path(w).name for w in self.config.warcs],
-                 "language": self.config.statements.language, "rouge": rouge_description(self.config.curation.text.lang),
+                 "language": self.config.statements.language, "statements": self.config.statements.describe_rules(),
+                 "rouge": rouge_description(self.config.curation.text.lang),
                  "latest_revision": latest, "config": self.config.curation.to_dict(), "counts": counts}
         if _document_sources(self.config).any:
             build["sources"] = _document_sources(self.config).to_dict()

@@ -33,7 +33,9 @@ def add_statement_arguments(parser: argparse.ArgumentParser) -> argparse._Argume
                             "names (default: the <dbname> of the dump's <siteinfo>, else English)")
     group.add_argument("--keep-types", nargs="+", metavar="TYPE", default=None,
                        help=f"citation types kept (default: {', '.join(DEFAULT_KEEP_TYPES)})")
-    group.add_argument("--bare-urls", action="store_true", help="also keep refs that hold only a link")
+    group.add_argument("--bare-urls", action=argparse.BooleanOptionalAction, default=None,
+                       help="keep (or not) the refs that hold only a link (default: the language's choice: kept for "
+                            "German, Dutch and Finnish, which cite that way, not for the others)")
     group.add_argument("--skip-sections", nargs="+", metavar="HEADING", default=None,
                        help="headings of non-prose sections to skip (replaces the default list: "
                             f"{', '.join(DEFAULT_SKIP_SECTIONS[:7])}, ...)")

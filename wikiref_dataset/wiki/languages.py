@@ -104,6 +104,9 @@ class WikiLanguage:
         dropped_link_namespaces (`frozenset[str]`): lowercased file and category namespace names.
         skip_sections (`tuple[str, ...]`): lowercased headings of non-prose sections.
         date_order (`str`): ``DMY``, ``YMD`` or ``MDY``, the order of numeric dates.
+        bare_urls (`bool`): whether refs that hold only a link (``<ref>https://…</ref>``, ``<ref>[https://… title]
+            </ref>``) give statements by default: true where the Wikipedia cites mostly that way and a hand check found
+            such statements as good as those of citation templates (``docs/languages.md``).
     """
 
     code: str
@@ -122,6 +125,7 @@ class WikiLanguage:
     dropped_link_namespaces: frozenset[str] = frozenset()
     skip_sections: tuple[str, ...] = ()
     date_order: str = "DMY"
+    bare_urls: bool = False
 
     @property
     def dbname(self) -> str:
@@ -201,8 +205,10 @@ def _read(path: Path) -> WikiLanguage:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise UnsupportedLanguage(f"{path}: cannot read the language file: {error}") from error
-    _only(data, {"code", "name", "spacy", "date_order", "citation_types", "parameters", "url_status_values",
-                 "templates", "renders_as", "links", "sections"}, f"{path}: unknown key(s)")
+    _only(data, {"code", "name", "spacy", "date_order", "bare_urls", "citation_types", "parameters",
+                 "url_status_values", "templates", "renders_as", "links", "sections"}, f"{path}: unknown key(s)")
+    if not isinstance(data.get("bare_urls", False), bool):
+        raise UnsupportedLanguage(f"{path}: bare_urls must be true or false")
     for key in ("code", "name", "spacy"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise UnsupportedLanguage(f"{path}: {key!r} must be a non-empty string")
@@ -230,6 +236,7 @@ def _read(path: Path) -> WikiLanguage:
         name=data["name"],
         spacy=data["spacy"],
         date_order=data.get("date_order", "DMY"),
+        bare_urls=data.get("bare_urls", False),
         citation_types={_fold(name): _fold(kind) for name, kind in types.items()},
         parameters={name: tuple(dict.fromkeys(item.strip().lower()
                                               for item in _strings(values, f"{path}: parameters.{name}")))
@@ -256,6 +263,7 @@ def _merged(own: WikiLanguage, english: WikiLanguage) -> WikiLanguage:
         name=own.name,
         spacy=own.spacy,
         date_order=own.date_order,
+        bare_urls=own.bare_urls,
         citation_types={**english.citation_types, **own.citation_types},
         parameters={name: tuple(dict.fromkeys((*own.names(name), *english.names(name)))) for name in CITATION_FIELDS},
         url_status_values={**english.url_status_values, **own.url_status_values},

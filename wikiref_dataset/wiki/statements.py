@@ -127,7 +127,9 @@ class StatementConfig:
         keep_types (`tuple[str, ...]`): citation types kept (canonical names; variants such as ``Cite_Web`` or
             redirects such as ``cite newspaper`` are folded). Default: ``cite web``, ``cite news``, ``cite press
             release``, ``cite magazine``, ``citation``, ``wayback``, ``webarchive`` (:data:`DEFAULT_KEEP_TYPES`).
-        include_bare_urls (`bool`): also keep refs that hold only a link (type ``bare url``). Default ``False``.
+        include_bare_urls (`bool`, *optional*): also keep refs that hold only a link (type ``bare url``). Default
+            ``None``: the language's choice (its table's ``bare_urls``: German, Dutch and Finnish keep them, the
+            others not; ``docs/languages.md`` says why).
         min_statement_chars (`int`): shortest statement kept, in characters of plain text. Default 10.
         include_list_items (`bool`): take statements from list items (``* ...``) as well as paragraphs.
         archive_when_status_missing (`bool`): fetch the archive when a citation gives ``archive-url`` but no
@@ -152,8 +154,9 @@ class StatementConfig:
         default=DEFAULT_KEEP_TYPES,
         metadata={"help": "Citation types kept (canonical names such as 'cite web'; variants are folded)."},
     )
-    include_bare_urls: bool = field(
-        default=False, metadata={"help": "Also keep refs that hold only a link (citation type 'bare url')."}
+    include_bare_urls: bool | None = field(
+        default=None, metadata={"help": "Also keep refs that hold only a link (citation type 'bare url'); default: "
+                                        "the language's choice."}
     )
     min_statement_chars: int = field(
         default=10, metadata={"help": "Shortest statement kept, in characters of plain text."}
@@ -187,6 +190,8 @@ class StatementConfig:
             raise ValueError(f"StatementConfig.language must be a language code, got {self.language!r}")
         self.language = self.language.strip().lower()
         language = wiki_language(self.language)  # UnsupportedLanguage (a ValueError) names the supported ones
+        if self.include_bare_urls is None:
+            self.include_bare_urls = language.bare_urls
         self.skip_sections = tuple(dict.fromkeys(_normalise_heading(name)
                                                  for name in language.sections_to_skip(self.skip_sections) if name))
         self.keep_types = tuple(dict.fromkeys(canonical_citation_type(name, language) for name in self.keep_types
@@ -207,6 +212,16 @@ class StatementConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {item.name: getattr(self, item.name) for item in fields(self)}
+
+    def describe_rules(self) -> str:
+        """The statement rules in one sentence, as a dataset card states them."""
+        language = wiki_language(self.language)
+        bare = "kept" if self.include_bare_urls else "not kept"
+        chosen = "the language's default" if self.include_bare_urls == language.bare_urls else "set for this build"
+        return (f"a statement is the text of a paragraph from the previous citation (or the paragraph start) to a "
+                f"ref, with the sentence-final punctuation that follows the ref; citation types kept: "
+                f"{', '.join(self.keep_types)}; refs that hold only a link: {bare} ({chosen}); at least "
+                f"{self.min_statement_chars} characters")
 
 
 _CITATION_METADATA = {  # Citation field → Document metadata key

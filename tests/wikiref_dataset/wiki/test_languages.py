@@ -42,6 +42,27 @@ def test_every_required_language_has_a_table_that_loads():
         assert "references" in language.skip_sections  # the English names are merged into every table
 
 
+def test_bare_links_are_kept_where_the_table_says_and_the_options_override_it():
+    """German, Dutch and Finnish cite mostly with bare links (the hand check in docs/languages.md): kept by default
+    there, not elsewhere; --bare-urls / --no-bare-urls (StatementConfig.include_bare_urls) choose for one run."""
+    import argparse
+
+    from wikiref_dataset.wiki.cli import add_statement_arguments, statement_config
+
+    assert {code for code in supported_languages() if wiki_language(code).bare_urls} == {"de", "nl", "fi"}
+    assert StatementConfig(language="de").include_bare_urls and not StatementConfig(language="en").include_bare_urls
+    assert StatementConfig(language="de", include_bare_urls=False).include_bare_urls is False
+    text = "Die Stadt hat rund 12.000 Einwohner.<ref>https://www.example.de/stadt</ref>"
+    assert [s.text for s in extract(text, "de")] == ["Die Stadt hat rund 12.000 Einwohner."]
+    assert extract(text.replace(".de/", ".fr/"), "fr") == []
+    parser = argparse.ArgumentParser()
+    add_statement_arguments(parser)
+    for argv, language, expected in ((["--no-bare-urls"], "de", False), ([], "de", True), ([], "en", False),
+                                     (["--bare-urls"], "en", True)):
+        args = parser.parse_args(argv)
+        assert statement_config(args, language).include_bare_urls is expected, (argv, language)
+
+
 def test_the_english_table_is_the_former_english_constants():
     english = wiki_language("en")
     assert CITATION_TYPE_ALIASES == dict(english.citation_types)
@@ -64,6 +85,7 @@ def test_a_language_without_a_table_is_one_error_naming_the_supported_ones():
     ('code = "de"\nname = "German"\nspacy = "de"\n[templates]\nsilent = "belege"\n', "list of non-empty strings"),
     ('code = "fr"\nname = "German"\nspacy = "de"\n', "differs from the file name"),
     ('code = "de"\nname = "German"\nspacy = "de"\ndate_order = "DDMM"\n', "date_order"),
+    ('code = "de"\nname = "German"\nspacy = "de"\nbare_urls = "yes"\n', "bare_urls must be true or false"),
     ('code = "de"\nname = \n', "cannot read"),
     ('code = "de"\nname = "German"\nspacy = "de"\nparameters = ["url"]\n', r"\[parameters\].*not a table"),
 ])
@@ -299,6 +321,12 @@ def test_german_japanese_and_chinese_builds_load_and_say_their_language(tmp_path
     assert f"language:\n- {code}\n" in card and f"Unicode ROUGE: words of spaCy's '{code}' tokenizer" in card
     build = json.loads((tmp_path / "out.work" / "build.json").read_text(encoding="utf-8"))
     assert build["language"] == code and build["rouge"].startswith("Unicode ROUGE")
+    # the card states the statement rules used: bare links are German's default, not Japanese's or Chinese's
+    bare = "kept" if code == "de" else "not kept"
+    assert ("with the sentence-final punctuation that follows the ref; citation types kept: cite web" in card
+            and f"refs that hold only a link: {bare} (the language's default)" in card), card
+    if code == "ja":  # the 。 after the ref is the statement's
+        assert sum(row["summary"].endswith("。") for row in rows) >= len(rows) - 1, [row["summary"] for row in rows]
     if code == "de":  # the Weblinks section is skipped, the image caption is no statement, the access date is ISO
         row = next(row for row in rows if row["id"] == "7001-1")  # cites a reused named ref
         assert row["summary"] == "Die Stadt hat rund 12.000 Einwohner und gehört zum Landkreis Grünwald."
