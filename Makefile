@@ -32,12 +32,10 @@ demo: bytecode
 	HF_HUB_OFFLINE=1 $(VENV)/bin/wikiref demo
 
 # pytest exits 5 when it collects no test: that is not a failure of the suite's code, report it and pass.
-# One pytest-xdist worker per core and one more: many tests wait on a server, a subprocess's start or a poll, and the
-# extra worker fills those waits (2 cores: 743 s with 3 workers, 762-824 s with 2, the same commit); a whole test file
-# to one worker (module fixtures are built once), or one page of test_readme.py, the slowest units first
-# (tests/conftest.py); the ten slowest tests are listed at the end.
+# One pytest-xdist worker per core; a whole test file to one worker (module fixtures are built once), or one page of
+# test_readme.py, the slowest units first (tests/conftest.py); the ten slowest tests are listed at the end.
 test: bytecode
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n $$(( $$(nproc) + 1 )) --dist loadscope --no-loadscope-reorder --durations=10; rc=$$?; \
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n auto --dist loadscope --no-loadscope-reorder --durations=10; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
 
 # The three builds and `wikiref experiments` through --executor slurm on a one-node Slurm cluster started here (root;
