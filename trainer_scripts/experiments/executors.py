@@ -216,6 +216,14 @@ class Runner:
                     process.terminate()
                 raise
 
+    def job_resources(self, key: str) -> str | None:
+        """What unit ``key``'s job asks a cluster for (``--dry_run`` shows it); ``None``: units run here."""
+        return None
+
+    def closing_lines(self) -> list[str]:
+        """Lines the closing summary adds about the units' execution (none for the local executor)."""
+        return []
+
     def say(self, line: str) -> None:
         if not self.arguments.quiet:
             print(line, file=sys.stderr, flush=True)

@@ -93,7 +93,7 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
     cached = sum(status == "cached" for status in runner.status.values())
     failed = [key for key, status in runner.status.items() if status in ("failed", "skipped")]
     queued = sum(status in ("queued", "running") for status in runner.status.values())
-    for line in getattr(runner, "closing_lines", list)():
+    for line in runner.closing_lines():
         print(line, file=sys.stderr)
     print(f"\n{ran} unit(s) run, {cached} finished earlier, " + (f"{queued} queued or running, " if queued else "")
           + f"{len(failed)} failed or skipped; wrote {out}/results.md, {out}/results.json"
@@ -145,8 +145,8 @@ def dry_run(plan: Plan, runner: Runner, arguments: ExperimentArguments) -> None:
                 speeds[estimate.speed.describe] = estimate.speed
                 line += (f"  ~{format_seconds(estimate.seconds)} ({estimate.train_windows:,} training windows, "
                          f"{estimate.test_windows:,} test windows)")
-        resources = getattr(runner, "resources", None)  # --executor slurm: what each job asks for
-        print(line + (f"  [{resources[unit.kind].describe()}]" if resources and not finished else ""))
+        resources = None if finished else runner.job_resources(key)  # --executor slurm: what each job asks for
+        print(line + (f"  [{resources}]" if resources else ""))
         if not finished and unit.kind != "data":
             print(f"          {SCRIPTS[unit.kind]}.py {shlex.join(runner.argv(key))}")
     pending = sum(not runner.finished(key) for key in plan.order)

@@ -167,6 +167,10 @@ class JobState:
         return self.state == "PENDING" and "DependencyNeverSatisfied" in self.reason
 
 
+UNKNOWN = JobState("UNKNOWN", "no longer known to Slurm")
+"""The state of a job no command knows (it ended long ago on a cluster without accounting)."""
+
+
 def _run(command: Sequence[str]) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(list(command), capture_output=True, text=True, timeout=60)
@@ -196,7 +200,7 @@ def job_states(job_ids: Sequence[str]) -> dict[str, JobState]:
             continue
         accounted = _run(["sacct", "-n", "-X", "-P", "-o", "State", "-j", job])
         state = accounted.stdout.strip().splitlines()[0].split()[0] if accounted.stdout.strip() else ""
-        states[job] = JobState(state or "UNKNOWN", "" if state else "no longer known to Slurm")
+        states[job] = JobState(state, "") if state else UNKNOWN
     return states
 
 
@@ -270,6 +274,9 @@ class SlurmRunner(Runner):
         self.resubmitted: dict[str, str] = {}  # key -> why its earlier job did not finish it
         self.after: dict[str, list[str]] = {}  # key -> the jobs it was submitted after (afterok)
 
+    def job_resources(self, key: str) -> str | None:
+        return self.resources[self.plan.units[key].kind].describe()
+
     def estimate_seconds(self, key: str) -> float | None:
         """No estimate from this machine: the units run on the cluster's nodes (the ETA uses the kinds timed there)."""
         return None
@@ -293,7 +300,7 @@ class SlurmRunner(Runner):
         states = self.states([lease.job_id for lease in leases.values()]) if leases else {}
         dead: dict[str, str] = {}
         for key, lease in leases.items():
-            state = states.get(lease.job_id, JobState("UNKNOWN", "no longer known to Slurm"))
+            state = states.get(lease.job_id, UNKNOWN)
             if state.never_runs:
                 _run(["scancel", lease.job_id])
                 dead[key] = f"job {lease.job_id} could not start: a unit it needs failed"
@@ -332,8 +339,7 @@ class SlurmRunner(Runner):
                     self.messages[key] = dead[key]
         else:
             for key in pending:
-                needs = [need for need in self.plan.units[key].needs if need not in self.status or
-                         self.status[need] != "cached"]
+                needs = [need for need in self.plan.units[key].needs if self.status.get(need) != "cached"]
                 missing = [need for need in needs if need not in self.jobs_of]
                 if missing:  # its need could not be submitted (no job): neither can it run
                     self.status[key] = "skipped"
@@ -355,7 +361,7 @@ class SlurmRunner(Runner):
         if self.arguments.wait and self.jobs_of:
             self.follow()
         else:
-            self.settle(final=False)
+            self.settle()
 
     def job_name(self, key: str) -> str:
         return f"wikiref-{self.plan.units[key].kind}-{self.plan.units[key].folder_name}"[:120]
@@ -389,7 +395,7 @@ class SlurmRunner(Runner):
             while waiting:
                 states = self.states(list(waiting.values()))
                 for key, job_id in list(waiting.items()):
-                    state = states.get(job_id, JobState("UNKNOWN", "no longer known to Slurm"))
+                    state = states.get(job_id, UNKNOWN)
                     if state.never_runs:
                         _run(["scancel", job_id])
                         state = JobState("CANCELLED", "a unit it needs failed")
@@ -405,7 +411,7 @@ class SlurmRunner(Runner):
         except KeyboardInterrupt:
             self.say(f"experiments: stopped following; the {len(waiting)} job(s) left go on in Slurm: "
                      f"{self.collect_hint()}")
-            self.settle(final=False)
+            self.settle()
             raise
 
     def unit_ended(self, key: str, job_id: str, state: JobState, prefix: str, rest: Sequence[str],
@@ -426,14 +432,14 @@ class SlurmRunner(Runner):
                               else self.why_ended(key, job_id, state))
         self.say(f"{prefix}: {self.status[key].upper()}: {self.messages[key]}")
 
-    def settle(self, final: bool) -> None:
+    def settle(self) -> None:
         """Statuses for the report when not following to the end: a unit whose job is queued or running stays
         ``queued`` or ``running``; one that ended is ``ran`` or ``failed`` (with why)."""
         if not self.jobs_of:
             return
         states = self.states(list(self.jobs_of.values()))
         for key, job_id in list(self.jobs_of.items()):
-            state = states.get(job_id, JobState("UNKNOWN", "no longer known to Slurm"))
+            state = states.get(job_id, UNKNOWN)
             if state.live:
                 self.status[key] = "running" if state.state == "RUNNING" else "queued"
             elif self.finished(key):

@@ -108,8 +108,9 @@ _LEADING_JUNK = re.compile(r"^(?:[\s.,;:!?)\]}–—。、，．！？：；）�
 # sentence-final punctuation (any script's), closing quotes and brackets after it: what ends a sentence right after a
 # ref (French puts a space before ! and ?), and whether a span already ends one
 # (a full stop followed by a letter or digit is a decimal point or an abbreviation's: 3<ref/>.5)
-_SENTENCE_END = re.compile(r"(?:[ \u00a0\u202f](?=[!?]))?((?:[!?。．！？][.!?。．！？]*|\.+(?!\w))[\"'”’»」』）)\]】〕]*)")
-_ENDS_SENTENCE = re.compile(r"[.!?。．！？][\"'”’»」』）)\]】〕]*\s*$")
+_CLOSERS = "[\"'”’»」』）)\\]】〕]*"  # closing quotes and brackets after the punctuation
+_SENTENCE_END = re.compile(rf"(?:[ \u00a0\u202f](?=[!?]))?((?:[!?。．！？][.!?。．！？]*|\.+(?!\w)){_CLOSERS})")
+_ENDS_SENTENCE = re.compile(rf"[.!?。．！？]{_CLOSERS}\s*$")
 
 
 # ----------------------------------------------------------------------------------------------------------------
