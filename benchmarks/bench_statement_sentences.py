@@ -21,6 +21,7 @@ the statement-boundary work. It prints no ratio against a baseline: the baseline
     .venv/bin/python benchmarks/bench_statement_sentences.py              # about a minute on 2 cores
     .venv/bin/python benchmarks/bench_statement_sentences.py --before HEAD~1
     .venv/bin/python benchmarks/bench_statement_sentences.py --examples de --show 20   # statements to hand-check
+    .venv/bin/python benchmarks/bench_statement_sentences.py --changed en --show 20    # what whole sentences change
 """
 
 from __future__ import annotations
@@ -100,6 +101,31 @@ def measure(language: str, dump: Path) -> tuple[dict[str, Any], dict[str, list[s
     return {"dump": dump.name, **measures}, texts
 
 
+def changed(language: str, dump: Path, show: int) -> None:
+    """What the whole-sentence rule changes in one excerpt: the statements kept with ``whole_sentences`` off and on
+    (the language's other defaults), paired by statement id; prints the counts and ``show`` changed pairs."""
+    from dataclasses import replace
+
+    from wikiref_dataset.wiki.dump import iter_pages
+    from wikiref_dataset.wiki.statements import StatementExtractor
+
+    whole = _config(language, None)
+    extractors = {"fragments": StatementExtractor(replace(whole, whole_sentences=False)),
+                  "whole": StatementExtractor(whole)}
+    kept: dict[str, dict[str, str]] = {name: {} for name in extractors}
+    for page in iter_pages(dump):
+        for name, extractor in extractors.items():
+            kept[name].update((statement.id, statement.text) for statement in extractor.extract(page))
+    before, after = kept["fragments"], kept["whole"]
+    pairs = [(key, before[key], after[key]) for key in before if key in after and before[key] != after[key]]
+    gone = [key for key in before if key not in after]
+    print(f"{language}: {len(before):,} statements with fragments, {len(after):,} with whole sentences; "
+          f"{len(pairs):,} changed, {len(gone):,} gone (their sentence went to a later ref), "
+          f"{len(set(after) - set(before)):,} new; unchanged {len(before) - len(pairs) - len(gone):,}")
+    for key, old, new in pairs[:show]:
+        print(f"- {key}\n  before: {old}\n  after:  {new}")
+
+
 def run(languages: list[str] | None) -> dict[str, Any]:
     found = excerpts()
     return {language: measure(language, dump)[0] for language, dump in found.items()
@@ -152,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--languages", nargs="+", help="only these language codes (default: every excerpt present)")
     parser.add_argument("--before", metavar="REV", help="also measure a git revision and show both")
     parser.add_argument("--examples", metavar="LANG", help="print kept statements of one language to hand-check")
-    parser.add_argument("--show", type=int, default=10, help="with --examples: how many (default 10)")
+    parser.add_argument("--changed", metavar="LANG",
+                        help="print what the whole-sentence rule changes in one language (against --fragments)")
+    parser.add_argument("--show", type=int, default=10, help="with --examples or --changed: how many (default 10)")
     parser.add_argument("--bare-urls", action="store_true", help="with --examples: as --bare-urls keeps them")
     parser.add_argument("--json", action="store_true", help="print the measures as JSON")
     parser.add_argument("--quick", action="store_true", help="smoke run: German and Japanese only")
@@ -169,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
             flags = ("" if is_sentence_final(text) else " [no final punctuation]") + (
                 " [starts mid-sentence]" if starts_mid_sentence(text) else "")
             print(f"- {text}{flags}")
+        return 0
+    if args.changed:
+        if args.changed not in found:
+            parser.error(f"--changed: no excerpt for {args.changed!r} (have: {', '.join(found)})")
+        changed(args.changed, found[args.changed], args.show)
         return 0
     if args.quick and not args.languages:
         args.languages = ["de", "ja"]

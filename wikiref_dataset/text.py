@@ -786,6 +786,11 @@ class TextPipeline:
         """Sentences of one text (stripped, whitespace runs made single spaces, none empty)."""
         return next(self.split_sentences_many([_check_text(text)]))
 
+    def sentence_spans(self, text: str) -> list[tuple[int, int]]:
+        """`(start, end)` character offsets of the sentences of one text (lemma components are skipped)."""
+        disable = [name for name in _LEMMA_COMPONENTS if name in self.nlp.pipe_names]
+        return next(self._analyze(iter([_check_text(text)]), n_process=1, disable=disable)).sentence_char_spans
+
     def tokenize(self, text: str) -> list[str]:
         """Tokens of one text (whitespace excluded)."""
         return next(self.tokenize_many([_check_text(text)]))

@@ -52,6 +52,17 @@ def _card_and_counts(folder: Path) -> tuple[bytes, dict]:
     return (folder / "README.md").read_bytes(), json.loads((folder / "build.json").read_text())["counts"]
 
 
+def _same_card_and_counts(folder: Path, expected: Path) -> None:
+    """The card and the counts of two builds are equal; the message shows the lines of the cards that differ."""
+    import difflib
+
+    got, want = _card_and_counts(folder), _card_and_counts(expected)
+    diff = "\n".join(difflib.unified_diff(want[0].decode().splitlines(), got[0].decode().splitlines(), "expected",
+                                         str(folder), n=0, lineterm=""))
+    assert got[0] == want[0], diff
+    assert got[1] == want[1]
+
+
 def _wait_for_idle_cluster(timeout: float = 60) -> None:
     """Until the killed driver's tasks are gone (Ray ends a dead driver's actors and gives their CPUs back)."""
     total = ray.cluster_resources().get("CPU", 0)
@@ -80,7 +91,7 @@ def test_wikiref_build_on_ray_runs_every_stage_and_equals_local(ray_cluster, loc
     assert summary.counts == expected.counts and summary.splits == expected.splits
     assert expected.counts["examples curated"] > 0
     assert dataset_hashes(out) == dataset_hashes(local) and dataset_hashes(out)
-    assert _card_and_counts(out) == _card_and_counts(local)
+    _same_card_and_counts(out, local)
 
 
 def test_psg2sum_build_on_ray_equals_local(ray_cluster, tmp_path):
@@ -96,7 +107,7 @@ def test_psg2sum_build_on_ray_equals_local(ray_cluster, tmp_path):
     assert on_ray is not None and local.pairs > 0
     assert (on_ray.counts, on_ray.splits, on_ray.baselines) == (local.counts, local.splits, local.baselines)
     assert dataset_hashes(tmp_path / "ray") == dataset_hashes(tmp_path / "local")
-    assert _card_and_counts(tmp_path / "ray") == _card_and_counts(tmp_path / "local")
+    _same_card_and_counts(tmp_path / "ray", tmp_path / "local")
 
 
 def test_aquamuse_build_on_ray_equals_local(ray_cluster, tmp_path):

@@ -49,6 +49,10 @@ def add_statement_arguments(parser: argparse.ArgumentParser) -> argparse._Argume
                        help="keep a statement in which a template that is not rendered stands inside a sentence (it "
                             "vanishes from the text, leaving a hole); by default such statements are dropped and "
                             "counted")
+    group.add_argument("--fragments", action="store_true",
+                       help="a statement is the text since the previous ref even where a ref stands inside a "
+                            "sentence (the paper's definition); by default a sentence that holds several refs goes "
+                            "whole to its last ref, and the earlier refs keep only their whole sentences")
     group.add_argument("--no-relative-dates", action="store_true",
                        help="do not render {{age}}, {{CURRENTYEAR}} and the like at the page revision's date: their "
                             "statements are then dropped as unrendered")
@@ -116,7 +120,8 @@ def statement_config(args: argparse.Namespace, language: str = "en") -> Statemen
     return StatementConfig(include_bare_urls=args.bare_urls, include_list_items=not args.no_list_items,
                            archive_when_status_missing=not args.no_archive_without_status,
                            drop_unrendered_templates=not args.keep_unrendered_templates,
-                           render_relative_dates=not args.no_relative_dates, **options)
+                           render_relative_dates=not args.no_relative_dates,
+                           whole_sentences=not args.fragments, **options)
 
 
 def add_statements_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -4,8 +4,13 @@ A *statement* is the plain text of a paragraph between the previous citation (or
 ``<ref>``; when several refs stand together only the first counts; a statement may hold several sentences. The
 sentence-final punctuation (``.!?``, ``。．！？``, closing quotes and brackets after it) that stands right after the ref
 (or its group, with nothing that shows between) ends the statement that ref cites: Japanese, Chinese and French put the
-citation before the full stop (``…となった<ref>…</ref>。``), English after it. Its
-query is the article title and the heading path of its section; its document is the page its citation points to.
+citation before the full stop (``…となった<ref>…</ref>。``), English after it. Statements are made of whole sentences
+(:attr:`StatementConfig.whole_sentences`, on by default): a sentence that holds several refs (``…a,<ref/> b.<ref/>``,
+an enumeration, a ref before a comma or inside brackets) goes whole to its last ref, the earlier refs keeping only
+the whole sentences before it (or giving no statement); a last sentence that ends with a colon introduces a list,
+table or quote that is not in the statement, and is cut. Sentences are split by the project's one sentence splitter
+(:class:`~wikiref_dataset.text.TextPipeline`, the language's blank pipeline). Its query is the article title and the
+heading path of its section; its document is the page its citation points to.
 
 How a page is read (:meth:`StatementExtractor.extract`):
 
@@ -29,8 +34,8 @@ How a page is read (:meth:`StatementExtractor.extract`):
    (``"{page_id}-{position}"``) do not depend on which citation types are kept.
 5. The ref is resolved (named refs), typed (:func:`~wikiref_dataset.wiki.citations.classify_ref`), filtered by
    :attr:`StatementConfig.keep_types`, and the citation's fields are read. Statements that are too short, have no
-   fetchable url, have a hole, or would still contain markup are dropped. Everything is counted in
-   :attr:`StatementExtractor.stats`.
+   fetchable url, have a hole, are only a lead-in (``… as follows:``), or would still contain markup are dropped.
+   Everything is counted in :attr:`StatementExtractor.stats`.
 
 A page that raises is logged with its id and counted as ``pages_failed``; extraction goes on with the next page.
 """
@@ -40,6 +45,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import date
 from typing import Any
@@ -111,6 +117,8 @@ _LEADING_JUNK = re.compile(r"^(?:[\s.,;:!?)\]}–—。、，．！？：；）�
 _CLOSERS = "[\"'”’»」』）)\\]】〕]*"  # closing quotes and brackets after the punctuation
 _SENTENCE_END = re.compile(rf"(?:[ \u00a0\u202f](?=[!?]))?((?:[!?。．！？][.!?。．！？]*|\.+(?!\w)){_CLOSERS})")
 _ENDS_SENTENCE = re.compile(rf"[.!?。．！？]{_CLOSERS}\s*$")
+_STOP_INSIDE = re.compile(r"[.!?。．！？]\W*\w")  # sentence-final punctuation with a word after it
+_LEAD_IN = re.compile(r"[:：]\s*$")  # a sentence that introduces what follows it (a list, a table, a quote)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -145,6 +153,13 @@ class StatementConfig:
             their parameters, its non-prose sections and inline templates come from its table
             (:mod:`~wikiref_dataset.wiki.languages`). With the default ``skip_sections``, the language's section
             names are skipped as well as the English ones. Default ``en``.
+        whole_sentences (`bool`): a statement is made of whole sentences. A ref that stands inside a sentence that
+            goes on (``…a,<ref/> b.<ref/>``, ``…a<ref/>、b<ref/>。``) keeps only the whole sentences before it (or
+            nothing, counted as ``refs_inside_later_statement``), and the sentence goes whole to its last ref; a ref
+            that is the last of its sentence but not at its end gets the rest of the sentence; a last sentence that
+            ends with a colon (a lead-in to a list, table or quote) is cut. Off, a statement is the text since the
+            previous ref, fragments included, as the paper defines it. Default ``True``
+            (``docs/languages.md`` has the hand check behind it).
     """
 
     skip_sections: tuple[str, ...] = field(
@@ -181,6 +196,11 @@ class StatementConfig:
         default="en",
         metadata={"help": "Wikipedia language of the dump (its citation templates and section names)."},
     )
+    whole_sentences: bool = field(
+        default=True,
+        metadata={"help": "Give a sentence that holds several refs whole to its last ref (off: the text since the "
+                          "previous ref, as the paper defines a statement)."},
+    )
 
     def __post_init__(self):
         for name in ("skip_sections", "keep_types"):
@@ -207,7 +227,7 @@ class StatementConfig:
         if self.min_statement_chars < 0:
             raise ValueError(f"StatementConfig.min_statement_chars must be >= 0, got {self.min_statement_chars}")
         for name in ("include_bare_urls", "include_list_items", "archive_when_status_missing",
-                     "drop_unrendered_templates", "render_relative_dates"):
+                     "drop_unrendered_templates", "render_relative_dates", "whole_sentences"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"StatementConfig.{name} must be a bool, got {getattr(self, name)!r}")
 
@@ -219,8 +239,14 @@ class StatementConfig:
         language = wiki_language(self.language)
         bare = "kept" if self.include_bare_urls else "not kept"
         chosen = "the language's default" if self.include_bare_urls == language.bare_urls else "set for this build"
-        return (f"a statement is the text of a paragraph from the previous citation (or the paragraph start) to a "
-                f"ref, with the sentence-final punctuation that follows the ref; citation types kept: "
+        if self.whole_sentences:
+            what = ("a statement is the whole sentences of a paragraph from the previous citation's sentence (or the "
+                    "paragraph start) to a ref's sentence end, with the sentence-final punctuation that follows the "
+                    "ref; a sentence holding several refs goes to its last ref; a lead-in ending with a colon is cut")
+        else:
+            what = ("a statement is the text of a paragraph from the previous citation (or the paragraph start) to a "
+                    "ref, with the sentence-final punctuation that follows the ref")
+        return (f"{what}; citation types kept: "
                 f"{', '.join(self.keep_types)}; refs that hold only a link: {bare} ({chosen}); at least "
                 f"{self.min_statement_chars} characters")
 
@@ -318,30 +344,56 @@ class _Marker:
     short_footnote: str | None = None
 
 
-class _BlockWalker:
-    """Walks the nodes of one section and collects its cited spans, ``(plain text, marker)``, block by block."""
+@dataclass(slots=True)
+class _Span:
+    """A cited span of a block: its plain text (``None`` when its ref is left with no statement: the ref stood inside
+    a sentence that a later ref of the same sentence was given), its citation, the unrendered templates in its text,
+    and where the text comes from: ``nodes`` rendered give ``start`` characters of earlier spans' text, then it."""
 
-    __slots__ = ("refs", "counts", "include_list_items", "current_date", "segment", "line_has_content", "in_list",
-                 "after_citation", "spans", "open_span")
+    text: str | None
+    marker: _Marker
+    holes: list[str]
+    nodes: list[Any]
+    start: int
+
+
+class _BlockWalker:
+    """Walks the nodes of one section and collects its cited spans (:class:`_Span`), block by block.
+
+    With ``sentence_spans`` (a function giving the ``(start, end)`` offsets of the sentences of a text), a sentence
+    that holds several refs goes whole to its last ref: the part of a span after its last sentence end, when the
+    sentence goes on after the ref, is carried to the next ref of the block (the earlier ref keeps its whole
+    sentences, or nothing), and where no other ref follows in the sentence, the rest of the sentence is given to it.
+    Without it, a span is the text between the previous ref and its own (the paper's statement)."""
+
+    __slots__ = ("refs", "counts", "include_list_items", "current_date", "sentence_spans", "segment",
+                 "line_has_content", "in_list", "after_citation", "spans", "open_span", "carry")
 
     def __init__(self, refs: list[RefTag], counts: Counter, include_list_items: bool,
-                 current_date: date | None = None):
+                 current_date: date | None = None,
+                 sentence_spans: Callable[[str], list[tuple[int, int]]] | None = None):
         self.refs = refs
         self.counts = counts
         self.include_list_items = include_list_items
         self.current_date = current_date
+        self.sentence_spans = sentence_spans
         self.segment: list[Any] = []
         self.line_has_content = False
         self.in_list = False
         self.after_citation = False
-        self.spans: list[tuple[str, _Marker, list[str]]] = []  # (text, citation, unrendered templates in the text)
+        self.spans: list[_Span] = []
         # the span whose ref was the last thing seen (nothing visible since): the sentence-final punctuation that
         # comes next is its (…となった<ref>…</ref>。, …en 2010<ref>…</ref>.)
         self.open_span: int | None = None
+        # a span whose ref stands inside a sentence that goes on: (its index, the text before its unfinished
+        # sentence, as rendered from its nodes); its sentence goes to the last ref of the sentence
+        self.carry: tuple[int, str] | None = None
 
     # -- blocks --------------------------------------------------------------------------------------------------
 
     def break_block(self) -> None:
+        if self.carry is not None:
+            self._finish_sentence()
         self.segment = []
         self.after_citation = False
         self.in_list = False
@@ -355,16 +407,55 @@ class _BlockWalker:
         if piece is not None:
             end = _SENTENCE_END.match(piece)
             if end:
-                text, marker, holes = self.spans[self.open_span]
-                if not _ENDS_SENTENCE.search(text):
+                span = self.spans[self.open_span]
+                if not _ENDS_SENTENCE.search(span.text):
                     # (the space French puts before ! and ? is left out, as the rendered text leaves it out)
-                    self.spans[self.open_span] = (text.rstrip() + end.group(1), marker, holes)
+                    span.text = span.text.rstrip() + end.group(1)
                     self.counts["sentence_end_after_ref"] += 1
                 self.open_span = None
                 return
             if not piece.strip():
                 return
-        self.open_span = None
+        index, self.open_span = self.open_span, None
+        if self.sentence_spans is not None and not _ENDS_SENTENCE.search(self.spans[index].text):
+            self._carry(index)
+
+    def _carry(self, index: int) -> None:
+        """The sentence of span ``index`` goes on after its ref: the span keeps its whole sentences (or nothing), and
+        its unfinished sentence waits for the sentence's last ref."""
+        span = self.spans[index]
+        self.counts["refs_mid_sentence"] += 1
+        sentences = self.sentence_spans(span.text)
+        if len(sentences) > 1:
+            cut = sentences[-1][0]
+            span.text = span.text[:cut].rstrip()
+        else:
+            cut = 0
+            span.text = None
+        self.carry = (index, render_pieces(span.nodes, self.current_date)[: span.start + cut])
+
+    def _finish_sentence(self) -> None:
+        """The block ends with a carried sentence and no other ref: its rest goes to the carried span's ref, the last
+        of the sentence."""
+        (index, prefix), self.carry = self.carry, None
+        nodes = self.spans[index].nodes + self.segment
+        with_holes = render_pieces(nodes, self.current_date, keep_holes=True)
+        plain = render_pieces(nodes, self.current_date) if HOLE_START in with_holes else with_holes
+        if not plain.startswith(prefix):
+            self.counts["mid_sentence_unaligned"] += 1
+            return
+        rest = _strip_leading_junk(plain[len(prefix):])
+        sentences = self.sentence_spans(rest) if _WORD.search(rest) else []
+        end = len(plain) - len(rest) + (sentences[0][1] if sentences else len(rest))
+        self._complete(index, plain, end, find_holes(with_holes))
+
+    def _complete(self, index: int, plain: str, end: int, holes: list[str]) -> None:
+        """Span ``index`` gets its whole sentences up to ``end`` of ``plain`` (its nodes and what followed,
+        rendered): its ref is the last of the sentence it stood in."""
+        span = self.spans[index]
+        span.text = plain[span.start:end].rstrip()
+        span.holes = list(dict.fromkeys(span.holes + holes))  # (the sentence's holes; the earlier ones too, if any)
+        self.counts["mid_sentence_completed"] += 1
 
     def newline(self) -> None:
         if self.in_list or not self.line_has_content:
@@ -498,16 +589,37 @@ class _BlockWalker:
         segment, self.segment = self.segment, []
         if self.in_list and not self.include_list_items:
             return
-        with_holes = render_pieces(segment, self.current_date, keep_holes=True)
+        carry, self.carry = self.carry, None
+        nodes = self.spans[carry[0]].nodes + segment if carry is not None else segment
+        with_holes = render_pieces(nodes, self.current_date, keep_holes=True)
         # rendered again without the holes rather than cleaned twice (cleaning is not idempotent on "(, ,")
-        text = render_pieces(segment, self.current_date) if HOLE_START in with_holes else with_holes
-        text = _strip_leading_junk(text)
+        plain = render_pieces(nodes, self.current_date) if HOLE_START in with_holes else with_holes
+        prefix = ""
+        if carry is not None:
+            if plain.startswith(carry[1]):
+                prefix = carry[1]
+            else:  # cleaning the joined text changed what came before (not seen on real pages): this ref's own text
+                self.counts["mid_sentence_unaligned"] += 1
+                nodes = segment
+                with_holes = render_pieces(nodes, self.current_date, keep_holes=True)
+                plain = render_pieces(nodes, self.current_date) if HOLE_START in with_holes else with_holes
+                carry = None
+        text = _strip_leading_junk(plain[len(prefix):])
+        start = len(plain) - len(text)
+        holes = find_holes(with_holes)
+        if carry is not None:
+            sentences = self.sentence_spans(text)
+            if len(sentences) > 1:
+                # the carried sentence ended before this ref: its last ref is the carried one
+                self._complete(carry[0], plain, start + sentences[0][1], holes)
+                start += sentences[1][0]
+                text = text[sentences[1][0]:]
         if not _WORD.search(text):
             self.counts["refs_grouped" if self.after_citation else "refs_without_text"] += 1
             self.after_citation = True
             return
         self.after_citation = True
-        self.spans.append((text, marker, find_holes(with_holes)))
+        self.spans.append(_Span(text, marker, holes, nodes, start))
         self.open_span = len(self.spans) - 1
 
 
@@ -536,7 +648,10 @@ class StatementExtractor:
     ``refs_unresolved``, ``refs_grouped`` (refs after the first of a group), ``refs_without_text``,
     ``refs_unclosed``, ``notes_skipped``, ``sections_skipped``, ``archive_urls_used``, ``dropped_no_url``,
     ``dropped_too_short``, ``dropped_markup``, ``dropped_unrendered_template`` (with ``unrendered_template/<name>``
-    for each template that left a hole), ``wikitext_chars``.
+    for each template that left a hole), ``wikitext_chars``; the sentence rules: ``sentence_end_after_ref``,
+    ``refs_mid_sentence`` (refs inside a sentence that goes on), ``mid_sentence_completed`` (the last ref of such a
+    sentence, given its rest), ``refs_inside_later_statement`` (refs whose sentence went to a later ref: no statement
+    of their own, not typed), ``mid_sentence_unaligned`` (should stay 0), ``lead_ins_cut``, ``dropped_lead_in``.
     """
 
     def __init__(self, config: StatementConfig | None = None):
@@ -548,6 +663,18 @@ class StatementExtractor:
         self._language = wiki_language(self.config.language)
         self._page_id = 0  # for log messages
         self._parsed: dict[str, Citation | None] = {}  # ref content → citation, for the current page
+        self._sentences: Any = None  # the language's TextPipeline, made when a ref first stands inside a sentence
+
+    def _sentence_spans(self, text: str) -> list[tuple[int, int]]:
+        """``(start, end)`` of each sentence of ``text``, split as the rest of the project splits sentences."""
+        if not _STOP_INSIDE.search(text):  # no sentence-final punctuation before the last word: one sentence (quick)
+            stripped = text.strip()
+            return [(text.index(stripped[0]), len(text.rstrip()))] if stripped else []
+        if self._sentences is None:
+            from ..text import TextConfig, TextPipeline
+
+            self._sentences = TextPipeline(TextConfig(lang=self._language.spacy, model="blank"))
+        return self._sentences.sentence_spans(text)
 
     def extract(self, page: WikiPage) -> list[Statement]:
         """The statements of ``page`` (an empty list for a page that fails, which is logged and counted)."""
@@ -593,12 +720,19 @@ class StatementExtractor:
             body = section.body
             if "\ue000" not in body and not _CITATION_HINT.search(body):
                 continue
-            walker = _BlockWalker(prepared.refs, counts, self.config.include_list_items, current_date)
+            walker = _BlockWalker(prepared.refs, counts, self.config.include_list_items, current_date,
+                                  self._sentence_spans if self.config.whole_sentences else None)
             walker.walk(mwparserfromhell.parse(body).nodes)
+            walker.break_block()
             section_path = [heading for _, heading in path]
-            for text, marker, holes in walker.spans:
+            for span in walker.spans:
                 counts["spans"] += 1
-                statement = self._statement(page, prepared, section_path, text, position, marker, holes, counts)
+                if span.text is None:
+                    counts["refs_inside_later_statement"] += 1
+                    statement = None
+                else:
+                    statement = self._statement(page, prepared, section_path, span.text, position, span.marker,
+                                                span.holes, counts)
                 position += 1
                 if statement is not None:
                     statements.append(statement)
@@ -611,6 +745,14 @@ class StatementExtractor:
         citation = self._citation(marker, prepared, counts)
         if citation is None:
             return None
+        if self.config.whole_sentences and _LEAD_IN.search(text):
+            # "… are as follows:" introduces a list, a table or a quote, which the statement does not hold
+            spans = self._sentence_spans(text)
+            text = text[: spans[-1][0]].rstrip() if len(spans) > 1 else ""
+            counts["lead_ins_cut"] += 1
+            if not text:
+                counts["dropped_lead_in"] += 1
+                return None
         if len(text) < self.config.min_statement_chars:
             counts["dropped_too_short"] += 1
             return None

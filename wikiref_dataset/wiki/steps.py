@@ -242,8 +242,15 @@ class StatementsSummary:
             f"  bare-url refs skipped: {self.bare_urls_skipped:,}; named refs resolved: {self.named_refs_resolved:,},"
             f" unresolved: {self.refs_unresolved:,}; archive urls used: {self.archive_urls_used:,}",
         ]
+        inside = self.counts.get("refs_mid_sentence", 0)
+        if inside or self.counts.get("sentence_end_after_ref", 0):
+            lines.append(f"  sentences: {self.counts.get('sentence_end_after_ref', 0):,} statements took the "
+                         f"sentence-final punctuation after their ref; {inside:,} refs stood inside a sentence that "
+                         f"goes on, which went whole to its last ref ({self.counts.get('mid_sentence_completed', 0):,}"
+                         f" refs got the rest of their sentence, {self.counts.get('refs_inside_later_statement', 0):,}"
+                         f" gave no statement of their own)")
         dropped = {key: self.counts.get(key, 0) for key in ("dropped_no_url", "dropped_too_short", "dropped_markup",
-                                                            "dropped_unrendered_template")}
+                                                            "dropped_unrendered_template", "dropped_lead_in")}
         if any(dropped.values()):
             lines.append("  dropped: " + ", ".join(f"{key[8:].replace('_', ' ')} {value:,}"
                                                    for key, value in dropped.items()))

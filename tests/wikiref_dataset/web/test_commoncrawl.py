@@ -628,15 +628,19 @@ def test_build_command_with_crawl_and_cdx_api(archive: Archive, tmp_path: Path) 
 
 
 def _few_statements(archive: Archive, target: Path, others: int = 12) -> Path:
-    """The statements citing the expected pages, and `others` citing pages not captured (fewer lookups)."""
+    """The statements citing the expected pages, and statements citing `others` distinct pages not captured (fewer
+    lookups)."""
+    other_keys: set[str] = set()
     with gzip.open(archive.statements, "rt", encoding="utf-8") as source, \
             gzip.open(target, "wt", encoding="utf-8") as written:
         for line in source:
             record = json.loads(line)
             key = citation_key(record["metadata"].get("fetch_url") or "")
-            if key in archive.expected or (others > 0 and _normalizes(key) and record["metadata"]["fetch_url"]
-                                           == record["metadata"]["url"]):
-                others -= key not in archive.expected
+            if key in archive.expected or key in other_keys:
+                written.write(line)
+            elif len(other_keys) < others and _normalizes(key) and (record["metadata"]["fetch_url"]
+                                                                    == record["metadata"]["url"]):
+                other_keys.add(key)
                 written.write(line)
     return target
 

@@ -169,14 +169,14 @@ def test_the_full_stop_after_the_ref_ends_the_statement_it_cites():
             "<ref>{{Cite web|url=https://c.example.jp/|title=C}}</ref>。「壁」は1989年に開かれた"
             "<ref>{{Cite web|url=https://d.example.jp/|title=D}}</ref>」。")
     statements = extract(text, "ja")
-    assert [s.text for s in statements] == ["ベルリンはドイツの首都である。", "人口は約370万人である。", "「壁」は1989年に開かれた"]
+    assert [s.text for s in statements] == ["ベルリンはドイツの首都である。", "人口は約370万人である。", "「壁」は1989年に開かれた」。"]
     assert statements[0].citation.access_date == "2008-08-20"
     french = ("L'Autriche est un pays neutre<ref>{{Lien web|url=https://a.example.fr/|titre=A}}</ref>"
               "{{référence insuffisante|date=juillet 2020}}. Est-ce vrai<ref>{{Lien web|url=https://b.example.fr/|"
               "titre=B}}</ref> ? Il mesure 3<ref>{{Lien web|url=https://c.example.fr/|titre=C}}</ref>.5 m de haut, "
               "dit-on<ref>{{Lien web|url=https://d.example.fr/|titre=D}}</ref> [[Paris|à Paris]].")
     assert [s.text for s in extract(french, "fr")] == [
-        "L'Autriche est un pays neutre.", "Est-ce vrai?", "Il mesure 3", "5 m de haut, dit-on"]
+        "L'Autriche est un pays neutre.", "Est-ce vrai?", "Il mesure 3.5 m de haut, dit-on à Paris."]
     chinese = ("柏林是德国的首都和最大的城市，位于德国东北部<ref>{{Cite web|url=https://a.example.cn/|title=A}}</ref>。"
                "柏林的人口约为三百七十万，是欧盟人口第三多的城市<ref>{{Cite web|url=https://b.example.cn/|title=B}}</ref>！")
     assert [s.text for s in extract(chinese, "zh")] == ["柏林是德国的首都和最大的城市，位于德国东北部。",
@@ -323,7 +323,8 @@ def test_german_japanese_and_chinese_builds_load_and_say_their_language(tmp_path
     assert build["language"] == code and build["rouge"].startswith("Unicode ROUGE")
     # the card states the statement rules used: bare links are German's default, not Japanese's or Chinese's
     bare = "kept" if code == "de" else "not kept"
-    assert ("with the sentence-final punctuation that follows the ref; citation types kept: cite web" in card
+    assert ("with the sentence-final punctuation that follows the ref; a sentence holding several refs goes to its "
+            "last ref; a lead-in ending with a colon is cut; citation types kept: cite web" in card
             and f"refs that hold only a link: {bare} (the language's default)" in card), card
     if code == "ja":  # the 。 after the ref is the statement's
         assert sum(row["summary"].endswith("。") for row in rows) >= len(rows) - 1, [row["summary"] for row in rows]

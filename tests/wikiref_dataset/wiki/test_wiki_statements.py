@@ -130,9 +130,9 @@ def test_skip_sections_option():
      ["One.", "Two."]),
     ("One<ref>{{cite web|url=https://a.example.org}}</ref>{{citation needed|date=May 2020}}.\n\nTwo.",
      ["One."]),
-    # ... but not a decimal point, nor a full stop after other text
-    ("Height 3<ref>{{cite web|url=https://a.example.org}}</ref>.5 m.", ["Height 3"]),
-    ("One<ref>{{cite web|url=https://a.example.org}}</ref> and [[two]].", ["One"]),
+    # ... but not a decimal point, nor a full stop after other text: the ref stands inside its sentence, which it gets
+    ("Height 3<ref>{{cite web|url=https://a.example.org}}</ref>.5 m.", ["Height 3.5 m."]),
+    ("One<ref>{{cite web|url=https://a.example.org}}</ref> and [[two]].", ["One and two."]),
     # refs inside inline markup still end statements
     ("''Italic claim.<ref>{{cite web|url=https://a.example.org}}</ref>''", ["Italic claim."]),
     # {{#tag:ref}} is a ref
@@ -148,6 +148,67 @@ def test_statement_boundaries(wikitext, expected):
     if expected == []:
         statements, _ = extract(wikitext, min_statement_chars=10)
     assert [s.text for s in statements] == expected
+
+
+def _web(name: str) -> str:
+    return f"<ref>{{{{cite web|url=https://{name}.example.org}}}}</ref>"
+
+
+@pytest.mark.parametrize("wikitext, whole, fragments", [
+    # two refs in one sentence: the sentence is the last ref's; the first keeps its whole sentences before it
+    (f"First claim here. Born in 1950,{_web('a')} he moved to Paris in 1970.{_web('b')} Uncited.",
+     ["First claim here.", "Born in 1950, he moved to Paris in 1970."],
+     ["First claim here. Born in 1950,", "he moved to Paris in 1970."]),
+    # an enumeration: one statement, the sentence
+    (f"Released in the UK{_web('a')}, the US{_web('b')} and Japan.{_web('c')}",
+     ["Released in the UK, the US and Japan."], ["Released in the UK", "the US", "and Japan."]),
+    # the last ref of a sentence that goes on gets the rest of it; the next sentence is the next ref's
+    (f"Born in 1950,{_web('a')} he moved to Paris in 1970. He then left.{_web('b')}",
+     ["Born in 1950, he moved to Paris in 1970.", "He then left."],
+     ["Born in 1950,", "he moved to Paris in 1970. He then left."]),
+    # ... and at the end of the paragraph
+    (f"Born in 1950,{_web('a')} he moved to Paris in 1970. No ref after.\n\nNext paragraph.",
+     ["Born in 1950, he moved to Paris in 1970."], ["Born in 1950,"]),
+    # a ref inside brackets; a group of refs counts once
+    (f"Its mill (founded 1900{_web('a')}{_web('b')}) closed in 1950.{_web('c')}",
+     ["Its mill (founded 1900) closed in 1950."], ["Its mill (founded 1900", "closed in 1950."]),
+    # a lead-in to a list (or a table, a quote) is not a sentence of the statement; alone it is no statement
+    (f"Intro words here. The members are:{_web('a')}\n* One\n* Two", ["Intro words here."],
+     ["Intro words here. The members are:"]),
+    (f"The publisher wrote, saying:{_web('a')}\n<blockquote>Quoted.</blockquote>", [],
+     ["The publisher wrote, saying:"]),
+    # a ref at a sentence end is not touched, in any writing
+    (f"One sentence.{_web('a')} Two sentences here.{_web('b')}", ["One sentence.", "Two sentences here."],
+     ["One sentence.", "Two sentences here."]),
+])
+def test_a_sentence_with_several_refs_goes_to_its_last_ref(wikitext, whole, fragments):
+    statements, extractor = extract(wikitext, min_statement_chars=3)
+    assert [s.text for s in statements] == whole
+    old, _ = extract(wikitext, min_statement_chars=3, whole_sentences=False)
+    assert [s.text for s in old] == fragments
+
+
+def test_mid_sentence_refs_are_counted_and_keep_their_positions():
+    statements, extractor = extract(f"A one,{_web('a')} B two,{_web('b')} C three.{_web('c')} D four,{_web('d')} "
+                                    f"E five.", min_statement_chars=3)
+    assert [(s.position, s.text) for s in statements] == [(2, "A one, B two, C three."), (3, "D four, E five.")]
+    stats = extractor.stats
+    assert (stats["refs_mid_sentence"], stats["refs_inside_later_statement"], stats["mid_sentence_completed"]) == (
+        3, 2, 1)
+    assert stats["spans"] == 4 and stats["statements"] == 2
+    from wikiref_dataset.wiki.steps import StatementsSummary  # the closing summary of the stage says it
+
+    summary = StatementsSummary.from_counts(dict(stats), "out", tasks=1).format()
+    assert ("3 refs stood inside a sentence that goes on, which went whole to its last ref (1 refs got the rest of "
+            "their sentence, 2 gave no statement of their own)") in summary
+
+
+def test_a_ref_before_a_comma_in_japanese():
+    text = ("東京は日本の首都である<ref>{{Cite web|url=https://a.example.jp/|title=A}}</ref>、人口は多い"
+            "<ref>{{Cite web|url=https://b.example.jp/|title=B}}</ref>。次の文である。")
+    statements, extractor = extract(text, language="ja", min_statement_chars=3)
+    assert [s.text for s in statements] == ["東京は日本の首都である、人口は多い。"]
+    assert extractor.stats["refs_inside_later_statement"] == 1
 
 
 def test_unresolved_named_ref_is_counted():
