@@ -124,3 +124,25 @@ def test_statement_text_options(tmp_path, capsys):
     assert len(list(iter_statements(tmp_path / "kept"))) == 2
     assert run(["statements", str(dump), "--out", str(tmp_path / "nodates"), "--no-relative-dates", "--quiet"]) == 0
     assert list(iter_statements(tmp_path / "nodates")) == []
+
+
+def test_whole_sentences_and_fragments(tmp_path, capsys):
+    """By default a sentence that holds two refs is its last ref's statement, and the closing summary counts it;
+    --fragments gives the text since the previous ref (the paper's statement)."""
+    wikitext = ("Gamma Town was founded in 1850,<ref>{{cite web |url=https://a.example.org/ |title=A}}</ref> and it "
+                "grew after the railway came in 1880.<ref>{{cite web |url=https://b.example.org/ |title=B}}</ref>\n")
+    head = TINY_DUMP.read_text(encoding="utf-8").split("<page>")[0]
+    page = ("<page><title>Gamma Town</title><ns>0</ns><id>77</id><revision><id>770</id>"
+            "<timestamp>2020-05-01T00:00:00Z</timestamp><model>wikitext</model><format>text/x-wiki</format>"
+            f'<text xml:space="preserve">{escape(wikitext)}</text></revision></page>')
+    dump = tmp_path / "gamma.xml"
+    dump.write_text(f"{head}{page}\n</mediawiki>\n", encoding="utf-8")
+    assert run(["statements", str(dump), "--out", str(tmp_path / "whole"), "--quiet"]) == 0
+    statements = list(iter_statements(tmp_path / "whole"))
+    assert [(s.id, s.text, s.citation.url) for s in statements] == [
+        ("77-1", "Gamma Town was founded in 1850, and it grew after the railway came in 1880.", "https://b.example.org/")]
+    assert ("1 refs stood inside a sentence that goes on, which went whole to its last ref (0 refs got the rest of "
+            "their sentence, 1 gave no statement of their own)") in capsys.readouterr().out
+    assert run(["statements", str(dump), "--out", str(tmp_path / "fragments"), "--fragments", "--quiet"]) == 0
+    assert [s.text for s in iter_statements(tmp_path / "fragments")] == [
+        "Gamma Town was founded in 1850,", "and it grew after the railway came in 1880."]
