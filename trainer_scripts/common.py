@@ -178,6 +178,9 @@ def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None 
             parsed = parser.parse_dict({**merged, **given})
         else:
             parser.set_defaults(**merged)
+            unknown = parser.parse_known_args(argv)[1]
+            if unknown:  # refused before TrainingArguments is built (its checks import transformers' models: ~7 s)
+                raise ValueError(f"Some specified arguments are not used by the HfArgumentParser: {unknown}")
             parsed = parser.parse_args_into_dataclasses(args=argv)
     except ValueError as error:  # unknown options, or a dataclass's own validation (TrainingArguments.__post_init__)
         parser.error(str(error))
