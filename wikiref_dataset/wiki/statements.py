@@ -118,6 +118,7 @@ _CLOSERS = "[\"'”’»」』）)\\]】〕]*"  # closing quotes and brackets af
 _SENTENCE_END = re.compile(rf"(?:[ \u00a0\u202f](?=[!?]))?((?:[!?。．！？][.!?。．！？]*|\.+(?!\w)){_CLOSERS})")
 _ENDS_SENTENCE = re.compile(rf"[.!?。．！？]{_CLOSERS}\s*$")
 _STOP_INSIDE = re.compile(r"[.!?。．！？]\W*\w")  # sentence-final punctuation with a word after it
+_LONGEST_SENTENCE = 2000  # characters of an unfinished sentence carried to the next ref, at most
 _LEAD_IN = re.compile(r"[:：]\s*$")  # a sentence that introduces what follows it (a list, a table, a quote)
 
 
@@ -426,11 +427,15 @@ class _BlockWalker:
         span = self.spans[index]
         self.counts["refs_mid_sentence"] += 1
         sentences = self.sentence_spans(span.text)
-        if len(sentences) > 1:
-            cut = sentences[-1][0]
+        cut = sentences[-1][0] if len(sentences) > 1 else 0
+        if len(span.text) - cut > _LONGEST_SENTENCE:
+            # a "sentence" this long is a list run together (A,<ref/> B,<ref/> … with no full stop): carrying it would
+            # also render it again at every ref; the span stays as the text since the previous ref
+            self.counts["mid_sentence_too_long"] += 1
+            return
+        if cut:
             span.text = span.text[:cut].rstrip()
         else:
-            cut = 0
             span.text = None
         self.carry = (index, render_pieces(span.nodes, self.current_date)[: span.start + cut])
 
@@ -651,7 +656,8 @@ class StatementExtractor:
     for each template that left a hole), ``wikitext_chars``; the sentence rules: ``sentence_end_after_ref``,
     ``refs_mid_sentence`` (refs inside a sentence that goes on), ``mid_sentence_completed`` (the last ref of such a
     sentence, given its rest), ``refs_inside_later_statement`` (refs whose sentence went to a later ref: no statement
-    of their own, not typed), ``mid_sentence_unaligned`` (should stay 0), ``lead_ins_cut``, ``dropped_lead_in``.
+    of their own, not typed), ``mid_sentence_too_long`` (unfinished sentences past 2,000 characters, not carried:
+    a list run together), ``mid_sentence_unaligned`` (should stay 0), ``lead_ins_cut``, ``dropped_lead_in``.
     """
 
     def __init__(self, config: StatementConfig | None = None):

@@ -203,6 +203,21 @@ def test_mid_sentence_refs_are_counted_and_keep_their_positions():
             "their sentence, 2 gave no statement of their own)") in summary
 
 
+def test_a_list_run_together_is_not_carried_as_one_sentence():
+    """Hundreds of refs in one "sentence" with no full stop (a list written as prose): once the unfinished sentence
+    passes 2,000 characters it is no longer carried (the span there keeps it), so the work stays bounded."""
+    import time
+
+    items = "".join(f"Film number {i} (in {1900 + i}),{_web(str(i))} " for i in range(400))
+    started = time.perf_counter()
+    statements, extractor = extract(items + "and more.", min_statement_chars=3)
+    assert time.perf_counter() - started < 30
+    assert extractor.stats["mid_sentence_too_long"] == 5 and len(statements) == 6
+    assert all(len(statement.text) < 2200 for statement in statements)
+    joined = " ".join(statement.text for statement in statements)
+    assert all(f"Film number {i} (in {1900 + i})," in joined for i in range(400)) and joined.endswith("and more.")
+
+
 def test_a_ref_before_a_comma_in_japanese():
     text = ("東京は日本の首都である<ref>{{Cite web|url=https://a.example.jp/|title=A}}</ref>、人口は多い"
             "<ref>{{Cite web|url=https://b.example.jp/|title=B}}</ref>。次の文である。")
