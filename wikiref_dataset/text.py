@@ -89,6 +89,12 @@ DEFAULT_TRAINED_PIPELINES: dict[str, str] = {"en": "en_core_web_sm"}
 BLANK_MODEL = "blank"
 """Value of :attr:`TextConfig.model` that forces the blank + lookup-tables pipeline."""
 
+SENTENCES_MODEL = "sentences"
+"""Value of :attr:`TextConfig.model` for the blank pipeline's sentences and tokens alone: the same tokenizer, sentencizer
+and boundary repairs, no lemma tables (loading them takes up to seconds per process: 3.7 s for Portuguese). For
+:meth:`TextPipeline.sentence_spans`, :meth:`TextPipeline.split_sentences` and :meth:`TextPipeline.tokenize`; asking it
+for lemmas raises."""
+
 NewlineBreaks = Literal["paragraph", "line", "none"]
 
 # Abbreviations (without their period) that precede a name or a number and so almost never end a sentence.
@@ -139,7 +145,8 @@ class TextConfig:
         model (`str`, *optional*):
             A trained spaCy pipeline (installed package name or path). `None` uses the language's default
             trained pipeline (`en_core_web_sm` for English) when installed, else the blank pipeline;
-            `"blank"` always uses the blank pipeline (sentencizer + lookup lemmas).
+            `"blank"` always uses the blank pipeline (sentencizer + lookup lemmas); `"sentences"` the same without
+            the lemmas (:data:`SENTENCES_MODEL`).
         newline_breaks (`str`, *optional*, defaults to `"paragraph"`):
             Which line breaks end a sentence whatever the punctuation: `"paragraph"` (a blank line), `"line"`
             (every line break) or `"none"`. The default suits both web text (paragraphs) and DUC SGML (hard
@@ -155,7 +162,8 @@ class TextConfig:
     lang: str = field(default="en", metadata={"help": "ISO language code (spacy.blank(lang) must work)."})
     model: str | None = field(
         default=None,
-        metadata={"help": "Trained pipeline name/path; None = default trained pipeline if installed; 'blank'."},
+        metadata={"help": "Trained pipeline name/path; None = default trained pipeline if installed; 'blank'; "
+                          "'sentences' (blank, sentences and tokens only)."},
     )
     newline_breaks: NewlineBreaks = field(
         default="paragraph", metadata={"help": "Line breaks that end a sentence: paragraph, line or none."}
@@ -168,7 +176,8 @@ class TextConfig:
         if not isinstance(self.lang, str) or not self.lang:
             raise ValueError(f"lang must be a non-empty language code, got {self.lang!r}")
         if self.model is not None and (not isinstance(self.model, str) or not self.model):
-            raise ValueError(f"model must be None, 'blank' or a spaCy pipeline name/path, got {self.model!r}")
+            raise ValueError(f"model must be None, 'blank', 'sentences' or a spaCy pipeline name/path, got "
+                             f"{self.model!r}")
         if self.newline_breaks not in ("paragraph", "line", "none"):
             raise ValueError(f"newline_breaks must be 'paragraph', 'line' or 'none', got {self.newline_breaks!r}")
         for name in ("batch_size", "n_process", "max_length"):
@@ -570,8 +579,11 @@ def _max_new_strings() -> int:
 
 
 def _build_pipeline(lang: str, model: str, newline_breaks: str, max_length: int) -> Language:
-    nlp = _blank_pipeline(lang) if model == BLANK_MODEL else _trained_pipeline(lang, model, newline_breaks)
-    if model == BLANK_MODEL:
+    if model in (BLANK_MODEL, SENTENCES_MODEL):
+        nlp = _blank_pipeline(lang, lemmas=model == BLANK_MODEL)
+    else:
+        nlp = _trained_pipeline(lang, model, newline_breaks)
+    if model in (BLANK_MODEL, SENTENCES_MODEL):
         nlp.add_pipe("wikiref_sentence_boundaries", after="sentencizer", config={"newline_breaks": newline_breaks})
     nlp.max_length = max_length
     return nlp
@@ -585,7 +597,7 @@ _BLANK_CONFIGS: dict[str, dict[str, Any]] = {"zh": {"nlp": {"tokenizer": {"segme
 _TOKENIZER_LEMMAS = frozenset({"ja", "zh"})
 
 
-def _blank_pipeline(lang: str) -> Language:
+def _blank_pipeline(lang: str, lemmas: bool = True) -> Language:
     try:
         nlp = spacy.blank(lang, config=_BLANK_CONFIGS.get(lang, {}))
     except ImportError as error:
@@ -593,6 +605,8 @@ def _blank_pipeline(lang: str) -> Language:
             raise ValueError(f"Unknown language code {lang!r}: spaCy has no `spacy.lang.{lang}`.") from error
         raise ImportError(f"spaCy's {lang!r} tokenizer needs an extra package: {error}") from error
     nlp.add_pipe("sentencizer")
+    if not lemmas:
+        return nlp
     lookups = _lemma_lookups(lang)
     if lookups.has_table("lemma_lookup"):
         lemmatizer = nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
@@ -759,7 +773,7 @@ class TextPipeline:
         nlp = self.nlp
         model = resolve_model(self.config)
         versions = f"spaCy {spacy.__version__}"
-        if model == BLANK_MODEL:
+        if model in (BLANK_MODEL, SENTENCES_MODEL):
             name = f"spacy.blank({nlp.lang!r})"
             if "lemmatizer" in nlp.pipe_names:  # the lemma tables are versioned separately from spaCy
                 versions += f", spacy-lookups-data {importlib.metadata.version('spacy-lookups-data')}"
@@ -789,7 +803,8 @@ class TextPipeline:
     def sentence_spans(self, text: str) -> list[tuple[int, int]]:
         """`(start, end)` character offsets of the sentences of one text (lemma components are skipped)."""
         disable = [name for name in _LEMMA_COMPONENTS if name in self.nlp.pipe_names]
-        return next(self._analyze(iter([_check_text(text)]), n_process=1, disable=disable)).sentence_char_spans
+        return next(self._analyze(iter([_check_text(text)]), n_process=1, disable=disable,
+                                  lemmas=False)).sentence_char_spans
 
     def tokenize(self, text: str) -> list[str]:
         """Tokens of one text (whitespace excluded)."""
@@ -808,7 +823,7 @@ class TextPipeline:
     def split_sentences_many(self, texts: Iterable[str]) -> Iterator[list[str]]:
         """Sentences of many texts, in order (lemma components are skipped)."""
         disable = [name for name in _LEMMA_COMPONENTS if name in self.nlp.pipe_names]
-        for analysis in self._analyze(iter(texts), n_process=self.config.n_process, disable=disable):
+        for analysis in self._analyze(iter(texts), n_process=self.config.n_process, disable=disable, lemmas=False):
             yield analysis.sentences
 
     def tokenize_many(self, texts: Iterable[str]) -> Iterator[list[str]]:
@@ -895,15 +910,18 @@ class TextPipeline:
                     yield piece, (offset, number, len(pieces))
 
     def _analyze(
-        self, texts: Iterator[Any], n_process: int, disable: list[str] | None = None
+        self, texts: Iterator[Any], n_process: int, disable: list[str] | None = None, lemmas: bool = True
     ) -> Iterator[AnalyzedText]:
         def run(nlp: Language, pieces: Iterator[tuple[str, tuple[int, int, int]]]) -> Iterator[Any]:
             return nlp.pipe(
                 pieces, as_tuples=True, batch_size=self.config.batch_size, n_process=n_process, disable=disable or []
             )
 
+        with_lemmas = lemmas
+        if with_lemmas and resolve_model(self.config) == SENTENCES_MODEL:
+            raise ValueError("TextConfig(model='sentences') gives sentences and tokens only; use model='blank' (or "
+                             "a trained pipeline) for lemmas and stop words")
         docs = self._bounded(self._pieces(texts), run, lambda piece: piece[1][1] == piece[1][2] - 1)
-        with_lemmas = not disable
         parts: list[tuple[int, AnalyzedText]] = []
         for doc, (offset, number, count) in docs:
             parts.append((offset, self._extract(doc, with_lemmas)))

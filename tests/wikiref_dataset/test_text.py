@@ -14,6 +14,7 @@ from spacy.training import Example
 from wikiref_dataset.text import (
     BLANK_MODEL,
     MAX_NEW_STRINGS,
+    SENTENCES_MODEL,
     AnalyzedText,
     TextConfig,
     TextPipeline,
@@ -438,3 +439,20 @@ def test_text_imports_spacy_without_torch_and_torch_still_works():
     first = subprocess.run([sys.executable, "-c", "import torch, wikiref_dataset.text, thinc.compat; "
                             "print(thinc.compat.has_torch)"], capture_output=True, text=True, timeout=120)
     assert first.stdout.strip() == "True", first.stderr
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_the_sentences_pipeline_splits_as_the_blank_one_without_lemma_tables(golden_texts: list[str], lang: str):
+    """model='sentences' (the statements stage's splitter) is the blank pipeline without its lemma tables: the same
+    sentences, offsets and tokens; lemmas are refused rather than left empty."""
+    blank = TextPipeline(TextConfig(lang=lang, model=BLANK_MODEL))
+    sentences = TextPipeline(TextConfig(lang=lang, model=SENTENCES_MODEL))
+    assert "lemmatizer" not in sentences.nlp.pipe_names and "lemmatizer" in blank.nlp.pipe_names
+    for text in golden_texts:
+        assert sentences.sentence_spans(text) == blank.sentence_spans(text) == blank.analyze(text).sentence_char_spans
+        assert sentences.split_sentences(text) == blank.split_sentences(text)
+        assert sentences.tokenize(text) == blank.tokenize(text)
+    with pytest.raises(ValueError, match="sentences and tokens only"):
+        sentences.analyze(golden_texts[0])
+    with pytest.raises(ValueError, match="sentences and tokens only"):
+        list(sentences.content_lemmas_many(golden_texts[:1]))

@@ -9,7 +9,7 @@ citation before the full stop (``…となった<ref>…</ref>。``), English af
 an enumeration, a ref before a comma or inside brackets) goes whole to its last ref, the earlier refs keeping only
 the whole sentences before it (or giving no statement); a last sentence that ends with a colon introduces a list,
 table or quote that is not in the statement, and is cut. Sentences are split by the project's one sentence splitter
-(:class:`~wikiref_dataset.text.TextPipeline`, the language's blank pipeline). Its query is the article title and the
+(:class:`~wikiref_dataset.text.TextPipeline`, the language's blank pipeline without lemmas). Its query is the article title and the
 heading path of its section; its document is the page its citation points to.
 
 How a page is read (:meth:`StatementExtractor.extract`):
@@ -677,9 +677,9 @@ class StatementExtractor:
             stripped = text.strip()
             return [(text.index(stripped[0]), len(text.rstrip()))] if stripped else []
         if self._sentences is None:
-            from ..text import TextConfig, TextPipeline
+            from ..text import SENTENCES_MODEL, TextConfig, TextPipeline
 
-            self._sentences = TextPipeline(TextConfig(lang=self._language.spacy, model="blank"))
+            self._sentences = TextPipeline(TextConfig(lang=self._language.spacy, model=SENTENCES_MODEL))
         return self._sentences.sentence_spans(text)
 
     def extract(self, page: WikiPage) -> list[Statement]:
