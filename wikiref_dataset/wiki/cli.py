@@ -11,6 +11,9 @@ shares, and :func:`statement_config` reads them back.
 from __future__ import annotations
 
 import argparse
+import logging
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..command import RunFailed, add_subcommand, check_input_files, check_run_folder, cleaned_up_on_input_error
@@ -19,6 +22,8 @@ from .defaults import DEFAULT_KEEP_TYPES, DEFAULT_SKIP_SECTIONS
 
 if TYPE_CHECKING:  # the parser imports only the standard library; the extraction (mwparserfromhell) when it runs
     from .statements import StatementConfig
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["add_statement_arguments", "add_statements_parser", "dumps_language", "language_line", "run_statements_command",
            "stated_language", "statement_config"]
@@ -90,7 +95,31 @@ def dumps_language(dumps: list[str], language: str | None) -> tuple[str, str]:
     if language:
         return language, "given with --language"
     stated = stated_language(dumps)
-    return (stated, "stated by the dump header") if stated else ("en", "the default, as the dump header states none")
+    code, why = (stated, "stated by the dump header") if stated else ("en", "the default, as the dump header states none")
+    named = _named_languages(dumps) - {code}
+    if named:  # a hand-made excerpt keeps the header it was cut from (the dbpedia minidumps say enwiki)
+        files = ", ".join(sorted(Path(dump).name for dump in dumps if _file_language(dump) in named))
+        hint = " or ".join(f"--language {other}" for other in sorted(named))
+        logger.warning("%s: the file name names another Wikipedia than the header (%s); read as %s. Pass %s if the "
+                       "header is wrong", files, code, code, hint)
+        why += f" (the file name says otherwise: {hint} if the header is wrong)"
+    return code, why
+
+
+_FILE_LANGUAGE = re.compile(r"([a-z]{2,3}(?:_[a-z]+)*)wiki[-_.]")
+
+
+def _file_language(dump: str) -> str | None:
+    """The language a dump's file name names (``jawiki-latest-pages-articles.xml.bz2`` → ``ja``) when it has a table."""
+    from .languages import supported_languages
+
+    match = _FILE_LANGUAGE.match(Path(dump).name)
+    code = match.group(1).replace("_", "-") if match else None
+    return code if code in supported_languages() else None
+
+
+def _named_languages(dumps: list[str]) -> set[str]:
+    return {code for code in map(_file_language, dumps) if code}
 
 
 def language_line(code: str, why: str) -> str:

@@ -244,6 +244,16 @@ def test_statements_command_reads_the_language_from_the_dump_and_refuses_what_it
     headless = wikiref("statements", _dump(tmp_path / "export.xml.bz2", None, None).name, "--out", "headless",
                        "--quiet", cwd=tmp_path)
     assert "\n  language: English (en): the default, as the dump header states none\n" in headless.stdout
+    # an excerpt that kept the header it was cut from (the dbpedia minidumps: "jawiki-…" saying enwiki) is read as
+    # the header says, with a warning that names the way out
+    excerpt = wikiref("statements", _dump(tmp_path / "jawiki-minidump.xml.bz2", "enwiki", "en").name, "--out",
+                      "excerpt", "--quiet", cwd=tmp_path)
+    assert excerpt.returncode == 0, excerpt.stderr
+    assert ("jawiki-minidump.xml.bz2: the file name names another Wikipedia than the header (en); read as en. Pass "
+            "--language ja if the header is wrong") in excerpt.stderr
+    assert ("\n  language: English (en): stated by the dump header (the file name says otherwise: --language ja if "
+            "the header is wrong)\n") in excerpt.stdout
+    assert "file name" not in done.stderr + done.stdout  # dewiki-… saying dewiki
 
     unknown = _dump(tmp_path / "xxwiki.xml.bz2", "xxwiki", None)
     refused = wikiref("statements", unknown.name, "--out", "xx", cwd=tmp_path)
