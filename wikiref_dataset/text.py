@@ -579,11 +579,10 @@ def _max_new_strings() -> int:
 
 
 def _build_pipeline(lang: str, model: str, newline_breaks: str, max_length: int) -> Language:
-    if model in (BLANK_MODEL, SENTENCES_MODEL):
-        nlp = _blank_pipeline(lang, lemmas=model == BLANK_MODEL)
-    else:
+    if model not in (BLANK_MODEL, SENTENCES_MODEL):
         nlp = _trained_pipeline(lang, model, newline_breaks)
-    if model in (BLANK_MODEL, SENTENCES_MODEL):
+    else:
+        nlp = _blank_pipeline(lang, lemmas=model == BLANK_MODEL)
         nlp.add_pipe("wikiref_sentence_boundaries", after="sentencizer", config={"newline_breaks": newline_breaks})
     nlp.max_length = max_length
     return nlp
@@ -917,14 +916,13 @@ class TextPipeline:
                 pieces, as_tuples=True, batch_size=self.config.batch_size, n_process=n_process, disable=disable or []
             )
 
-        with_lemmas = lemmas
-        if with_lemmas and resolve_model(self.config) == SENTENCES_MODEL:
+        if lemmas and resolve_model(self.config) == SENTENCES_MODEL:
             raise ValueError("TextConfig(model='sentences') gives sentences and tokens only; use model='blank' (or "
                              "a trained pipeline) for lemmas and stop words")
         docs = self._bounded(self._pieces(texts), run, lambda piece: piece[1][1] == piece[1][2] - 1)
         parts: list[tuple[int, AnalyzedText]] = []
         for doc, (offset, number, count) in docs:
-            parts.append((offset, self._extract(doc, with_lemmas)))
+            parts.append((offset, self._extract(doc, lemmas)))
             if number == count - 1:
                 yield AnalyzedText.concatenate(parts)
                 parts = []

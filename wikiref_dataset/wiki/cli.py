@@ -96,10 +96,11 @@ def dumps_language(dumps: list[str], language: str | None) -> tuple[str, str]:
         return language, "given with --language"
     stated = stated_language(dumps)
     code, why = (stated, "stated by the dump header") if stated else ("en", "the default, as the dump header states none")
-    named = _named_languages(dumps) - {code}
-    if named:  # a hand-made excerpt keeps the header it was cut from (the dbpedia minidumps say enwiki)
-        files = ", ".join(sorted(Path(dump).name for dump in dumps if _file_language(dump) in named))
-        hint = " or ".join(f"--language {other}" for other in sorted(named))
+    named = {dump: _file_language(dump) for dump in dumps}
+    others = {other for other in named.values() if other and other != code}
+    if others:  # a hand-made excerpt keeps the header it was cut from (the dbpedia minidumps say enwiki)
+        files = ", ".join(sorted(Path(dump).name for dump, other in named.items() if other in others))
+        hint = " or ".join(f"--language {other}" for other in sorted(others))
         logger.warning("%s: the file name names another Wikipedia than the header (%s); read as %s. Pass %s if the "
                        "header is wrong", files, code, code, hint)
         why += f" (the file name says otherwise: {hint} if the header is wrong)"
@@ -116,10 +117,6 @@ def _file_language(dump: str) -> str | None:
     match = _FILE_LANGUAGE.match(Path(dump).name)
     code = match.group(1).replace("_", "-") if match else None
     return code if code in supported_languages() else None
-
-
-def _named_languages(dumps: list[str]) -> set[str]:
-    return {code for code in map(_file_language, dumps) if code}
 
 
 def language_line(code: str, why: str) -> str:

@@ -349,12 +349,14 @@ class _Marker:
 class _Span:
     """A cited span of a block: its plain text (``None`` when its ref is left with no statement: the ref stood inside
     a sentence that a later ref of the same sentence was given), its citation, the unrendered templates in its text,
-    and where the text comes from: ``nodes`` rendered give ``start`` characters of earlier spans' text, then it."""
+    and where the text comes from: ``nodes`` render as ``rendered``, whose first ``start`` characters are earlier
+    spans' text (carried to it) or leading punctuation, and the rest the span's text as first cut."""
 
     text: str | None
     marker: _Marker
     holes: list[str]
     nodes: list[Any]
+    rendered: str
     start: int
 
 
@@ -437,15 +439,13 @@ class _BlockWalker:
             span.text = span.text[:cut].rstrip()
         else:
             span.text = None
-        self.carry = (index, render_pieces(span.nodes, self.current_date)[: span.start + cut])
+        self.carry = (index, span.rendered[: span.start + cut])
 
     def _finish_sentence(self) -> None:
         """The block ends with a carried sentence and no other ref: its rest goes to the carried span's ref, the last
         of the sentence."""
         (index, prefix), self.carry = self.carry, None
-        nodes = self.spans[index].nodes + self.segment
-        with_holes = render_pieces(nodes, self.current_date, keep_holes=True)
-        plain = render_pieces(nodes, self.current_date) if HOLE_START in with_holes else with_holes
+        with_holes, plain = self._render(self.spans[index].nodes + self.segment)
         if not plain.startswith(prefix):
             self.counts["mid_sentence_unaligned"] += 1
             return
@@ -590,15 +590,19 @@ class _BlockWalker:
 
     # -- citations -----------------------------------------------------------------------------------------------
 
+    def _render(self, nodes: list[Any]) -> tuple[str, str]:
+        """``nodes`` as plain text, with the hole markers of unrendered templates and without them (rendered again
+        without the holes rather than cleaned twice: cleaning is not idempotent on "(, ,")."""
+        with_holes = render_pieces(nodes, self.current_date, keep_holes=True)
+        return with_holes, render_pieces(nodes, self.current_date) if HOLE_START in with_holes else with_holes
+
     def cite(self, marker: _Marker) -> None:
         segment, self.segment = self.segment, []
         if self.in_list and not self.include_list_items:
             return
         carry, self.carry = self.carry, None
         nodes = self.spans[carry[0]].nodes + segment if carry is not None else segment
-        with_holes = render_pieces(nodes, self.current_date, keep_holes=True)
-        # rendered again without the holes rather than cleaned twice (cleaning is not idempotent on "(, ,")
-        plain = render_pieces(nodes, self.current_date) if HOLE_START in with_holes else with_holes
+        with_holes, plain = self._render(nodes)
         prefix = ""
         if carry is not None:
             if plain.startswith(carry[1]):
@@ -606,8 +610,7 @@ class _BlockWalker:
             else:  # cleaning the joined text changed what came before (not seen on real pages): this ref's own text
                 self.counts["mid_sentence_unaligned"] += 1
                 nodes = segment
-                with_holes = render_pieces(nodes, self.current_date, keep_holes=True)
-                plain = render_pieces(nodes, self.current_date) if HOLE_START in with_holes else with_holes
+                with_holes, plain = self._render(nodes)
                 carry = None
         text = _strip_leading_junk(plain[len(prefix):])
         start = len(plain) - len(text)
@@ -624,7 +627,7 @@ class _BlockWalker:
             self.after_citation = True
             return
         self.after_citation = True
-        self.spans.append(_Span(text, marker, holes, nodes, start))
+        self.spans.append(_Span(text, marker, holes, nodes, plain, start))
         self.open_span = len(self.spans) - 1
 
 
