@@ -15,6 +15,7 @@ Subcommands:
     statements  WikiRef stage 1: statements with their first citation from Wikipedia dumps (``wiki/cli.py``);
     documents   WikiRef stage 2: the cited pages from WARC archives or HTTP (``web/cli.py``);
     duc         DUC 2005-2007: ``convert`` the NIST folders (``duc_cli.py``);
+    qfs         QMSum, SQuALITY, Debatepedia: ``convert`` the releases (``qfs/cli.py``);
     psg2sum     passage-summary pairs mined from revision histories (``psg2sum/cli.py``);
     aquamuse    query-based multi-document examples mined from Natural Questions + a web corpus (``aquamuse/cli.py``).
 """
@@ -214,12 +215,13 @@ def add_rouge_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentP
 
 def add_data_commands(commands: argparse._SubParsersAction) -> dict[str, argparse._SubParsersAction]:
     """Register the data side's subcommands on ``commands``; returns the nested subcommand sets other packages extend
-    (``{"duc": …}``: the top-level command adds ``duc evaluate`` there)."""
+    (``{"duc": …, "qfs": …}``: the top-level command adds ``duc evaluate`` and ``qfs evaluate`` there)."""
     # Each part's parser module imports only the standard library: `wikiref --help` stays light.
     from .aquamuse.cli import add_aquamuse_parser
     from .build_cli import add_build_parser
     from .duc_cli import add_duc_parser
     from .psg2sum.cli import add_psg2sum_parser
+    from .qfs.cli import add_qfs_parser
     from .web.cli import add_documents_parser
     from .wiki.cli import add_statements_parser
 
@@ -230,7 +232,8 @@ def add_data_commands(commands: argparse._SubParsersAction) -> dict[str, argpars
     add_build_parser(commands)
     add_psg2sum_parser(commands)
     add_aquamuse_parser(commands)
-    return {"duc": duc}
+    qfs = add_qfs_parser(commands)
+    return {"duc": duc, "qfs": qfs}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -45,7 +45,7 @@ logger = logging.getLogger(__name__)
 
 MANIFEST = ".wikiref-folder.json"
 """The manifest file of every folder the project publishes."""
-KINDS = ("wikiref", "psg2sum", "aquamuse", "duc")
+KINDS = ("wikiref", "psg2sum", "aquamuse", "duc", "qfs")
 _STAGING_MARK = ".wikiref-staging"
 
 

@@ -131,7 +131,7 @@ MAX_NEW_STRINGS_ENV = "WIKIREF_SPACY_MAX_STRINGS"
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
 _F = TypeVar("_F", bound=Callable[..., Any])
-_PipelineKey = tuple[str, str, str, int]
+_PipelineKey = tuple[str, str, str, int, bool]
 _END = object()
 
 
@@ -157,6 +157,10 @@ class TextConfig:
             Worker processes for `nlp.pipe` in the `*_many` methods.
         max_length (`int`, *optional*, defaults to 1,000,000):
             Longest text (characters) handed to spaCy at once; longer texts are cut at paragraph boundaries.
+        lowercased (`bool`, *optional*, defaults to `False`):
+            The texts were lowercased (Debatepedia's release): a sentence may then start with a lowercase letter,
+            so the repair that joins a "sentence" starting lowercase to the one before (``approx. three``) is off.
+            Only the blank pipelines and the sentencizer's repairs look at it.
     """
 
     lang: str = field(default="en", metadata={"help": "ISO language code (spacy.blank(lang) must work)."})
@@ -171,6 +175,8 @@ class TextConfig:
     batch_size: int = field(default=256, metadata={"help": "Texts per nlp.pipe batch."})
     n_process: int = field(default=1, metadata={"help": "Worker processes for nlp.pipe."})
     max_length: int = field(default=1_000_000, metadata={"help": "Longest text piece handed to spaCy."})
+    lowercased: bool = field(default=False, metadata={"help": "The texts were lowercased (sentences may start "
+                                                              "lowercase)."})
 
     def __post_init__(self) -> None:
         if not isinstance(self.lang, str) or not self.lang:
@@ -285,8 +291,10 @@ class SentenceBoundaries:
     set before it) only line-break starts are set.
     """
 
-    def __init__(self, nlp: Language, newline_breaks: str, merge: bool, only_set_starts: bool) -> None:
+    def __init__(self, nlp: Language, newline_breaks: str, merge: bool, only_set_starts: bool,
+                 lowercased: bool = False) -> None:
         self.newline_breaks = newline_breaks
+        self.lowercased = lowercased
         self.merge = merge
         self.only_set_starts = only_set_starts
         self.abbreviations = _NON_FINAL_ABBREVIATIONS.get(nlp.lang, frozenset())
@@ -369,7 +377,7 @@ class SentenceBoundaries:
         while first < len(doc) - 1 and (doc[first].is_quote or doc[first].is_left_punct):
             first += 1
         first_char = doc[first].text[0]
-        if first_char.isalpha() and first_char.islower():
+        if first_char.isalpha() and first_char.islower() and not self.lowercased:
             return True
         if doc[end].text == "." and end > 0 and not doc[end - 1].whitespace_:
             word = doc[end - 1].text
@@ -440,11 +448,12 @@ def _factory(name: str, default_config: dict[str, Any] | None = None) -> Callabl
 
 
 @_factory("wikiref_sentence_boundaries",
-          default_config={"newline_breaks": "paragraph", "merge": True, "only_set_starts": False})
+          default_config={"newline_breaks": "paragraph", "merge": True, "only_set_starts": False,
+                          "lowercased": False})
 def make_sentence_boundaries(
-    nlp: Language, name: str, newline_breaks: str, merge: bool, only_set_starts: bool
+    nlp: Language, name: str, newline_breaks: str, merge: bool, only_set_starts: bool, lowercased: bool
 ) -> SentenceBoundaries:
-    return SentenceBoundaries(nlp, newline_breaks, merge, only_set_starts)
+    return SentenceBoundaries(nlp, newline_breaks, merge, only_set_starts, lowercased)
 
 
 @_factory("wikiref_lemma_fallback")
@@ -468,11 +477,12 @@ def resolve_model(config: TextConfig) -> str:
 
 
 _PIPELINES: dict[_PipelineKey, tuple[Language, int]] = {}
-"""(lang, model, newline_breaks, max_length) -> the cached pipeline and its vocabulary size when it was built."""
+"""(lang, model, newline_breaks, max_length, lowercased) -> the cached pipeline and its vocabulary size when it was built."""
 
 
 def get_pipeline(config: TextConfig | None = None) -> Language:
-    """The spaCy pipeline for `config`, built once per (lang, model, newline_breaks, max_length) and cached.
+    """The spaCy pipeline for `config`, built once per (lang, model, newline_breaks, max_length, lowercased) and
+    cached.
 
     The cached pipeline is replaced by a fresh one when its vocabulary outgrows the bound (see
     :class:`TextPipeline`); call this again rather than keeping the result for long.
@@ -487,7 +497,7 @@ def get_pipeline(config: TextConfig | None = None) -> Language:
 
 
 def _pipeline_key(config: TextConfig) -> _PipelineKey:
-    return (config.lang, resolve_model(config), config.newline_breaks, config.max_length)
+    return (config.lang, resolve_model(config), config.newline_breaks, config.max_length, config.lowercased)
 
 
 def _cached_pipeline(key: _PipelineKey) -> tuple[Language, int]:
@@ -578,12 +588,14 @@ def _max_new_strings() -> int:
     return limit
 
 
-def _build_pipeline(lang: str, model: str, newline_breaks: str, max_length: int) -> Language:
+def _build_pipeline(lang: str, model: str, newline_breaks: str, max_length: int, lowercased: bool = False
+                    ) -> Language:
     if model not in (BLANK_MODEL, SENTENCES_MODEL):
-        nlp = _trained_pipeline(lang, model, newline_breaks)
+        nlp = _trained_pipeline(lang, model, newline_breaks, lowercased)
     else:
         nlp = _blank_pipeline(lang, lemmas=model == BLANK_MODEL)
-        nlp.add_pipe("wikiref_sentence_boundaries", after="sentencizer", config={"newline_breaks": newline_breaks})
+        nlp.add_pipe("wikiref_sentence_boundaries", after="sentencizer",
+                     config={"newline_breaks": newline_breaks, "lowercased": lowercased})
     nlp.max_length = max_length
     return nlp
 
@@ -630,7 +642,7 @@ def _lemma_lookups(lang: str) -> Any:
     return load_lookups(lang, ["lemma_lookup"], strict=False)
 
 
-def _trained_pipeline(lang: str, model: str, newline_breaks: str) -> Language:
+def _trained_pipeline(lang: str, model: str, newline_breaks: str, lowercased: bool = False) -> Language:
     try:
         nlp = spacy.load(model, exclude=["ner", "entity_ruler", "entity_linker"])
     except OSError as error:
@@ -659,7 +671,7 @@ def _trained_pipeline(lang: str, model: str, newline_breaks: str) -> Language:
         nlp.add_pipe(
             "wikiref_sentence_boundaries",
             after=source,
-            config={"newline_breaks": newline_breaks, "merge": source == "sentencizer"},
+            config={"newline_breaks": newline_breaks, "merge": source == "sentencizer", "lowercased": lowercased},
         )
     if "lemmatizer" not in nlp.pipe_names:
         logger.warning("spaCy pipeline %r has no lemmatizer: lemmas will be lowercased forms.", model)
@@ -778,7 +790,8 @@ class TextPipeline:
                 versions += f", spacy-lookups-data {importlib.metadata.version('spacy-lookups-data')}"
         else:
             name = f"{nlp.meta.get('lang', nlp.lang)}_{nlp.meta.get('name', model)} {nlp.meta.get('version', '')}"
-        return f"{name.strip()} [{', '.join(nlp.pipe_names)}] ({versions})"
+        lowercased = ", for lowercased text" if self.config.lowercased else ""
+        return f"{name.strip()} [{', '.join(nlp.pipe_names)}] ({versions}){lowercased}"
 
     @functools.cached_property
     def stop_words(self) -> frozenset[str]:
