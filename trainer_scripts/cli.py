@@ -12,6 +12,8 @@ Model side (this package):
     demo          the whole chain on the embedded sample: build WikiRef, pre-train and fine-tune Q-BERT, summarize,
                   evaluate with the DUC metric, render the model card (``demo.py``);
     duc evaluate  score baselines, summaries or a Q-BERT model on converted DUC years (``evaluate_duc.py``);
+    qfs evaluate  the same on a converted QMSum, SQuALITY or Debatepedia split, with its own scoring
+                  (``evaluate_qfs.py``);
     experiments   the paper's tables as cached runs of the training scripts, beside the published numbers
                   (``run_experiments.py``);
     summarize     an extractive query-focused summary of text files with a Q-BERT model (``summarize_cli.py``).
@@ -38,7 +40,8 @@ from .experiments import add_arguments as add_experiments_arguments
 from .experiments import keep_unknown_options
 from .summarize_cli import add_summarize_parser
 
-__all__ = ["add_demo_parser", "add_duc_evaluate_parser", "add_experiments_parser", "build_parser", "main"]
+__all__ = ["add_demo_parser", "add_duc_evaluate_parser", "add_experiments_parser", "add_qfs_evaluate_parser",
+           "build_parser", "main"]
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -110,6 +113,34 @@ def add_duc_evaluate_parser(duc_commands: argparse._SubParsersAction) -> argpars
     return evaluate
 
 
+def run_qfs_evaluate(args: argparse.Namespace) -> int:
+    """``wikiref qfs evaluate``: see ``evaluate_qfs.py`` (its errors are the command's: one line, exit 2)."""
+    from .evaluate_qfs import evaluate, to_arguments
+
+    return evaluate(to_arguments(args))
+
+
+def add_qfs_evaluate_parser(qfs_commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``evaluate`` on the ``qfs`` subcommands (those :func:`wikiref_dataset.qfs.cli.add_qfs_parser`
+    returns), with the options of ``evaluate_qfs.py``."""
+    from .evaluate_duc import add_arguments
+    from .evaluate_qfs import QfsEvaluateArguments
+
+    evaluate = add_subcommand(
+        qfs_commands, "evaluate", help="score baselines, summaries or a model as the benchmark's papers do",
+        description="Score systems on one split of a converted benchmark (a folder written by `wikiref qfs "
+                    "convert`) with the benchmark's own scoring: ROUGE-1, ROUGE-2 and ROUGE-L F1 (or recall), its "
+                    "multi-reference rule, on the project's ROUGE-1.5.5 engine, with 95% intervals. The systems: "
+                    "the LEAD, QUERY-SIM and ORACLE baselines within the benchmark's word budget, your summaries "
+                    "(JSON lines {topic_id, summary}), or a Q-BERT model folder. --out writes every score (0-1) as "
+                    "JSON under the keys `wikiref duc evaluate` uses.",
+        example=["wikiref qfs evaluate --dataset qfs/qmsum --baseline all --out qmsum.json",
+                 "wikiref qfs evaluate --dataset qfs/squality --split validation --summaries mine.jsonl"],
+        func=run_qfs_evaluate, quiet=False)
+    add_arguments(evaluate, QfsEvaluateArguments)
+    return evaluate
+
+
 def add_experiments_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``experiments`` on the ``wikiref`` subcommands, with the options of ``run_experiments.py``; options it
     does not know are the training scripts' and go to every training unit."""
@@ -140,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo_parser(commands)
     nested = add_data_commands(commands)
     add_duc_evaluate_parser(nested["duc"])
+    add_qfs_evaluate_parser(nested["qfs"])
     add_experiments_parser(commands)
     add_summarize_parser(commands)
     return parser

@@ -113,10 +113,13 @@ def _summary_string(value: Any, where: str) -> str:
     raise EvaluationError(f"{where}: 'summary' must be a string or a list of sentence strings")
 
 
-def read_summaries_jsonl(path: Path) -> dict[str, dict[str, str]]:
-    """``{system: {topic_id: summary}}`` from JSON lines; the system is the ``system`` field or the file's stem."""
+def read_summaries_jsonl(path: Path, normalize: Callable[[str], str] | None = None) -> dict[str, dict[str, str]]:
+    """``{system: {topic_id: summary}}`` from JSON lines; the system is the ``system`` field or the file's stem.
+    ``normalize`` turns a given topic id into the rows' form (default: DUC's, ``d0601a`` → ``D0601A``)."""
     from wikiref_dataset.duc import normalize_topic_id
     from wikiref_dataset.jsonl import JsonLinesError, iter_json_objects
+
+    normalize = normalize or normalize_topic_id
 
     systems: dict[str, dict[str, str]] = {}
     try:
@@ -126,7 +129,7 @@ def read_summaries_jsonl(path: Path) -> dict[str, dict[str, str]]:
                 raise EvaluationError(f"{where}: expected an object with a string 'topic_id' and a 'summary'")
             summary = _summary_string(record.get("summary"), where)
             system = str(record.get("system") or path.stem)
-            topic_id = normalize_topic_id(record["topic_id"])
+            topic_id = normalize(record["topic_id"])
             if topic_id in systems.setdefault(system, {}):
                 raise EvaluationError(f"{where}: a second summary of topic {topic_id} for system {system!r}")
             systems[system][topic_id] = summary

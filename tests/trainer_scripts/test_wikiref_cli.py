@@ -100,13 +100,23 @@ open(report_path, "w").write(json.dumps(report))
 
 
 def test_scoring_and_converting_import_neither_torch_nor_transformers(duc_years, tmp_path):
-    """`wikiref duc evaluate` with --baseline or --summaries, `wikiref rouge`, `wikiref duc convert` and every
-    subcommand's --help, run as a user runs them (a fresh process): none imports torch or transformers (9 s and 490 MB
-    before the first score), nor `evaluate` (which imports both); a --help imports none of the heavy libraries."""
+    """`wikiref duc evaluate` with --baseline or --summaries, `wikiref qfs evaluate --baseline`, `wikiref rouge`,
+    `wikiref duc convert` and every subcommand's --help, run as a user runs them (a fresh process): none imports torch
+    or transformers (9 s and 490 MB before the first score), nor `evaluate` (which imports both); a --help imports none
+    of the heavy libraries."""
     (tmp_path / "items.jsonl").write_text(json.dumps({"prediction": "a cat sat", "references": ["the cat sat"]}) + "\n")
     (tmp_path / "system.jsonl").write_text(json.dumps({"topic_id": "D0601A", "summary": "A cat sat."}) + "\n"
                                            + json.dumps({"topic_id": "D0602B", "summary": "A dog ran."}) + "\n")
+    from wikiref_dataset.qfs import convert_benchmark
+
+    release = tmp_path / "debatepedia" / "data"
+    release.mkdir(parents=True)
+    for part, line in (("content", "<s> taxes are low . the poor pay more . <eos>"), ("query", "<s> taxes ? <eos>"),
+                       ("summary", "<s> the poor pay more <eos>")):
+        (release / f"valid_{part}").write_text(line + "\n")
+    convert_benchmark("debatepedia", release.parent, tmp_path / "debatepedia-converted")
     runs = [["duc", "evaluate", "--dataset", duc_years[2006], "--baseline", "all", "-q"],
+            ["qfs", "evaluate", "--dataset", str(tmp_path / "debatepedia-converted"), "--baseline", "all", "-q"],
             ["duc", "evaluate", "--dataset", duc_years[2006], "--summaries", str(tmp_path / "system.jsonl"), "-q"],
             ["rouge", str(tmp_path / "items.jsonl"), "-q"],
             ["duc", "convert", str(ROOT / "tests" / "fixtures" / "duc" / "duc2006"), "--year", "2006",
@@ -118,10 +128,10 @@ def test_scoring_and_converting_import_neither_torch_nor_transformers(duc_years,
     assert completed.returncode == 0, completed.stderr[-3000:]
     report = json.loads(report_path.read_text())
     helps = [entry for entry in report if entry[0].endswith("--help")]
-    assert len(helps) == 11 and all(status == 0 for _, status, _ in helps)
+    assert len(helps) == 13 and all(status == 0 for _, status, _ in helps)
     assert [(command, loaded) for command, _, loaded in helps if loaded] == []  # nothing heavy for a --help
     done = report[len(helps):]
-    assert [status for _, status, _ in done] == [0, 0, 0, 0], completed.stderr[-3000:]
+    assert [status for _, status, _ in done] == [0, 0, 0, 0, 0], completed.stderr[-3000:]
     heavy = {"torch", "transformers", "evaluate", "modeling_qbert"}
     assert [(command, sorted(heavy & set(loaded))) for command, _, loaded in done if heavy & set(loaded)] == []
     assert "spacy" in done[-1][2]  # the check sees imports: converting splits sentences with spaCy

@@ -35,7 +35,6 @@ label), spans that overlap or are out of order (kept, counted: ``train/IS1002b.j
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,7 +45,6 @@ from .common import QfsError, QfsStats, chosen_splits, reference_lines, released
 if TYPE_CHECKING:
     from ..text import TextPipeline
 
-logger = logging.getLogger(__name__)
 
 __all__ = ["RELEASED_SPLITS", "clean_turn", "meeting_domain", "read_meeting", "read_qmsum"]
 
