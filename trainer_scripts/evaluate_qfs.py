@@ -263,9 +263,8 @@ def to_arguments(args: Any) -> QfsEvaluateArguments:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The script: the same options as ``wikiref qfs evaluate`` (one-line errors, exit 2)."""
-    from wikiref_dataset.command import ArgumentParser
-
     from trainer_scripts.evaluate_duc import add_arguments
+    from wikiref_dataset.command import ArgumentParser
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     parser = ArgumentParser(prog="evaluate_qfs.py", description=__doc__.split("\n", 1)[0])
