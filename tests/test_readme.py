@@ -35,10 +35,11 @@ DOCS = ROOT / "docs"
 FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLE = ROOT / "wikiref_dataset" / "data" / "sample" / "wikiref"
 BIN = Path(sys.executable).parent
-SUBCOMMANDS = ("build", "rouge", "statements", "documents", "duc", "psg2sum", "aquamuse", "summarize", "demo",
+SUBCOMMANDS = ("build", "rouge", "statements", "documents", "duc", "qfs", "psg2sum", "aquamuse", "summarize", "demo",
                "experiments")
 NAMES = {f"wikiref {name}" for name in SUBCOMMANDS} | {  # quoted in prose as names, not as commands to run
-    "wikiref duc convert", "wikiref duc evaluate", "accelerate launch", "python -m wikiref_dataset.cli"}
+    "wikiref duc convert", "wikiref duc evaluate", "wikiref qfs convert", "wikiref qfs evaluate", "accelerate launch",
+    "python -m wikiref_dataset.cli"}
 
 
 @dataclass
@@ -130,6 +131,10 @@ FILES: dict[str, Callable[[Path], None]] = {
     "c4-train.00000-of-01024.json.gz": _gzip(FIXTURES / "aquamuse" / "paraphrase_pages.jsonl"),
     "release/v2/abstractive/dev/release-set-tf-examples-00000-of-00001": _release_shard,
     "CC-MAIN-sample.warc.gz": _copy(SAMPLE / "sample.warc.gz"),
+    # QMSum, SQuALITY, Debatepedia: release folders in their published layouts (fixtures of our own)
+    "QMSum": _copy(FIXTURES / "qfs" / "qmsum"),
+    "SQuALITY": _copy(FIXTURES / "qfs" / "squality"),
+    "debatepedia": _copy(FIXTURES / "qfs" / "debatepedia"),
     # other languages: the German fixtures (a dewiki article, the WARC of its cited pages, a page history)
     "dewiki-latest-pages-articles.xml.bz2": _bz2(FIXTURES / "multilingual" / "de" / "dewiki-20240601-pages-articles.xml"),
     "crawl-de/pages.warc.gz": _copy(FIXTURES / "multilingual" / "de" / "pages.warc.gz"),
@@ -332,6 +337,17 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "wikiref rouge items.jsonl": Entry(),
         'wikiref rouge filelist.txt --filelist --rouge-args "-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0" '
         "--per-item": Entry(),
+    },
+    "docs/benchmarks.md": {
+        "wikiref qfs convert qmsum QMSum --out qfs/qmsum": Entry(check=_exists("qfs/qmsum/README.md")),
+        "wikiref qfs convert squality SQuALITY --out qfs/squality": Entry(check=_exists("qfs/squality/README.md")),
+        "wikiref qfs convert debatepedia debatepedia --out qfs/debatepedia":
+            Entry(check=_exists("qfs/debatepedia/README.md")),
+        "python: import datasets": Entry(),
+        "wikiref qfs evaluate --dataset qfs/qmsum --baseline all --out qmsum.json": Entry(check=_exists("qmsum.json")),
+        "wikiref qfs evaluate --dataset qfs/squality --baseline all --out squality.json":
+            Entry(check=_exists("squality.json")),
+        "wikiref qfs evaluate --dataset qfs/debatepedia --baseline all --value recall": Entry(),
     },
     "docs/publishing.md": {
         **_PUSH,

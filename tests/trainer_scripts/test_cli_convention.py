@@ -120,6 +120,9 @@ BAD_INPUT = [
     ("duc evaluate --dataset adir --baseline lead", 2, "adir: not a converted DUC dataset"),
     ("duc evaluate --dataset adir", 2, "give exactly one of --baseline, --summaries, --model"),
     ("duc evaluate --dataset adir --baseline foo", 2, "--baseline: unknown 'foo'"),
+    # qfs convert / qfs evaluate
+    ("qfs convert qmsum adir --out out", 2, "adir: not a QMSum release"),
+    ("qfs evaluate --dataset adir --baseline lead", 2, "adir: not a converted benchmark"),
     # experiments
     ("experiments --duc_dirs adir --rows nope", 2, "--rows: no row or group named 'nope'"),
     ("experiments --duc_dirs adir --rows qbert", 2, "adir: not a converted DUC dataset"),
@@ -143,9 +146,10 @@ def _argv(template: str) -> list[str]:
 
 def _command_name(argv: list[str]) -> str:
     name = argv[0]
-    if name == "duc" and len(argv) > 1 and argv[1] in ("convert", "evaluate"):
-        name = f"duc {argv[1]}"
-    return name if name in {*_subcommands(build_parser()), "duc convert", "duc evaluate"} else ""
+    if name in ("duc", "qfs") and len(argv) > 1 and argv[1] in ("convert", "evaluate"):
+        name = f"{name} {argv[1]}"
+    return name if name in {*_subcommands(build_parser()), "duc convert", "duc evaluate", "qfs convert",
+                            "qfs evaluate"} else ""
 
 
 @pytest.mark.parametrize(("template", "status", "message"), BAD_INPUT, ids=[case[0] for case in BAD_INPUT])
@@ -221,8 +225,8 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 def _every_subcommand() -> dict[str, argparse.ArgumentParser]:
     found = {}
     for name, parser in _subcommands(build_parser()).items():
-        if name == "duc":
-            found |= {f"duc {sub}": nested for sub, nested in _subcommands(parser).items()}
+        if name in ("duc", "qfs"):
+            found |= {f"{name} {sub}": nested for sub, nested in _subcommands(parser).items()}
         else:
             found[name] = parser
     return found
@@ -233,7 +237,7 @@ SUBCOMMANDS = sorted(_every_subcommand())
 
 def test_every_subcommand_is_checked():
     assert SUBCOMMANDS == ["aquamuse", "build", "demo", "documents", "duc convert", "duc evaluate", "experiments",
-                           "psg2sum", "rouge", "statements", "summarize"]
+                           "psg2sum", "qfs convert", "qfs evaluate", "rouge", "statements", "summarize"]
 
 
 @pytest.mark.parametrize("name", SUBCOMMANDS)
