@@ -104,3 +104,21 @@ def test_bad_input_is_one_line(converted, tmp_path, capsys):
     assert main(["qfs", "evaluate", "--dataset", str(tmp_path), "--baseline", "lead"]) == 2
     assert "not a converted benchmark" in capsys.readouterr().err
     assert len(read_converted(dataset, "validation")) == 4
+
+
+def test_a_qbert_model_summarizes_within_the_budget(converted, tiny_qbert_dir, tmp_path, capsys):
+    """--model: the Q-BERT pipeline scores every sentence of the meeting (windows over a long document), the DUC rule
+    picks within the query type's budget, and the summary is cut to it."""
+    out, saved = tmp_path / "model.json", tmp_path / "model.jsonl"
+    assert main(["qfs", "evaluate", "--dataset", str(converted / "qmsum-converted"), "--model", str(tiny_qbert_dir),
+                 "--out", str(out), "--save-summaries", str(saved), "-q"]) == 0
+    assert tiny_qbert_dir.name in capsys.readouterr().out
+    scores = json.loads(out.read_text())["systems"][tiny_qbert_dir.name]["qmsum/validation"]
+    assert scores["queries"] == 2 and 0 < scores["rouge_1_f"] <= 1
+    summaries = {item["topic_id"]: item["summary"] for item in map(json.loads, saved.read_text().splitlines())}
+    assert set(summaries) == {"ES2002a/general-0", "ES2002a/specific-0"}
+    sentences = read_converted(converted / "qmsum-converted", "validation")[0]["documents"][0]["sentences"]
+    for summary in summaries.values():  # whole sentences of the meeting, the last one perhaps cut
+        lines = summary.split("\n")
+        assert all(line in sentences for line in lines[:-1]) and any(s.startswith(lines[-1]) for s in sentences)
+    assert count_words(summaries["ES2002a/specific-0"]) <= 65

@@ -74,8 +74,8 @@ def read_benchmark(benchmark: str, path: str | os.PathLike, pipeline: TextPipeli
     if benchmark not in BENCHMARKS:
         raise QfsError(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")
     if not Path(path).is_dir():
-        raise QfsError(f"{path}: no such folder (give the {_ABOUT[benchmark][0]} release folder, the one holding "
-                       "its data/)")
+        what = "not a folder" if Path(path).exists() else "no such folder"
+        raise QfsError(f"{path}: {what} (give the {_ABOUT[benchmark][0]} release folder, the one holding its data/)")
     if splits:
         unknown = [split for split in splits if split not in SPLITS]
         if unknown:
