@@ -351,14 +351,16 @@ class EvaluateArguments:
     quiet: bool = field(default=False, metadata={"help": "No progress bars."})
 
 
-def check_arguments(arguments: EvaluateArguments) -> None:
-    """Refuse a command line that names no dataset, not exactly one kind of system, or an unknown baseline.
+def check_arguments(arguments: Any, converter: str = "wikiref duc convert") -> None:
+    """Refuse a command line that names no dataset, not exactly one kind of system, or an unknown baseline (the
+    options of :class:`EvaluateArguments`, or of ``evaluate_qfs.py``'s arguments, whose folders ``converter``
+    writes).
 
     Raises:
         EvaluationError: in one line.
     """
     if not arguments.dataset:
-        raise EvaluationError("--dataset is required: a folder written by `wikiref duc convert`")
+        raise EvaluationError(f"--dataset is required: a folder written by `{converter}`")
     given = [name for name in ("baseline", "summaries", "model") if getattr(arguments, name)]
     if len(given) != 1:
         raise EvaluationError("give exactly one of --baseline, --summaries, --model"

@@ -183,21 +183,15 @@ class QfsEvaluateArguments:
 
 
 def check_arguments(arguments: QfsEvaluateArguments) -> None:
-    """Refuse a command line without a dataset, without exactly one kind of system, or with an unknown value.
+    """Refuse a command line without a dataset, without exactly one kind of system (as ``wikiref duc evaluate``
+    does), or with an unknown value.
 
     Raises:
         EvaluationError: in one line.
     """
-    if not arguments.dataset:
-        raise EvaluationError("--dataset is required: a folder written by `wikiref qfs convert`")
-    given = [name for name in ("baseline", "summaries", "model") if getattr(arguments, name)]
-    if len(given) != 1:
-        raise EvaluationError("give exactly one of --baseline, --summaries, --model"
-                              + (f" (got {', '.join('--' + name for name in given)})" if given else ""))
-    unknown = [name for name in arguments.baseline if name not in BASELINE_CHOICES]
-    if unknown:
-        raise EvaluationError(f"--baseline: unknown {', '.join(map(repr, unknown))}: choose from "
-                              f"{', '.join(BASELINE_CHOICES)}")
+    from trainer_scripts.evaluate_duc import check_arguments as check_systems
+
+    check_systems(arguments, converter="wikiref qfs convert")
     if arguments.value not in VALUE_CHOICES:
         raise EvaluationError(f"--value: expected one of {', '.join(VALUE_CHOICES)}, got {arguments.value!r}")
 

@@ -289,3 +289,10 @@ def test_real_squality_and_debatepedia(tmp_path):
     assert stats.rows == {"validation": 719} and not stats.problems
     assert stats.notes["train not converted: train_content missing"] == 1
     assert len(datasets.load_dataset(str(out), split="validation")) == 719
+
+
+def test_the_light_parser_names_the_same_benchmarks_and_splits():
+    """qfs/cli.py repeats the names to stay light (the `wikiref` command builds its parser on every call)."""
+    from wikiref_dataset.qfs import cli, common
+
+    assert (cli.BENCHMARKS, cli.SPLITS) == (common.BENCHMARKS, common.SPLITS)
