@@ -111,8 +111,10 @@ def sentences_cut(row: Mapping[str, Any], max_words: int) -> dict[str, Any]:
     return {**row, "documents": documents}
 
 
-def model_summaries(summarize: Any, data: QfsSplit, scoring: Any, progress: bool = False) -> dict[str, str]:
-    """``{topic_id: summary}`` from the Q-BERT pipeline: the DUC selection rule within the benchmark's budget, cut."""
+def model_summaries(summarize: Any, data: QfsSplit, scoring: Any, progress: bool = False,
+                    scores: dict[str, list[list[float]]] | None = None) -> dict[str, str]:
+    """``{topic_id: summary}`` from the Q-BERT pipeline: the DUC selection rule within the benchmark's budget, cut.
+    ``scores``, when given, receives every sentence's score: ``scores[topic_id][document][sentence]``."""
     from tqdm.auto import tqdm
 
     from wikiref_dataset.rouge import truncate_lines
@@ -123,6 +125,11 @@ def model_summaries(summarize: Any, data: QfsSplit, scoring: Any, progress: bool
         output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection="duc",
                            max_words=budget)
         summaries[row["topic_id"]] = "\n".join(truncate_lines(output["summary"].split("\n"), budget))
+        if scores is not None:
+            per_document: list[list[float]] = [[] for _ in row["documents"]]
+            for sentence in output["sentences"]:
+                per_document[sentence["document"]].append(float(sentence["score"]))
+            scores[row["topic_id"]] = per_document
     return summaries
 
 
@@ -139,6 +146,15 @@ def score_system(data: QfsSplit, scoring: Any, summaries: Mapping[str, str], sys
     result = scoring.score([summaries[row["topic_id"]] for row in data.rows],
                            [list(row["references"]) for row in data.rows])
     return {"queries": len(data.rows), **result.to_dict()}
+
+
+def evaluation_record(data: QfsSplit, scoring: Any, scores: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """The JSON of an evaluation (``--out``; ``finetune_duc.py --qfs_dir``'s ``benchmark_evaluation``): the scoring,
+    the split and, per system, every value and interval under ``duc evaluate``'s keys."""
+    return {"settings": scoring.describe(), "source": scoring.source, "scale": "0-1 (the printed table shows x100)",
+            "datasets": {data.key: {"path": str(data.path), "queries": len(data.rows),
+                                    "budgets": dict(scoring.budgets)}},
+            "systems": {system: {data.key: dict(values)} for system, values in scores.items()}}
 
 
 def format_table(scores: Mapping[str, Mapping[str, float]], data: QfsSplit, value: str) -> str:
@@ -234,10 +250,7 @@ def evaluate(arguments: QfsEvaluateArguments) -> int:
           "intervals in brackets.\n")
     print(format_table(scores, data, scoring.value))
     if arguments.out:
-        output = {"settings": scoring.describe(), "source": scoring.source, "scale": "0-1 (the printed table shows "
-                  "x100)", "datasets": {data.key: {"path": str(data.path), "queries": len(data.rows),
-                                                   "budgets": dict(scoring.budgets)}},
-                  "systems": {system: {data.key: values} for system, values in scores.items()}}
+        output = evaluation_record(data, scoring, scores)
         Path(arguments.out).write_text(json.dumps(output, indent=1) + "\n", encoding="utf-8")
     generated = not arguments.summaries
     if arguments.save_summaries and generated:

@@ -23,6 +23,12 @@ IX), that mask is the subnetwork: it is loaded as it is and never pruned or re-i
 iterative`` insists on it, ``one_step`` identifies a new one instead). Optimiser defaults are the paper's (lr 3e-5,
 β 0.9/0.999, weight decay 0.01, linear decay).
 
+Other benchmarks: ``--qfs_dir qfs/qmsum`` (a folder written by ``wikiref qfs convert``) trains on its
+``--qfs_train_split`` and tests on its ``--qfs_test_split`` instead of DUC years, with ``--qfs_labels oracle`` (each
+sentence's ROUGE-2 recall, as on DUC) or ``spans`` (QMSum's annotated answer spans); the test summaries keep the DUC
+rule within the benchmark's word budget and are scored as the benchmark's papers score them (``evaluate_qfs.py``).
+The scores go to ``results.json`` (``benchmark_evaluation``); no model card is written (the card reports DUC runs).
+
 Test: the fine-tuned model summarizes every test cluster with the DUC rule (rank sentences across the cluster, skip
 sentences with more than half of their bigrams in the summary, 250 words) and is scored with the official ROUGE
 settings (``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``) next to the ``--baselines``, as
@@ -126,6 +132,16 @@ class DucArguments:
     save_sparse_delta: bool = field(default=False, metadata={
         "help": "Also write sparse_delta.safetensors: the changed entries over the pre-trained model."})
     eval_window_batch_size: int = field(default=16, metadata={"help": "Windows per forward pass at test time."})
+    qfs_dir: str | None = field(default=None, metadata={
+        "help": "A folder written by `wikiref qfs convert` (QMSum, SQuALITY, Debatepedia) instead of --duc_dirs: train "
+                "on its --qfs_train_split, test on its --qfs_test_split, scored as the benchmark's papers score it "
+                "(wikiref qfs evaluate), the summaries within the benchmark's word budget."})
+    qfs_train_split: str = field(default="train", metadata={"help": "With --qfs_dir: the split trained on."})
+    qfs_test_split: str = field(default="validation", metadata={"help": "With --qfs_dir: the split tested on."})
+    qfs_labels: str = field(default="oracle", metadata={
+        "help": "With --qfs_dir, each training sentence's target: oracle (its ROUGE-2 recall against the references, "
+                "scaled by --target_scaling, as on DUC) or spans (QMSum: 1 inside the annotators' answer spans, 0 "
+                "elsewhere; the general queries, which have no spans, are not trained on)."})
     validation_clusters: int = field(default=0, metadata={
         "help": "Hold out this many training clusters (drawn with --seed) as a validation share: after every epoch the "
                 "model summarizes them with the DUC rule, and the epoch with the best ROUGE-2 recall there is the "
@@ -182,6 +198,82 @@ def label_clusters(rows: Sequence[Mapping[str, Any]], label_field: str,
         documents = [{**document, label_field: values} for document, values in zip(row["documents"], scores)]
         labelled.append({**row, "documents": documents})
     return labelled
+
+
+QFS_LABELS = {
+    "oracle": "each sentence's ROUGE-2 recall against the references",
+    "spans": "1 for a sentence inside the annotators' answer spans, 0 elsewhere",
+}
+"""What ``--qfs_labels`` trains against on a converted benchmark."""
+
+
+def span_labels(rows: Sequence[Mapping[str, Any]], label_field: str) -> list[dict[str, Any]]:
+    """Copies of converted QMSum rows whose meeting carries ``label_field``: 1.0 for the sentences inside the query's
+    answer spans (``answer_sentences``), 0.0 for the others. Rows without spans (the general queries) are left out.
+
+    Raises:
+        ScriptError: the rows have no answer spans (a benchmark other than QMSum), or none has a span.
+    """
+    labelled = []
+    for row in rows:
+        if "answer_sentences" not in row:
+            raise ScriptError(f"--qfs_labels spans: {row.get('benchmark', 'this benchmark')} has no answer spans "
+                              "(QMSum's specific queries have them); use --qfs_labels oracle")
+        if not row["answer_spans"]:
+            continue
+        inside = set(row["answer_sentences"])
+        documents = [{**document, label_field: [1.0 if index in inside else 0.0
+                                                for index in range(len(document["sentences"]))]}
+                     for document in row["documents"]]
+        labelled.append({**row, "documents": documents})
+    if not labelled:
+        raise ScriptError("--qfs_labels spans: no training row has an answer span")
+    return labelled
+
+
+@dataclass
+class BenchmarkRun:
+    """What ``--qfs_dir`` trains and tests on: the training rows, the test split and the benchmark's scoring."""
+
+    train_rows: list[dict[str, Any]]
+    test: Any  # evaluate_qfs.QfsSplit
+    scoring: Any  # wikiref_dataset.qfs.scoring.BenchmarkScoring
+
+    def record(self, labels: str) -> dict[str, Any]:
+        return {"dataset": str(self.test.path), "benchmark": self.test.benchmark, "test_split": self.test.split,
+                "test_queries": len(self.test.rows), "labels": labels, "label_meaning": QFS_LABELS[labels],
+                "scoring": self.scoring.describe(), "budgets": dict(self.scoring.budgets)}
+
+
+def load_benchmark_run(duc_args: DucArguments) -> BenchmarkRun:
+    """The training rows and the test split of ``--qfs_dir``.
+
+    Raises:
+        ScriptError: DUC options given too, an unknown label kind, the same split for training and test, or a folder
+            that is not a converted benchmark with those splits.
+    """
+    from trainer_scripts.evaluate_duc import EvaluationError
+    from trainer_scripts.evaluate_qfs import load_split
+    from wikiref_dataset.qfs.scoring import scoring_for
+
+    given = [name for name in ("duc_dirs", "test_year", "folds", "fold") if getattr(duc_args, name)]
+    if given:
+        raise ScriptError(f"--qfs_dir trains and tests on a converted benchmark; {', '.join('--' + g for g in given)} "
+                          "belong to DUC runs: give one or the other")
+    if duc_args.qfs_labels not in QFS_LABELS:
+        raise ScriptError(f"--qfs_labels must be one of {', '.join(QFS_LABELS)}, got {duc_args.qfs_labels!r}")
+    if duc_args.qfs_train_split == duc_args.qfs_test_split:
+        raise ScriptError(f"--qfs_train_split and --qfs_test_split are both {duc_args.qfs_test_split!r}: a model is "
+                          "not tested on what it was trained on")
+    if duc_args.validation_clusters:
+        raise ScriptError("--validation_clusters chooses the epoch with DUC's metric; with --qfs_dir train a fixed "
+                          "number of epochs (or use --qfs_test_split on a split of your own)")
+    try:
+        train = load_split(duc_args.qfs_dir, duc_args.qfs_train_split)
+        test = load_split(duc_args.qfs_dir, duc_args.qfs_test_split)
+    except EvaluationError as error:
+        raise ScriptError(str(error)) from None
+    return BenchmarkRun(train_rows=train.rows, test=test, scoring=scoring_for(test.benchmark))
 
 
 def sample_documents(rows: Sequence[Mapping[str, Any]], limit: int | None, seed: int) -> list[Mapping[str, Any]]:
@@ -464,7 +556,10 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     if fraction is not None and not 0.0 <= fraction <= 1.0:
         raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {fraction}")
     info = run_info(model_args.run_kind)
-    if duc_args.folds is not None:
+    benchmark = load_benchmark_run(duc_args) if duc_args.qfs_dir else None
+    if benchmark is not None:
+        train_years, test_years = [], []
+    elif duc_args.folds is not None:
         if duc_args.test_year is not None:
             raise ScriptError("--folds tests on held-out clusters of every given year; --test_year holds out a year: "
                               "give one of them")
@@ -501,22 +596,31 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         pretrained_objective = duc_args.finetuning_objective
     objective = choose_objective(duc_args, pretrained_objective, base)
     model.config.objective = processor.objective = objective
-    train_rows = label_clusters([row for year in train_years for row in year.rows], processor.label_field,
-                                scaling=duc_args.target_scaling)
+    if benchmark is not None and duc_args.qfs_labels == "spans":
+        train_rows = span_labels(benchmark.train_rows, processor.label_field)
+    else:
+        train_rows = label_clusters(benchmark.train_rows if benchmark is not None else
+                                    [row for year in train_years for row in year.rows], processor.label_field,
+                                    scaling=duc_args.target_scaling)
     if not train_rows:
         raise ScriptError("no training cluster has reference summaries")
     train_rows, validation_rows = split_validation(train_rows, duc_args.validation_clusters, training_args.seed)
     train_rows = sample_documents(train_rows, duc_args.max_train_documents, training_args.seed)
-    test_rows = [row for year in test_years for row in year.scorable]
+    test_rows = benchmark.test.rows if benchmark is not None else [row for year in test_years for row in year.scorable]
     if not test_rows:
         raise ScriptError(f"DUC {'+'.join(str(year.year) for year in test_years)}: no test cluster has reference "
                           "summaries, nothing to test on")
     with training_args.main_process_first(desc="packing windows"):
         windows = processor.prepare_dataset(datasets.Dataset.from_list(train_rows), cache_dir=windows_cache_dir())
-    tested = "+".join(f"{year.year} ({len(year.scorable)} clusters)" for year in test_years)
-    logger.info("fine-tuning %s on DUC %s (%d clusters, %d documents, %d windows, %s packing), testing on DUC %s",
-                base, "+".join(str(year.year) for year in train_years), len(train_rows),
-                sum(len(row["documents"]) for row in train_rows), len(windows), processor.packing, tested)
+    if benchmark is not None:
+        trained = f"{benchmark.test.benchmark}/{duc_args.qfs_train_split} ({duc_args.qfs_labels} labels)"
+        tested = f"{benchmark.test.key} ({len(test_rows)} queries)"
+    else:
+        trained = "DUC " + "+".join(str(year.year) for year in train_years)
+        tested = "DUC " + "+".join(f"{year.year} ({len(year.scorable)} clusters)" for year in test_years)
+    logger.info("fine-tuning %s on %s (%d clusters, %d documents, %d windows, %s packing), testing on %s",
+                base, trained, len(train_rows), sum(len(row["documents"]) for row in train_rows), len(windows),
+                processor.packing, tested)
 
     selection = (EpochSelection(model, processor, validation_rows, duc_args.eval_window_batch_size)
                  if validation_rows else None)
@@ -565,12 +669,25 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     summarize = QueryFocusedSummarizationPipeline(model=model, processor=processor, tokenizer=processor.tokenizer,
                                                   batch_size=duc_args.eval_window_batch_size)
     sentence_scores: dict[str, list[list[float]]] = {}
-    systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows, scores=sentence_scores)}
-    for name in baselines:
-        systems[BASELINE_NAMES[name]] = baseline_summaries(name, test_rows)
-    evaluation = evaluate_systems(test_years, systems)
-    table = format_table(evaluation)
-    logger.info("DUC %s, ROUGE recall x100 (%s):\n%s", tested, evaluation.settings, table)
+    if benchmark is not None:
+        from trainer_scripts import evaluate_qfs
+
+        systems = {QBERT_SYSTEM: evaluate_qfs.model_summaries(summarize, benchmark.test, benchmark.scoring,
+                                                              scores=sentence_scores)}
+        for name in baselines:
+            systems[BASELINE_NAMES[name]] = evaluate_qfs.generated_summaries(name, benchmark.test, benchmark.scoring)
+        scored = {system: evaluate_qfs.score_system(benchmark.test, benchmark.scoring, summaries, system)
+                  for system, summaries in systems.items()}
+        evaluation_record = evaluate_qfs.evaluation_record(benchmark.test, benchmark.scoring, scored)
+        logger.info("%s, ROUGE x100 (%s):\n%s", tested, benchmark.scoring.describe(),
+                    evaluate_qfs.format_table(scored, benchmark.test, benchmark.scoring.value))
+    else:
+        systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows, scores=sentence_scores)}
+        for name in baselines:
+            systems[BASELINE_NAMES[name]] = baseline_summaries(name, test_rows)
+        evaluation = evaluate_systems(test_years, systems)
+        evaluation_record = evaluation.to_dict()
+        logger.info("%s, ROUGE recall x100 (%s):\n%s", tested, evaluation.settings, format_table(evaluation))
 
     pretrained = read_results(base) or {}
     recipe = model_args.recipe_choice.to_dict() if model_args.recipe_choice is not None else None
@@ -585,7 +702,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
             "init_checkpoint": base,
             "recipe": recipe,
             "train_years": [year.year for year in train_years],
-            "test_year": test_years[0].year if duc_args.folds is None else None,
+            "test_year": test_years[0].year if duc_args.folds is None and benchmark is None else None,
+            "benchmark": benchmark.record(duc_args.qfs_labels) if benchmark is not None else None,
             "folds": None if duc_args.folds is None else {
                 "folds": duc_args.folds, "fold": duc_args.fold,
                 "test_clusters": [row["topic_id"] for row in test_rows]},
@@ -613,7 +731,9 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
             "train_loss": output.training_loss,
             "train_seconds": round(seconds, 2),
         },
-        "evaluation": evaluation.to_dict(),
+        # a benchmark's scores are not DUC's: the model card's DUC table reads "evaluation" alone
+        "evaluation": evaluation_record if benchmark is None else None,
+        "benchmark_evaluation": evaluation_record if benchmark is not None else None,
         "subnetwork": subnetwork_record,
     }
     out = Path(training_args.output_dir)
@@ -627,7 +747,9 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     write_summaries(out / "summaries.jsonl", systems)
     write_sentence_scores(out / "sentence_scores.jsonl", sentence_scores)
     write_results(out, results)
-    card = write_model_card(out, results)
+    card = write_model_card(out, results) if benchmark is None else None
+    if benchmark is not None:
+        logger.info("no model card: the card reports DUC runs; results.json holds the %s scores", benchmark.test.key)
     logger.info("wrote model, processor, results.json%s, summaries.jsonl and sentence_scores.jsonl to %s",
                 ", README.md" if card else "", out)
     return 0

@@ -3,6 +3,7 @@ model), full fine-tuning with fraction 0, the sparse delta, the oracle targets, 
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -420,3 +421,66 @@ def test_a_validation_share_chooses_the_epoch(tmp_path, tiny_bert_dir, duc_years
     caplog.clear()
     assert finetune_duc.main([*argv, "--validation_clusters", "99", "--output_dir", str(tmp_path / "x")]) == 2
     assert "--validation_clusters 99: only" in caplog.text and "none would be left to train on" in caplog.text
+
+
+# ---- other benchmarks (--qfs_dir) --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def qmsum_converted(tmp_path_factory):
+    """The QMSum release fixture (two meetings in the published layout) converted: train and validation."""
+    from wikiref_dataset.qfs import convert_benchmark
+
+    out = tmp_path_factory.mktemp("qmsum") / "converted"
+    convert_benchmark("qmsum", Path(__file__).resolve().parents[1] / "fixtures" / "qfs" / "qmsum", out)
+    return out
+
+
+def test_span_labels_mark_the_annotated_sentences(qmsum_converted):
+    from wikiref_dataset.qfs import read_converted
+
+    rows = read_converted(qmsum_converted, "train")
+    labelled = finetune_duc.span_labels(rows, "oracle_label")
+    assert [row["topic_id"] for row in labelled] == ["ES2099a/specific-0", "ES2099a/specific-1"]  # no general query
+    for row in labelled:
+        labels = row["documents"][0]["oracle_label"]
+        assert [i for i, value in enumerate(labels) if value == 1.0] == row["answer_sentences"]
+        assert set(labels) == {0.0, 1.0}
+    with pytest.raises(finetune_duc.ScriptError, match="has no answer spans"):
+        finetune_duc.span_labels([{"benchmark": "squality", "documents": []}], "oracle_label")
+
+
+@pytest.mark.parametrize("labels", ["oracle", "spans"])
+def test_finetuning_on_a_converted_benchmark_scores_it_as_its_papers_do(tmp_path, tiny_qbert_dir, qmsum_converted,
+                                                                        labels):
+    out = tmp_path / "qmsum-model"
+    status = finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), "--qfs_dir", str(qmsum_converted),
+                                "--qfs_labels", labels, "--baselines", "query-sim", "--output_dir", str(out), *FAST])
+    assert status == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["evaluation"] is None and results["finetuning"]["train_years"] == []
+    benchmark = results["finetuning"]["benchmark"]
+    assert benchmark["benchmark"] == "qmsum" and benchmark["labels"] == labels and benchmark["test_queries"] == 2
+    assert results["finetuning"]["clusters"] == (3 if labels == "oracle" else 2)  # spans: the specific queries
+    systems = results["benchmark_evaluation"]["systems"]
+    assert list(systems) == ["Q-BERT", "QUERY-SIM"]
+    assert 0 < systems["Q-BERT"]["qmsum/validation"]["rouge_1_f"] <= 1
+    assert results["benchmark_evaluation"]["settings"].startswith("ROUGE-1.5.5 -c 95 -r 1000 -n 2 -m -a, F1")
+    summaries = [json.loads(line) for line in (out / "summaries.jsonl").read_text().splitlines()]
+    assert {item["topic_id"] for item in summaries} == {"Bxx001/general-0", "Bxx001/specific-0"}
+    assert not (out / "README.md").exists()  # the card reports DUC runs
+
+
+def test_benchmark_runs_refuse_duc_options_and_bad_values(tmp_path, tiny_qbert_dir, qmsum_converted, duc_years,
+                                                         caplog):
+    out = ["--output_dir", str(tmp_path / "out"), *FAST]
+    base = ["--model_name_or_path", str(tiny_qbert_dir), "--qfs_dir", str(qmsum_converted)]
+    cases = [(["--duc_dirs", duc_years[2005]], "--duc_dirs belong to DUC runs"),
+             (["--qfs_labels", "gold"], "--qfs_labels must be one of oracle, spans"),
+             (["--qfs_train_split", "validation"], "are both 'validation'"),
+             (["--qfs_test_split", "test"], "no split 'test'; it has train, validation"),
+             (["--validation_clusters", "1"], "--validation_clusters chooses the epoch with DUC's metric")]
+    for extra, message in cases:
+        caplog.clear()
+        assert finetune_duc.main([*base, *extra, *out]) == 2, extra
+        assert message in caplog.text, (extra, caplog.text[-500:])
