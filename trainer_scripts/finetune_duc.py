@@ -142,6 +142,9 @@ class DucArguments:
         "help": "With --qfs_dir, each training sentence's target: oracle (its ROUGE-2 recall against the references, "
                 "scaled by --target_scaling, as on DUC) or spans (QMSum: 1 inside the annotators' answer spans, 0 "
                 "elsewhere; the general queries, which have no spans, are not trained on)."})
+    preprocessing_num_workers: int | None = field(default=None, metadata={
+        "help": "Processes that pack the training rows into windows (datasets.map's num_proc): a QMSum training split "
+                "is 1,257 queries over meetings of ~800 sentences. Default: this process alone."})
     validation_clusters: int = field(default=0, metadata={
         "help": "Hold out this many training clusters (drawn with --seed) as a validation share: after every epoch the "
                 "model summarizes them with the DUC rule, and the epoch with the best ROUGE-2 recall there is the "
@@ -550,6 +553,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     if unknown:
         raise ScriptError(f"unknown baseline(s) {unknown}: choose from {sorted(BASELINE_NAMES)} or 'none'")
     check_target_scaling(duc_args.target_scaling)  # before any model is loaded
+    if duc_args.preprocessing_num_workers is not None and duc_args.preprocessing_num_workers < 1:
+        raise ScriptError(f"--preprocessing_num_workers must be at least 1, got {duc_args.preprocessing_num_workers}")
     if not duc_args.ranking_loss_weight >= 0:
         raise ScriptError(f"--ranking_loss_weight must be at least 0, got {duc_args.ranking_loss_weight}")
     fraction = duc_args.subnetwork_fraction  # None: chosen once the model is loaded (from what training starts from)
@@ -611,7 +616,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         raise ScriptError(f"DUC {'+'.join(str(year.year) for year in test_years)}: no test cluster has reference "
                           "summaries, nothing to test on")
     with training_args.main_process_first(desc="packing windows"):
-        windows = processor.prepare_dataset(datasets.Dataset.from_list(train_rows), cache_dir=windows_cache_dir())
+        windows = processor.prepare_dataset(datasets.Dataset.from_list(train_rows), cache_dir=windows_cache_dir(),
+                                            num_proc=duc_args.preprocessing_num_workers)
     if benchmark is not None:
         trained = f"{benchmark.test.benchmark}/{duc_args.qfs_train_split} ({duc_args.qfs_labels} labels)"
         tested = f"{benchmark.test.key} ({len(test_rows)} queries)"

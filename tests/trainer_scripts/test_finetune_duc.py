@@ -455,7 +455,9 @@ def test_finetuning_on_a_converted_benchmark_scores_it_as_its_papers_do(tmp_path
                                                                         labels):
     out = tmp_path / "qmsum-model"
     status = finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), "--qfs_dir", str(qmsum_converted),
-                                "--qfs_labels", labels, "--baselines", "query-sim", "--output_dir", str(out), *FAST])
+                                "--qfs_labels", labels, "--baselines", "query-sim", "--output_dir", str(out), *FAST,
+                                *(["--preprocessing_num_workers", "2", "--packing", "sentences"] if labels == "spans"
+                                  else [])])
     assert status == 0
     results = json.loads((out / "results.json").read_text())
     assert results["evaluation"] is None and results["finetuning"]["train_years"] == []
@@ -479,7 +481,8 @@ def test_benchmark_runs_refuse_duc_options_and_bad_values(tmp_path, tiny_qbert_d
              (["--qfs_labels", "gold"], "--qfs_labels must be one of oracle, spans"),
              (["--qfs_train_split", "validation"], "are both 'validation'"),
              (["--qfs_test_split", "test"], "no split 'test'; it has train, validation"),
-             (["--validation_clusters", "1"], "--validation_clusters chooses the epoch with DUC's metric")]
+             (["--validation_clusters", "1"], "--validation_clusters chooses the epoch with DUC's metric"),
+             (["--preprocessing_num_workers", "0"], "--preprocessing_num_workers must be at least 1, got 0")]
     for extra, message in cases:
         caplog.clear()
         assert finetune_duc.main([*base, *extra, *out]) == 2, extra
