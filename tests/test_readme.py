@@ -348,6 +348,12 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "wikiref qfs evaluate --dataset qfs/squality --baseline all --out squality.json":
             Entry(check=_exists("squality.json")),
         "wikiref qfs evaluate --dataset qfs/debatepedia --baseline all --value recall": Entry(),
+        "wikiref qfs evaluate --dataset DIR --baseline all": Entry("skip", "a synopsis (placeholders in capitals)"),
+        "wikiref qfs evaluate --model DIR": Entry("skip", "a synopsis (placeholders in capitals)"),
+        "python trainer_scripts/finetune_duc.py --qfs_dir qfs/qmsum --qfs_labels oracle --output_dir runs/qbert-qmsum "
+        "--preprocessing_num_workers 8":
+            Entry("parse", "fine-tunes MiniLM on QMSum's 1,257 training queries (minutes on a GPU, hours on a CPU): "
+                           "tests/trainer_scripts/test_finetune_duc.py fine-tunes a tiny model on the QMSum fixture"),
     },
     "docs/publishing.md": {
         **_PUSH,
