@@ -16,11 +16,13 @@ stored that way), which ``rougeLsum`` reads as its sentences.
 Prints, per measure, both corpus F1 values ×100 and their difference (the stemmer variant and mean-vs-median are all
 that differ), and the wall time of both with the ratio.
 
-    .venv/bin/python benchmarks/bench_qfs_scoring.py
+    .venv/bin/python benchmarks/bench_qfs_scoring.py           # the 25 development stories, about a minute
+    .venv/bin/python benchmarks/bench_qfs_scoring.py --quick   # 3 stories (smoke run)
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -31,7 +33,10 @@ from _common import machine_line  # noqa: E402
 RELEASE = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "qfs" / "squality"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 stories instead of the 25 (smoke run)")
+    args = parser.parse_args(argv)
     if not RELEASE.is_dir():
         print(f"skipped: {RELEASE} is not present")
         return 0
@@ -42,7 +47,7 @@ def main() -> int:
 
     rows, _ = read_benchmark("squality", RELEASE, splits=["validation"])
     predictions, references = [], []
-    for row in rows["validation"]:
+    for row in rows["validation"][:15] if args.quick else rows["validation"]:
         answers = row["references"]
         for position, answer in enumerate(answers):
             predictions.append(answer)
