@@ -204,17 +204,25 @@ def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
 
 def model_summaries(
     summarize: Callable[..., Any], rows: Iterable[Mapping[str, Any]], progress: bool = False,
-    scores: dict[str, list[list[float]]] | None = None,
+    scores: dict[str, list[list[float]]] | None = None, budget: Callable[[Mapping[str, Any]], int] | None = None,
 ) -> dict[str, str]:
     """``{topic_id: summary}`` from the Q-BERT pipeline: every sentence scored with the query and its own document
     (Zhu et al., 2022, §V-B), ranked across the cluster and chosen by the DUC rule (``selection="duc"``, 250 words).
-    ``scores``, when given, receives every sentence's score: ``scores[topic_id][document][sentence]``."""
+    ``scores``, when given, receives every sentence's score: ``scores[topic_id][document][sentence]``. ``budget``,
+    when given, is each row's word budget instead of 250 (another benchmark's): the summary is cut to it, as ROUGE's
+    ``-l`` would cut it (those benchmarks are scored without a limit)."""
     from tqdm.auto import tqdm
 
+    from wikiref_dataset.rouge import truncate_lines
+
     summaries = {}
-    for row in tqdm(list(rows), desc="model", unit="cluster", disable=not progress, file=sys.stderr):
-        output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection="duc")
-        summaries[row["topic_id"]] = output["summary"]
+    for row in tqdm(list(rows), desc="model", unit="query" if budget else "cluster", disable=not progress,
+                    file=sys.stderr):
+        words = budget(row) if budget is not None else None
+        output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection="duc",
+                           **({"max_words": words} if words is not None else {}))
+        summary = output["summary"]
+        summaries[row["topic_id"]] = summary if words is None else "\n".join(truncate_lines(summary.split("\n"), words))
         if scores is not None:
             per_document: list[list[float]] = [[] for _ in row["documents"]]
             for sentence in output["sentences"]:

@@ -113,24 +113,12 @@ def sentences_cut(row: Mapping[str, Any], max_words: int) -> dict[str, Any]:
 
 def model_summaries(summarize: Any, data: QfsSplit, scoring: Any, progress: bool = False,
                     scores: dict[str, list[list[float]]] | None = None) -> dict[str, str]:
-    """``{topic_id: summary}`` from the Q-BERT pipeline: the DUC selection rule within the benchmark's budget, cut.
-    ``scores``, when given, receives every sentence's score: ``scores[topic_id][document][sentence]``."""
-    from tqdm.auto import tqdm
+    """``{topic_id: summary}`` from the Q-BERT pipeline: the DUC selection rule within the benchmark's budget, cut
+    (``evaluate_duc.model_summaries`` with the scoring's budget). ``scores``, when given, receives every sentence's
+    score: ``scores[topic_id][document][sentence]``."""
+    from trainer_scripts.evaluate_duc import model_summaries as summaries_of
 
-    from wikiref_dataset.rouge import truncate_lines
-
-    summaries = {}
-    for row in tqdm(data.rows, desc="model", unit="query", disable=not progress, file=sys.stderr):
-        budget = scoring.budget(row)
-        output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection="duc",
-                           max_words=budget)
-        summaries[row["topic_id"]] = "\n".join(truncate_lines(output["summary"].split("\n"), budget))
-        if scores is not None:
-            per_document: list[list[float]] = [[] for _ in row["documents"]]
-            for sentence in output["sentences"]:
-                per_document[sentence["document"]].append(float(sentence["score"]))
-            scores[row["topic_id"]] = per_document
-    return summaries
+    return summaries_of(summarize, data.rows, progress=progress, scores=scores, budget=scoring.budget)
 
 
 def score_system(data: QfsSplit, scoring: Any, summaries: Mapping[str, str], system: str) -> dict[str, float]:
