@@ -171,15 +171,20 @@ def read_summaries(path: str | Path) -> dict[str, dict[str, str]]:
     raise EvaluationError(f"{path}: no such file or folder")
 
 
-def baseline_summaries(name: str, rows: Iterable[Mapping[str, Any]], progress: bool = False) -> dict[str, str]:
-    """``{topic_id: summary}`` of one baseline (``wikiref_dataset.baselines``)."""
+def baseline_summaries(name: str, rows: Iterable[Mapping[str, Any]], progress: bool = False,
+                       budget: Callable[[Mapping[str, Any]], int] | None = None) -> dict[str, str]:
+    """``{topic_id: summary}`` of one baseline (``wikiref_dataset.baselines``). ``budget``, when given, is each row's
+    word budget instead of 250 (another benchmark's), which the summary keeps to on its own (``cut``: those benchmarks
+    are scored without ROUGE's ``-l``)."""
     from tqdm.auto import tqdm
 
     from wikiref_dataset.baselines import BASELINE_NAMES, baseline_summary
 
     rows = list(rows)
-    return {row["topic_id"]: baseline_summary(name, row)
-            for row in tqdm(rows, desc=BASELINE_NAMES[name], unit="cluster", disable=not progress, file=sys.stderr)}
+    return {row["topic_id"]: baseline_summary(name, row) if budget is None else
+            baseline_summary(name, row, budget(row), cut=True)
+            for row in tqdm(rows, desc=BASELINE_NAMES[name], unit="query" if budget else "cluster",
+                            disable=not progress, file=sys.stderr)}
 
 
 def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
@@ -222,7 +227,9 @@ def model_summaries(
         output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection="duc",
                            **({"max_words": words} if words is not None else {}))
         summary = output["summary"]
-        summaries[row["topic_id"]] = summary if words is None else "\n".join(truncate_lines(summary.split("\n"), words))
+        if words is not None:  # cut as ROUGE's -l would: those benchmarks are scored without it
+            summary = "\n".join(truncate_lines(summary.split("\n"), words))
+        summaries[row["topic_id"]] = summary
         if scores is not None:
             per_document: list[list[float]] = [[] for _ in row["documents"]]
             for sentence in output["sentences"]:

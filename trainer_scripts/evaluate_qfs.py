@@ -34,7 +34,9 @@ from typing import Any
 from trainer_scripts.evaluate_duc import (
     BASELINE_CHOICES,
     EvaluationError,
+    baseline_summaries,
     load_model_pipeline,
+    model_summaries,
     read_summaries_jsonl,
     write_summaries,
 )
@@ -79,46 +81,6 @@ def load_split(path: str | Path, split: str = "validation") -> QfsSplit:
     if without:
         raise EvaluationError(f"{path} {split}: {len(without)} row(s) without a reference ({', '.join(without[:3])})")
     return QfsSplit(Path(path), benchmarks[0], split, rows)
-
-
-def generated_summaries(name: str, data: QfsSplit, scoring: Any, progress: bool = False) -> dict[str, str]:
-    """``{topic_id: summary}`` of a baseline (``lead``, ``query-sim``, ``oracle``) within the benchmark's budget,
-    cut to it."""
-    from tqdm.auto import tqdm
-
-    from wikiref_dataset.baselines import BASELINES
-    from wikiref_dataset.selection import ClusterSentences
-
-    summaries = {}
-    for row in tqdm(data.rows, desc=name, unit="query", disable=not progress, file=sys.stderr):
-        budget = scoring.budget(row)
-        if name == "oracle":  # ORACLE never takes a sentence past the budget: a longer one competes cut to it
-            row = sentences_cut(row, budget)
-        summaries[row["topic_id"]] = ClusterSentences.from_row(row).summary(BASELINES[name](row, max_words=budget),
-                                                                            max_words=budget)
-    return summaries
-
-
-def sentences_cut(row: Mapping[str, Any], max_words: int) -> dict[str, Any]:
-    """``row`` with every sentence longer than ``max_words`` cut to its first ``max_words`` words (as ROUGE's ``-l``
-    cuts a line): the ORACLE's candidates, so that a benchmark whose sentences are longer than its budget
-    (Debatepedia: 10 words) still has an oracle summary, cut the way every generated summary is."""
-    from wikiref_dataset.rouge import truncate_lines
-
-    documents = [{**document, "sentences": [truncate_lines([sentence], max_words)[0] if sentence.strip() else sentence
-                                            for sentence in document["sentences"]]}
-                 for document in row["documents"]]
-    return {**row, "documents": documents}
-
-
-def model_summaries(summarize: Any, data: QfsSplit, scoring: Any, progress: bool = False,
-                    scores: dict[str, list[list[float]]] | None = None) -> dict[str, str]:
-    """``{topic_id: summary}`` from the Q-BERT pipeline: the DUC selection rule within the benchmark's budget, cut
-    (``evaluate_duc.model_summaries`` with the scoring's budget). ``scores``, when given, receives every sentence's
-    score: ``scores[topic_id][document][sentence]``."""
-    from trainer_scripts.evaluate_duc import model_summaries as summaries_of
-
-    return summaries_of(summarize, data.rows, progress=progress, scores=scores, budget=scoring.budget)
 
 
 def score_system(data: QfsSplit, scoring: Any, summaries: Mapping[str, str], system: str) -> dict[str, float]:
@@ -217,7 +179,7 @@ def evaluate(arguments: QfsEvaluateArguments) -> int:
     if arguments.baseline:
         names = list(BASELINE_NAMES) if "all" in arguments.baseline else list(dict.fromkeys(arguments.baseline))
         for name in names:
-            systems[BASELINE_NAMES[name]] = generated_summaries(name, data, scoring, progress)
+            systems[BASELINE_NAMES[name]] = baseline_summaries(name, data.rows, progress, budget=scoring.budget)
     elif arguments.summaries:
         path = Path(arguments.summaries)
         if not path.is_file():
@@ -231,7 +193,7 @@ def evaluate(arguments: QfsEvaluateArguments) -> int:
                                len(unknown), data.key, unknown[0])
     else:
         summarize = load_model_pipeline(arguments.model)
-        systems[Path(arguments.model).name] = model_summaries(summarize, data, scoring, progress)
+        systems[Path(arguments.model).name] = model_summaries(summarize, data.rows, progress, budget=scoring.budget)
     scores = {system: score_system(data, scoring, summaries, system) for system, summaries in systems.items()}
     value = "F1" if scoring.value == "f" else "recall"
     print(f"{data.benchmark}: ROUGE {value} x100 as its papers score it ({scoring.describe()}); 95% confidence "

@@ -133,9 +133,9 @@ class DucArguments:
         "help": "Also write sparse_delta.safetensors: the changed entries over the pre-trained model."})
     eval_window_batch_size: int = field(default=16, metadata={"help": "Windows per forward pass at test time."})
     qfs_dir: str | None = field(default=None, metadata={
-        "help": "A folder written by `wikiref qfs convert` (QMSum, SQuALITY, Debatepedia) instead of --duc_dirs: train "
-                "on its --qfs_train_split, test on its --qfs_test_split, scored as the benchmark's papers score it "
-                "(wikiref qfs evaluate), the summaries within the benchmark's word budget."})
+        "help": "A folder written by `wikiref qfs convert` (QMSum, SQuALITY, Debatepedia) instead of --duc_dirs: "
+                "train on its --qfs_train_split, test on its --qfs_test_split, scored as the benchmark's papers score "
+                "it (wikiref qfs evaluate), the summaries within the benchmark's word budget."})
     qfs_train_split: str = field(default="train", metadata={"help": "With --qfs_dir: the split trained on."})
     qfs_test_split: str = field(default="validation", metadata={"help": "With --qfs_dir: the split tested on."})
     qfs_labels: str = field(default="oracle", metadata={
@@ -678,10 +678,10 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     if benchmark is not None:
         from trainer_scripts import evaluate_qfs
 
-        systems = {QBERT_SYSTEM: evaluate_qfs.model_summaries(summarize, benchmark.test, benchmark.scoring,
-                                                              scores=sentence_scores)}
+        budget = benchmark.scoring.budget
+        systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows, scores=sentence_scores, budget=budget)}
         for name in baselines:
-            systems[BASELINE_NAMES[name]] = evaluate_qfs.generated_summaries(name, benchmark.test, benchmark.scoring)
+            systems[BASELINE_NAMES[name]] = baseline_summaries(name, test_rows, budget=budget)
         scored = {system: evaluate_qfs.score_system(benchmark.test, benchmark.scoring, summaries, system)
                   for system, summaries in systems.items()}
         evaluation_record = evaluate_qfs.evaluation_record(benchmark.test, benchmark.scoring, scored)

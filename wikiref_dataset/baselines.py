@@ -42,6 +42,7 @@ __all__ = [
     "query_sim_scores",
     "oracle",
     "baseline_summary",
+    "sentences_cut",
 ]
 
 
@@ -127,9 +128,28 @@ BASELINE_NAMES: dict[str, str] = {"lead": "LEAD", "query-sim": "QUERY-SIM", "ora
 """The names Table VI of Zhu et al. (2022) prints."""
 
 
-def baseline_summary(name: str, row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS) -> str:
-    """The summary (one sentence per line) a baseline gives for one cluster."""
+def sentences_cut(row: Mapping[str, Any], max_words: int) -> dict[str, Any]:
+    """``row`` with every sentence longer than ``max_words`` cut to its first ``max_words`` words (as ROUGE's ``-l``
+    cuts a line); the row itself is not changed."""
+    from .rouge import truncate_lines
+
+    documents = [{**document, "sentences": [truncate_lines([sentence], max_words)[0] if sentence.strip() else sentence
+                                            for sentence in document["sentences"]]}
+                 for document in row["documents"]]
+    return {**row, "documents": documents}
+
+
+def baseline_summary(name: str, row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS, cut: bool = False) -> str:
+    """The summary (one sentence per line) a baseline gives for one cluster.
+
+    ``cut``: the summary must keep to ``max_words`` on its own (a benchmark scored without ROUGE's ``-l``): it is cut
+    to the budget the way ``-l`` cuts, and ORACLE's candidates are the sentences cut to the budget
+    (:func:`sentences_cut`; ORACLE never takes a sentence past the budget, so without it an argument whose sentences
+    are all longer than Debatepedia's 10 words would have no oracle summary)."""
     if name not in BASELINES:
         raise ValueError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)}")
-    return ClusterSentences.from_row(row).summary(BASELINES[name](row, max_words=max_words))
+    if cut and name == "oracle":
+        row = sentences_cut(row, max_words)
+    return ClusterSentences.from_row(row).summary(BASELINES[name](row, max_words=max_words),
+                                                  max_words=max_words if cut else None)
 

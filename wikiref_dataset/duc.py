@@ -765,15 +765,9 @@ def read_converted(path: str | os.PathLike) -> list[dict[str, Any]]:
     Raises:
         DucError: ``path`` is not a folder written by :func:`convert_duc`, or a file of it is not Parquet.
     """
-    import pyarrow.parquet as pq
+    from .folders import read_parquet_rows
 
-    rows: list[dict[str, Any]] = []
-    for file in _converted_files(path):
-        try:
-            rows += pq.ParquetFile(file).read().to_pylist()  # not read_table: its pyarrow.dataset imports pandas
-        except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
-            raise DucError(f"{file}: not a readable Parquet file ({' '.join(str(error).split())})") from None
-    return rows
+    return read_parquet_rows(_converted_files(path), DucError)
 
 
 # ---- cross-year protocol -----------------------------------------------------------------------------------------

@@ -32,13 +32,14 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = ["FolderState", "KINDS", "MANIFEST", "OutputFolderError", "build_id", "check_output_folder", "content_addressed",
-           "card_data_files", "content_key", "empty_build_reason", "finish_build", "inspect_folder", "is_published", "load_dataset_folder", "publish_folder", "staging_folder",
+           "card_data_files", "content_key", "empty_build_reason", "finish_build", "inspect_folder", "is_published", "load_dataset_folder", "publish_folder", "read_parquet_rows",
+           "staging_folder",
            "work_folder"]
 
 logger = logging.getLogger(__name__)
@@ -309,6 +310,24 @@ def content_key(folder: str | os.PathLike) -> str:
             info = path.stat()
             digest.update(f"{split}\0{path.name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
     return digest.hexdigest()[:16]
+
+
+def read_parquet_rows(files: Iterable[Path], error: type[Exception]) -> list[dict[str, Any]]:
+    """The rows of a folder's Parquet files as Python objects, in file order, read with pyarrow alone (no `datasets`
+    import, no cache written): how the evaluation reads converted DUC years and benchmarks.
+
+    Raises:
+        error: a file is not readable Parquet (the message names it).
+    """
+    import pyarrow.parquet as pq
+
+    rows: list[dict[str, Any]] = []
+    for file in files:
+        try:
+            rows += pq.ParquetFile(file).read().to_pylist()  # not read_table: its pyarrow.dataset imports pandas
+        except (OSError, ValueError) as problem:  # pyarrow's ArrowInvalid is a ValueError
+            raise error(f"{file}: not a readable Parquet file ({' '.join(str(problem).split())})") from None
+    return rows
 
 
 def load_dataset_folder(path: str | os.PathLike, split: str | None = None, **kwargs: Any) -> Any:

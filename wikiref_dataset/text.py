@@ -477,7 +477,8 @@ def resolve_model(config: TextConfig) -> str:
 
 
 _PIPELINES: dict[_PipelineKey, tuple[Language, int]] = {}
-"""(lang, model, newline_breaks, max_length, lowercased) -> the cached pipeline and its vocabulary size when it was built."""
+"""(lang, model, newline_breaks, max_length, lowercased) -> the cached pipeline and its vocabulary size when it was
+built."""
 
 
 def get_pipeline(config: TextConfig | None = None) -> Language:

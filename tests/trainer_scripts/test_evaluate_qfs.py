@@ -5,7 +5,7 @@ import json
 import pytest
 
 from trainer_scripts.cli import main
-from trainer_scripts.evaluate_qfs import sentences_cut
+from wikiref_dataset.baselines import sentences_cut
 from wikiref_dataset.qfs import convert_benchmark, read_converted
 from wikiref_dataset.rouge import count_words
 

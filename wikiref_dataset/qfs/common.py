@@ -200,15 +200,9 @@ def read_converted(path: str | os.PathLike, split: str) -> list[dict[str, Any]]:
     Raises:
         QfsError: ``path`` is not a converted benchmark, has no split ``split``, or a file is not Parquet.
     """
-    import pyarrow.parquet as pq
+    from ..folders import read_parquet_rows
 
     files = converted_splits(path)
     if split not in files:
         raise QfsError(f"{path}: no split {split!r}; it has {', '.join(files)}")
-    rows: list[dict[str, Any]] = []
-    for file in files[split]:
-        try:
-            rows += pq.ParquetFile(file).read().to_pylist()
-        except (OSError, ValueError) as error:
-            raise QfsError(f"{file}: not a readable Parquet file ({' '.join(str(error).split())})") from None
-    return rows
+    return read_parquet_rows(files[split], QfsError)

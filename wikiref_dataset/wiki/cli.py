@@ -96,7 +96,10 @@ def dumps_language(dumps: list[str], language: str | None) -> tuple[str, str]:
         return language, "given with --language"
     stated = stated_language(dumps)
     code, why = (stated, "stated by the dump header") if stated else ("en", "the default, as the dump header states none")
-    named = {dump: _file_language(dump) for dump in dumps}
+    from .languages import supported_languages
+
+    known = set(supported_languages())
+    named = {dump: _file_language(dump, known) for dump in dumps}
     others = {other for other in named.values() if other and other != code}
     if others:  # a hand-made excerpt keeps the header it was cut from (the dbpedia minidumps say enwiki)
         files = ", ".join(sorted(Path(dump).name for dump, other in named.items() if other in others))
@@ -110,13 +113,12 @@ def dumps_language(dumps: list[str], language: str | None) -> tuple[str, str]:
 _FILE_LANGUAGE = re.compile(r"([a-z]{2,3}(?:_[a-z]+)*)wiki[-_.]")
 
 
-def _file_language(dump: str) -> str | None:
-    """The language a dump's file name names (``jawiki-latest-pages-articles.xml.bz2`` → ``ja``) when it has a table."""
-    from .languages import supported_languages
-
+def _file_language(dump: str, known: set[str]) -> str | None:
+    """The language a dump's file name names (``jawiki-latest-pages-articles.xml.bz2`` → ``ja``) when it is one of
+    ``known`` (the languages with a table)."""
     match = _FILE_LANGUAGE.match(Path(dump).name)
     code = match.group(1).replace("_", "-") if match else None
-    return code if code in supported_languages() else None
+    return code if code in known else None
 
 
 def language_line(code: str, why: str) -> str:
