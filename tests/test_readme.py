@@ -350,6 +350,12 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "wikiref qfs evaluate --dataset qfs/debatepedia --baseline all --value recall": Entry(),
         "wikiref qfs evaluate --dataset DIR --baseline all": Entry("skip", "a synopsis (placeholders in capitals)"),
         "wikiref qfs evaluate --model DIR": Entry("skip", "a synopsis (placeholders in capitals)"),
+        "wikiref experiments --qfs_dirs": Entry("skip", "a command named in a heading"),
+        "wikiref qfs evaluate --baseline all": Entry("skip", "a command named in prose"),
+        "wikiref experiments --duc_dirs duc/2006 --qfs_dirs qfs/qmsum qfs/squality qfs/debatepedia --rows lead "
+        "query_sim qbert oracle --out experiments-qfs --bf16 true --per_device_train_batch_size 32":
+            Entry("parse", "trains MiniLM on DUC and on two benchmarks (hours on a CPU): "
+                           "tests/trainer_scripts/test_run_experiments.py runs --qfs_dirs on a tiny model"),
         "python trainer_scripts/finetune_duc.py --qfs_dir qfs/qmsum --qfs_labels oracle --output_dir runs/qbert-qmsum "
         "--preprocessing_num_workers 8":
             Entry("parse", "fine-tunes MiniLM on QMSum's 1,257 training queries (minutes on a GPU, hours on a CPU): "

@@ -232,6 +232,9 @@ class Estimator:
             model_args, script_args, training_args = self.settings(kind, argv)
         except SystemExit:
             return UnitEstimate(None, note="its options are refused (the unit will fail and say why)")
+        if kind == "finetune" and script_args.qfs_dir:
+            return UnitEstimate(None, note="a benchmark's fine-tuning (its training windows are not counted ahead: "
+                                           "packing QMSum's takes minutes)")
         if kind == "finetune":
             missing = [path for path in script_args.duc_dirs if not Path(path).is_dir()]
             if missing:

@@ -224,6 +224,88 @@ def test_plan_of_the_figure_rows(tmp_path, tiny_bert_dir, duc_years, tiny_wikire
     assert best["validation"].num_rows == 2
 
 
+def test_other_benchmarks_fill_one_table_with_duc(tmp_path, capsys, tiny_bert_dir, duc_years):
+    """--qfs_dirs: each benchmark scored beside DUC (baselines, the DUC-trained model zero-shot, the row fine-tuned
+    on the benchmark's train split where it has one), in one table; --keep_models false waits for the zero-shot
+    evaluations before deleting the DUC models' weights."""
+    from trainer_scripts.evaluate_qfs import QfsEvaluateArguments, evaluate
+    from wikiref_dataset.qfs import convert_benchmark
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "qfs"
+    qmsum, debatepedia = tmp_path / "qmsum", tmp_path / "debatepedia"
+    convert_benchmark("qmsum", fixtures / "qmsum", qmsum)
+    convert_benchmark("debatepedia", fixtures / "debatepedia", debatepedia)
+    out = tmp_path / "experiments"
+    argv = ["--duc_dirs", duc_years[2006], duc_years[2007], "--qfs_dirs", str(qmsum), str(debatepedia),
+            "--encoder", str(tiny_bert_dir), "--rows", "qbert", "--seeds", "1", "--out", str(out),
+            "--subprocess", "false", "--keep_models", "false", *FAST]
+    status, stdout, stderr = _run(capsys, *argv)
+    assert status == 0, stderr
+    ran = _units_run(stderr)
+    # DUC: 2 years' baselines + 2 folds; the benchmarks: 2 baselines + 2 zero-shot + QMSum's fine-tuning (Debatepedia
+    # has no train split here)
+    assert len(ran) == 4 + 5, stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["settings"]["benchmarks"]["debatepedia"]["fine_tuned"] is False
+    qbert = results["rows"]["qbert"]
+    assert qbert["status"] == "done" and set(qbert["benchmarks"]) == {"qmsum", "debatepedia"}
+    assert set(qbert["benchmarks"]["qmsum"]) == {"zero_shot", "fine_tuned"}
+    assert set(qbert["benchmarks"]["debatepedia"]) == {"zero_shot"}
+    units = out / "units"
+    zero_shot = json.loads((units / qbert["benchmarks"]["qmsum"]["zero_shot"]["rouge_2_f"]["median_run"]
+                            / "results.json").read_text())
+    model = Path(zero_shot["command"][zero_shot["command"].index("--model") + 1])
+    assert model.name in qbert["units"]["finetune"] and "test2007" in model.name  # the fold that tests 2007
+    assert zero_shot["script"] == "evaluate_qfs"
+    values = zero_shot["evaluation"]["systems"]["Q-BERT"]["qmsum/validation"]
+    assert qbert["benchmarks"]["qmsum"]["zero_shot"]["rouge_2_f"]["mean"] == values["rouge_2_f"]
+    fine_tuned = qbert["benchmarks"]["qmsum"]["fine_tuned"]["rouge_1_f"]
+    tuned = json.loads((units / fine_tuned["median_run"] / "results.json").read_text())
+    command = json.loads((units / fine_tuned["median_run"] / "unit.json").read_text())["argv"]
+    assert command[command.index("--qfs_dir") + 1] == str(qmsum.resolve()) and "--duc_dirs" not in command
+    assert fine_tuned["mean"] == tuned["benchmark_evaluation"]["systems"]["Q-BERT"]["qmsum/validation"]["rouge_1_f"]
+    assert not list(units.glob("finetune-*/*.safetensors"))  # deleted, after the zero-shot runs that needed them
+
+    # the baselines are what `wikiref qfs evaluate` gives
+    direct = tmp_path / "direct.json"
+    evaluate(QfsEvaluateArguments(dataset=str(qmsum), baseline=["all"], out=str(direct), quiet=True))
+    capsys.readouterr()
+    expected = json.loads(direct.read_text())["systems"]
+    for row, system in (("lead", "LEAD"), ("query_sim", "QUERY-SIM"), ("oracle", "ORACLE")):
+        got = results["rows"][row]["benchmarks"]["qmsum"]["baseline"]
+        assert got["rouge_l_f"]["mean"] == expected[system]["qmsum/validation"]["rouge_l_f"]
+
+    table = (out / "results.md").read_text().split("## DUC and the other query-focused benchmarks")[1]
+    header = table.strip().splitlines()[0]
+    assert "DUC 2006 R-2 R" in header and "QMSum R-1 F1" in header and "Debatepedia R-L F1" in header
+    assert "`qbert`): trained on DUC (zero-shot)" in table and "fine-tuned on the benchmark" in table
+    assert "no train split" in table
+    assert "QMSum R-2 F1" in stdout  # the closing table
+
+    status, _, stderr = _run(capsys, *argv)  # the same command again: nothing runs
+    assert status == 0 and not _units_run(stderr) and "nothing to run" in stderr
+
+
+def test_other_benchmarks_bad_input_is_one_line(tmp_path, capsys, duc_years, tiny_bert_dir):
+    from wikiref_dataset.qfs import convert_benchmark
+
+    debatepedia = tmp_path / "debatepedia"
+    convert_benchmark("debatepedia", Path(__file__).resolve().parents[1] / "fixtures" / "qfs" / "debatepedia",
+                      debatepedia)
+    out = tmp_path / "experiments"
+    for argv, message in ((["--qfs_dirs", "missing"], "missing: no such benchmark folder"),
+                          (["--qfs_dirs", duc_years[2006]], "not a converted benchmark"),
+                          (["--qfs_dirs", str(debatepedia), str(debatepedia)], "are both debatepedia"),
+                          (["--qfs_dirs", str(debatepedia), "--qfs_split", "test"], "no split 'test' to score on"),
+                          (["--qfs_dirs", str(debatepedia), "--qfs_labels", "gold"], "--qfs_labels must be one of"),
+                          (["--qfs_dirs", str(debatepedia), "--qfs_dir", "x"], "--qfs_dir is set by the runner")):
+        status = wikiref(["experiments", "--duc_dirs", duc_years[2006], duc_years[2007], "--encoder",
+                          str(tiny_bert_dir), "--rows", "qbert", "--out", str(out), *argv])
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert status == 2 and message in lines[-1], (argv, lines)
+        assert not out.exists()
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--rows", "nope"], "--rows: no row or group named 'nope'"),
     (["--rows", "qbert_da"], "row qbert_da pre-trains on WikiRef: give --wikiref DIR"),

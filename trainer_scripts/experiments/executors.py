@@ -169,6 +169,7 @@ class Runner:
         self.status[key] = status
         if status == "ran":
             self.seconds.setdefault(unit.kind, []).append(seconds)
+            self.release_models(key)
             if not self.arguments.quiet:  # the ETA may measure a few training steps: only when it is shown
                 self.say(f"{prefix}: done in {format_seconds(seconds)}"
                          + (f"; {self.eta(rest, self.at_once)} for {len(rest)} more" if rest else ""))
@@ -232,12 +233,27 @@ class Runner:
         """What running unit ``key`` takes, as :func:`execute_unit` (here or in a Slurm job) reads it."""
         unit = self.plan.units[key]
         argv = self.argv(key)
-        record = {"kind": unit.kind, "key": key, "script": SCRIPTS.get(unit.kind), "argv": argv,
+        record = {"kind": unit.kind, "key": key, "script": unit.script, "argv": argv,
                   "params": unit.params, "rows": sorted(unit.rows), "inputs": {path: unit.identity[path]
                                                                               for path in unit.inputs}}
         return UnitSpec(kind=unit.kind, folder=self.folder(key), argv=argv, record=record, params=unit.params,
                         subprocess=self.arguments.subprocess, threads=self.threads,
-                        keep_models=self.arguments.keep_models)
+                        keep_models=self.arguments.keep_models or bool(self.dependents(key)),
+                        script=unit.script or "")
+
+    def dependents(self, key: str) -> list[str]:
+        """The units that start from unit ``key`` (a benchmark's zero-shot evaluation of a DUC fine-tuning)."""
+        return [other for other, unit in self.plan.units.items() if key in unit.needs]
+
+    def release_models(self, key: str) -> None:
+        """``--keep_models false``: delete the weights of the fine-tunings unit ``key`` started from once every unit
+        that needs them has finished (their own deletion waited for those units)."""
+        if self.arguments.keep_models:
+            return
+        for need in self.plan.units[key].needs:
+            if self.plan.units[need].kind == "finetune" and all(self.finished(other) for other in self.dependents(need)):
+                for weights in self.folder(need).glob("*.safetensors"):
+                    weights.unlink()
 
     def run_unit(self, key: str) -> tuple[str, str]:
         """Run one unit in a clean folder; ``("ran", "")`` or ``("failed", why)``."""
@@ -260,6 +276,8 @@ class UnitSpec:
     threads: int | None = None
     keep_models: bool = True
     launcher: tuple[str, ...] | None = None
+    script: str = ""
+    """The script run (default: its kind's, :data:`SCRIPTS`)."""
 
 
 def execute_unit(spec: UnitSpec, processes: set[subprocess.Popen] | None = None) -> tuple[str, str]:
@@ -282,12 +300,12 @@ def execute_unit(spec: UnitSpec, processes: set[subprocess.Popen] | None = None)
                 make_data(spec.params, folder)
             status = 0
         elif spec.subprocess:
-            status = run_script_process(SCRIPTS[spec.kind], spec.argv, log, threads=spec.threads, processes=processes,
-                                        launcher=spec.launcher)
+            status = run_script_process(spec.script or SCRIPTS[spec.kind], spec.argv, log, threads=spec.threads,
+                                        processes=processes, launcher=spec.launcher)
         else:
-            status = run_script_inline(SCRIPTS[spec.kind], spec.argv, log)
+            status = run_script_inline(spec.script or SCRIPTS[spec.kind], spec.argv, log)
         if status == 0 and spec.kind in ("evaluate", "baselines"):
-            finish_evaluation(spec.kind, folder, spec.argv)
+            finish_evaluation(spec.kind, folder, spec.argv, spec.script or SCRIPTS[spec.kind])
     except Exception as error:  # noqa: BLE001 (a data unit's or a metrics file's problem is this unit's failure)
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(f"\n{type(error).__name__}: {error}\n")
@@ -407,14 +425,14 @@ def run_script_inline(script: str, argv: Sequence[str], log: Path) -> int:
                         console.setStream(sys.stderr)
 
 
-def finish_evaluation(kind: str, folder: Path, argv: Sequence[str]) -> None:
-    """``results.json`` of an ``evaluate_duc.py`` unit, from its ``--out``: the pre-trained model renamed to the
-    fine-tuning units' system name (:data:`QBERT_SYSTEM`); written last."""
+def finish_evaluation(kind: str, folder: Path, argv: Sequence[str], script: str = "evaluate_duc") -> None:
+    """``results.json`` of an ``evaluate_duc.py`` or ``evaluate_qfs.py`` unit, from its ``--out``: the model renamed
+    to the fine-tuning units' system name (:data:`QBERT_SYSTEM`); written last."""
     evaluation = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
     if kind == "evaluate":
         model = Path(argv[argv.index("--model") + 1]).name
         evaluation["systems"] = {QBERT_SYSTEM: evaluation["systems"][model]}
-    write_json(folder / RESULTS_NAME, {"script": "evaluate_duc", "command": list(argv), "evaluation": evaluation})
+    write_json(folder / RESULTS_NAME, {"script": script, "command": list(argv), "evaluation": evaluation})
 
 
 def make_data(params: Mapping[str, Any], folder: Path) -> None:

@@ -15,11 +15,13 @@ from trainer_scripts.experiments.tables import GROUPS, ROW_BY_NAME, ROWS
 
 # Options the runner sets itself, and options that make a row (settable for one row with --row_options only).
 RUNNER_OPTIONS = ("output_dir", "model_name_or_path", "duc_dirs", "test_year", "folds", "fold", "seed", "dataset",
-                  "baselines")
+                  "baselines", "qfs_dir", "qfs_train_split", "qfs_test_split", "qfs_labels")
 ROW_DEFINING = ("objective", "pooling", "use_query", "random_init", "subnetwork_method", "subnetwork_fraction",
                 "finetuning_objective", "switch_objective")
 SCRIPTS = {"pretrain": "pretrain_wikiref", "finetune": "finetune_duc", "evaluate": "evaluate_duc",
            "baselines": "evaluate_duc"}
+"""The script of each unit kind; a benchmark's baselines and zero-shot evaluations run ``evaluate_qfs`` instead
+(:attr:`~trainer_scripts.experiments.plan.Unit.script`)."""
 
 # ---- the command line ---------------------------------------------------------------------------------------------
 
@@ -32,6 +34,19 @@ class ExperimentArguments:
         "metavar": "DIR", "help": "DUC years converted by `wikiref duc convert`, one folder per year (required). "
                                   "Two or more: each year is tested once, trained on the others; one: --folds cluster "
                                   "folds."})
+    qfs_dirs: list[str] = field(default_factory=list, metadata={
+        "metavar": "DIR", "help": "Other query-focused benchmarks converted by `wikiref qfs convert` (QMSum, SQuALITY, "
+                                  "Debatepedia), one column group each, scored on --qfs_split as their papers score "
+                                  "them: the baselines; each Table VI model row as trained on DUC (zero-shot: the "
+                                  "models of the fold that tests the latest DUC year, or of the last cluster fold); "
+                                  "and each fine-tuned Table VI row fine-tuned on the benchmark's train split instead "
+                                  "of DUC, when it has one."})
+    qfs_split: str = field(default="validation", metadata={
+        "metavar": "NAME", "help": "With --qfs_dirs: the split every benchmark is scored on (default validation)."})
+    qfs_labels: str = field(default="oracle", metadata={
+        "metavar": "LABELS", "help": "With --qfs_dirs: what the benchmark fine-tunings train against "
+                                     "(finetune_duc.py --qfs_labels: oracle, or spans where the benchmark has answer "
+                                     "spans)."})
     out: str = field(default="experiments", metadata={
         "metavar": "DIR", "help": "The results folder: results.md, results.json, figures/ and one folder per unit "
                                   "under units/ (default experiments). Rerun with the same folder to resume."})

@@ -47,6 +47,8 @@ class Inputs:
     recipe: Any = None
     """The `trainer_scripts.recipes.Recipe` every training unit gets (``--recipe``), ``recipe_chosen`` says why."""
     recipe_chosen: str = ""
+    benchmarks: list[Benchmark] = field(default_factory=list)
+    """The other benchmarks of ``--qfs_dirs`` (:func:`load_qfs_dirs`)."""
 
     @property
     def recipe_argument(self) -> str:
@@ -75,6 +77,62 @@ def load_duc_dirs(arguments: ExperimentArguments) -> list[Any]:
         return list(load_years(arguments.duc_dirs))
     except (DucError, EvaluationError) as error:
         raise ExperimentError(str(error)) from None
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A converted benchmark of ``--qfs_dirs``: its name (``qmsum``), folder, the split scored and whether it has a
+    ``train`` split to fine-tune on."""
+
+    name: str
+    title: str
+    path: str
+    split: str
+    queries: int
+    trainable: bool
+
+    @property
+    def key(self) -> str:
+        """How `evaluate_qfs` names the split in its results (``qmsum/validation``)."""
+        return f"{self.name}/{self.split}"
+
+
+def load_qfs_dirs(arguments: ExperimentArguments) -> list[Benchmark]:
+    """The benchmarks of ``--qfs_dirs``: converted folders holding ``--qfs_split``, one folder per benchmark. Reads
+    only their cards and ``conversion.json`` (no rows, no `datasets`).
+
+    Raises:
+        ExperimentError: naming the folder and the problem.
+    """
+    from trainer_scripts.finetune_duc import QFS_LABELS
+    from wikiref_dataset.qfs import QfsError, benchmark_title
+    from wikiref_dataset.qfs.common import converted_splits
+
+    if arguments.qfs_dirs and arguments.qfs_labels not in QFS_LABELS:
+        raise ExperimentError(f"--qfs_labels must be one of {', '.join(QFS_LABELS)}, got {arguments.qfs_labels!r}")
+    benchmarks: dict[str, Benchmark] = {}
+    for path in arguments.qfs_dirs:
+        if not Path(path).is_dir():
+            raise ExperimentError(f"{path}: no such benchmark folder (convert a release with `wikiref qfs convert`)")
+        try:
+            splits = converted_splits(path)
+            conversion = json.loads((Path(path) / "conversion.json").read_text(encoding="utf-8"))
+        except (QfsError, OSError, json.JSONDecodeError) as error:
+            raise ExperimentError(f"--qfs_dirs {path}: {error}") from None
+        name = conversion.get("benchmark") if isinstance(conversion, dict) else None
+        if not isinstance(name, str) or not name:
+            raise ExperimentError(f"--qfs_dirs {path}: its conversion.json names no benchmark")
+        if arguments.qfs_split not in splits:
+            raise ExperimentError(f"--qfs_dirs {path}: no split {arguments.qfs_split!r} to score on (--qfs_split); it "
+                                  f"has {', '.join(splits)}")
+        if name in benchmarks:
+            raise ExperimentError(f"--qfs_dirs: {benchmarks[name].path} and {path} are both {name}; give one folder "
+                                  "per benchmark")
+        queries = (conversion.get("rows") or {}).get(arguments.qfs_split, 0)
+        benchmarks[name] = Benchmark(name=name, title=benchmark_title(name), path=str(Path(path).resolve()),
+                                     split=arguments.qfs_split, queries=queries,
+                                     trainable="train" in splits and arguments.qfs_split != "train")
+    return list(benchmarks.values())
 
 
 def check_inputs(arguments: ExperimentArguments, loaded: Sequence[Any] | None = None) -> Inputs:
@@ -106,7 +164,9 @@ def check_inputs(arguments: ExperimentArguments, loaded: Sequence[Any] | None = 
         if not Path(arguments.wikiref).is_dir():
             raise ExperimentError(f"{arguments.wikiref}: no such WikiRef folder (build one with `wikiref build`)")
         wikiref = str(Path(arguments.wikiref).resolve())
-    identity = {path: folder_identity(path) for path in [*years.values(), encoder, *([wikiref] if wikiref else [])]}
+    benchmarks = load_qfs_dirs(arguments)
+    identity = {path: folder_identity(path) for path in [*years.values(), encoder, *([wikiref] if wikiref else []),
+                                                         *(benchmark.path for benchmark in benchmarks)]}
     from trainer_scripts.recipes import RecipeError, choose_recipe
 
     try:
@@ -114,7 +174,7 @@ def check_inputs(arguments: ExperimentArguments, loaded: Sequence[Any] | None = 
     except RecipeError as error:
         raise ExperimentError(str(error)) from None
     return Inputs(years=years, clusters=clusters, encoder=encoder, encoder_name=encoder_name, wikiref=wikiref,
-                  identity=identity, recipe=recipe, recipe_chosen=chosen)
+                  identity=identity, recipe=recipe, recipe_chosen=chosen, benchmarks=benchmarks)
 
 
 def recipe_overrides(options: Sequence[str], settings: Mapping[str, Any]) -> list[str]:
@@ -191,7 +251,9 @@ def plan_folds(arguments: ExperimentArguments, clusters: Mapping[int, int]) -> l
 @dataclass
 class Unit:
     """One cached run. ``template``: the script's argv, where ``{unit:KEY}`` stands for another unit's folder and
-    ``{out}`` for this one's; ``params``: what a data unit makes; ``needs``: the units it starts from."""
+    ``{out}`` for this one's; ``params``: what a data unit makes; ``needs``: the units it starts from; ``script``: the
+    script it runs when not its kind's (:data:`SCRIPTS`; a benchmark's baselines and evaluations run
+    ``evaluate_qfs``); ``benchmark``: the benchmark it scores (``--qfs_dirs``), if any."""
 
     kind: str
     what: str
@@ -201,10 +263,13 @@ class Unit:
     needs: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     rows: set[str] = field(default_factory=set)
+    script: str | None = None
+    benchmark: str | None = None
     key: str = ""
 
     def __post_init__(self) -> None:
-        self.key = digest({"kind": self.kind, "script": SCRIPTS.get(self.kind), "template": self.template,
+        self.script = self.script or SCRIPTS.get(self.kind)
+        self.key = digest({"kind": self.kind, "script": self.script, "template": self.template,
                             "params": self.params, "inputs": {path: self.identity[path] for path in self.inputs}})
 
     @property
@@ -214,7 +279,9 @@ class Unit:
 
 @dataclass
 class Variant:
-    """A row at one point of its sweep (the row itself when it has none): its units by (fold name, seed)."""
+    """A row at one point of its sweep (the row itself when it has none): its units by (fold name, seed); on the other
+    benchmarks, by (benchmark, seed): its models as trained on DUC (``qfs_zero_shot``) and fine-tuned on the
+    benchmark (``qfs_finetune``)."""
 
     row: Row
     name: str
@@ -222,6 +289,8 @@ class Variant:
     finetune: dict[tuple[str, int], str] = field(default_factory=dict)
     evaluate: dict[tuple[int, int], str] = field(default_factory=dict)
     pretrain: dict[int, str] = field(default_factory=dict)
+    qfs_zero_shot: dict[tuple[str, int], str] = field(default_factory=dict)
+    qfs_finetune: dict[tuple[str, int], str] = field(default_factory=dict)
 
 
 @dataclass
@@ -234,6 +303,8 @@ class Plan:
     inputs: Inputs
     rows: list[str]
     options: StageOptions
+    qfs_baseline_units: dict[str, str] = field(default_factory=dict)
+    """Benchmark name -> the unit scoring LEAD, QUERY-SIM and ORACLE on it."""
 
 
 def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str], options: StageOptions) -> Plan:
@@ -311,6 +382,34 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
             needs.append(data)
         return dirs, needs
 
+    def add_benchmark_units(variant: Variant, seed: int, pretrained: str | None) -> None:
+        """A Table VI row on each benchmark: its model as trained on DUC (the fold that tests the latest year, or the
+        last cluster fold; the pre-trained model for a row that does not fine-tune), scored as it is, and its
+        fine-tuning from the same start on the benchmark's train split instead of DUC."""
+        row, name = variant.row, variant.row.name
+        model = (variant.finetune.get((folds[-1].name, seed)) if row.duc == "finetune" else
+                 pretrained if row.duc == "evaluate" else None)
+        for benchmark in inputs.benchmarks:
+            if model is not None:
+                variant.qfs_zero_shot[(benchmark.name, seed)] = add(Unit(
+                    "evaluate", f"{benchmark.name}-seed{seed}", [
+                        "--dataset", benchmark.path, "--split", benchmark.split, "--model", f"{{unit:{model}}}",
+                        "--out", "{out}/metrics.json", "--save_summaries", "{out}/summaries.jsonl", "--quiet", "true"],
+                    [benchmark.path], inputs.identity, needs=[model], script="evaluate_qfs",
+                    benchmark=benchmark.name), name)
+            if row.duc != "finetune" or not benchmark.trainable:
+                continue
+            start = inputs.encoder if pretrained is None else f"{{unit:{pretrained}}}"
+            template = ["--model_name_or_path", start, "--recipe", inputs.recipe_argument,
+                        "--qfs_dir", benchmark.path, "--qfs_test_split", benchmark.split,
+                        "--qfs_labels", arguments.qfs_labels, *row.finetune_options, *options.shared["finetune"],
+                        *options.per_row.get((name, "finetune"), []),
+                        "--baselines", "none", "--seed", str(seed), "--output_dir", "{out}"]
+            variant.qfs_finetune[(benchmark.name, seed)] = add(Unit(
+                "finetune", f"{benchmark.name}-seed{seed}", template,
+                [benchmark.path, *([inputs.encoder] if pretrained is None else [])], inputs.identity,
+                needs=[pretrained] if pretrained else [], params=recipe_params, benchmark=benchmark.name), name)
+
     variants: list[Variant] = []
     last_fold = [fold for fold in folds if fold.test_year == max(inputs.years)] if cross_year else folds
     for name in rows:
@@ -342,6 +441,8 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
                                                     "--quiet", "true"],
                             [path], inputs.identity, needs=[pretrained]), name)
                 if row.duc != "finetune":
+                    if row.table == "VI":
+                        add_benchmark_units(variant, seed, pretrained)
                     continue
                 for fold in (last_fold if row.last_fold else folds):
                     dirs, needs = training_years(point if row.sweep == "data_fraction" else None, fold, name)
@@ -356,9 +457,19 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
                     variant.finetune[(fold.name, seed)] = add(Unit(
                         "finetune", f"{fold.name}-seed{seed}", template, inputs_used, inputs.identity,
                         needs=[*needs, *([pretrained] if pretrained else [])], params=recipe_params), name)
+                if row.table == "VI":
+                    add_benchmark_units(variant, seed, pretrained)
+    qfs_baseline_units = {}
+    if inputs.benchmarks and baseline_units:
+        for benchmark in inputs.benchmarks:
+            qfs_baseline_units[benchmark.name] = add(Unit(
+                "baselines", benchmark.name, [
+                    "--dataset", benchmark.path, "--split", benchmark.split, "--baseline", "all",
+                    "--out", "{out}/metrics.json", "--quiet", "true"],
+                [benchmark.path], inputs.identity, script="evaluate_qfs", benchmark=benchmark.name), "baselines")
     order = _dependency_order(units)
     return Plan(units=units, order=order, variants=variants, folds=folds, baseline_units=baseline_units,
-                inputs=inputs, rows=list(rows), options=options)
+                inputs=inputs, rows=list(rows), options=options, qfs_baseline_units=qfs_baseline_units)
 
 
 def variant_name(row: Row, point: Any) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainer_scripts.experiments.common import MEASURE_NAMES, MEASURES, RESULTS_NAME
+from trainer_scripts.experiments.common import MEASURE_NAMES, MEASURES, QFS_HOW, QFS_MEASURES, RESULTS_NAME
 from trainer_scripts.experiments.executors import Runner
 from trainer_scripts.experiments.options import ExperimentArguments
 from trainer_scripts.experiments.plan import Plan, recipe_overrides
@@ -99,6 +99,10 @@ class Report:
             "finetune_options": self.plan.options.shared["finetune"],
             "row_options": {f"{row}.{stage}": options for (row, stage), options in self.plan.options.per_row.items()},
             "data_fractions": sorted(set(self.arguments.data_fractions)), "data_seed": self.arguments.data_seed,
+            "benchmarks": {benchmark.name: {"path": benchmark.path, "split": benchmark.split,
+                                            "queries": benchmark.queries, "fine_tuned": benchmark.trainable}
+                           for benchmark in self.plan.inputs.benchmarks},
+            "qfs_labels": self.arguments.qfs_labels if self.plan.inputs.benchmarks else None,
             "subprocess": self.arguments.subprocess,
             "scores": "x1 in results.json (0-1), x100 in results.md; mean and sample std over distinct runs (seeds); "
                       "ci_median_run: the 95% bootstrap interval of the run whose score is the median",
@@ -274,6 +278,43 @@ class Report:
                           self.differences(record, [self.last_year])])
         return markdown_table(header, lines) + "\n\nThe paper plots this figure without printing its numbers."
 
+    def benchmarks_table(self) -> str | None:
+        """DUC and the other benchmarks side by side (``--qfs_dirs``): each Table VI row's DUC ROUGE-2 recall per year,
+        and per benchmark its ROUGE-1/2/L F1 as trained on DUC (zero-shot) and, on a second line, fine-tuned on the
+        benchmark; a baseline's one line."""
+        benchmarks = self.plan.inputs.benchmarks
+        if not benchmarks:
+            return None
+        header = ["Row", *(f"DUC {year} R-2 R" for year in self.years),
+                  *(f"{benchmark.title} {MEASURE_NAMES[measure[:-2]]} F1" for benchmark in benchmarks
+                    for measure in QFS_MEASURES)]
+        lines = []
+        for record in self.variants_of("VI"):
+            row = ROW_BY_NAME[record["row"]]
+            found = record.get("benchmarks") or {}
+            label = f"**{record['published_row'] or record['row']}** (`{record['row']}`)"
+            duc = [ours_cell((record.get("duc") or {}).get(str(year)), "rouge_2") for year in self.years]
+            hows = ["baseline"] if row.duc == "baseline" else ["zero_shot", "fine_tuned"] if row.duc == "finetune" \
+                else ["zero_shot"]
+            for index, how in enumerate(hows):
+                cells = []
+                for benchmark in benchmarks:
+                    summary = (found.get(benchmark.name) or {}).get(how)
+                    if how == "fine_tuned" and not benchmark.trainable:
+                        cells += ["no train split"] + [""] * (len(QFS_MEASURES) - 1)
+                    else:
+                        cells += [ours_cell(summary, measure) for measure in QFS_MEASURES]
+                lines.append([label + (f": {QFS_HOW[how]}" if QFS_HOW[how] else ""),
+                              *(duc if index == 0 else [""] * len(duc)), *cells])
+        scored = "; ".join(f"{benchmark.title} {benchmark.split} ({benchmark.queries:,} queries)"
+                           for benchmark in benchmarks)
+        return (markdown_table(header, lines) + "\n\nDUC: ROUGE-2 recall with the official settings. The other "
+                f"benchmarks ({scored}): ROUGE-1/2/L F1 as their papers score them (`wikiref qfs evaluate`), the "
+                "summaries within each benchmark's word budget. Zero-shot: the models of the fold that tests the latest "
+                "DUC year (or of the last cluster fold) applied as they are; fine-tuned: the same row trained on the "
+                f"benchmark's train split instead of DUC, against `--qfs_labels {self.arguments.qfs_labels}` targets. "
+                "No published numbers: the paper reports DUC only.")
+
     def best(self) -> dict[str, Any] | None:
         """The DUC row (not a baseline) with the highest ROUGE-2 recall, averaged over the years (every year scored),
         and where its models are: what a model card describes."""
@@ -350,6 +391,9 @@ class Report:
                             ("Fig. 6", self.figure_table("Fig. 6"))):
             if text:
                 lines += [f"## {TABLE_TITLES[table]}", "", text, ""]
+        benchmarks = self.benchmarks_table()
+        if benchmarks:
+            lines += ["## DUC and the other query-focused benchmarks", "", benchmarks, ""]
         averaged = self.seed_average_table()
         if averaged:
             lines += ["## Seeds' scores averaged", "", averaged, ""]
@@ -446,15 +490,22 @@ class Report:
     def closing_table(self) -> str:
         """The closing summary: one line per row variant, its status and ROUGE-2 per year x100."""
         years = self.years
-        header = ["row", "status", *(f"R-2 {year}" for year in years), "WikiRef R-2 F1"]
+        benchmarks = self.plan.inputs.benchmarks
+        header = ["row", "status", *(f"R-2 {year}" for year in years), "WikiRef R-2 F1",
+                  *(f"{benchmark.title} R-2 F1 (DUC-trained / fine-tuned)" for benchmark in benchmarks)]
         lines = [header]
         for record in self.records.values():
             duc = record.get("duc") or {}
             wikiref = self._wikiref_split(record)
+            cells = []
+            for benchmark in benchmarks:  # zero-shot / fine-tuned, or a baseline's one value
+                found = (record.get("benchmarks") or {}).get(benchmark.name) or {}
+                values = [ours_cell(found.get(how), "rouge_2_f").split(" [")[0] for how in QFS_HOW if how in found]
+                cells.append(" / ".join(values))
             lines.append([record["variant"], record["status"],
                           *(ours_cell(duc.get(str(year)), "rouge_2").split(" [")[0]
                             if ROW_BY_NAME[record["row"]].duc is not None else "" for year in years),
-                          ours_cell(wikiref, "rouge_2_f") if record.get("wikiref") else ""])
+                          ours_cell(wikiref, "rouge_2_f") if record.get("wikiref") else "", *cells])
         widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
         recipe = self.plan.inputs.recipe
         return f"recipe {recipe.name} ({self.plan.inputs.recipe_chosen})\n" + "\n".join(

@@ -13,7 +13,6 @@ from typing import Any
 from trainer_scripts.experiments.common import OWNED, RESULTS_NAME, ExperimentError, UnitsFailed
 from trainer_scripts.experiments.executors import Runner, describe, write_json
 from trainer_scripts.experiments.options import (
-    SCRIPTS,
     ExperimentArguments,
     list_rows,
     route_options,
@@ -148,7 +147,7 @@ def dry_run(plan: Plan, runner: Runner, arguments: ExperimentArguments) -> None:
         resources = None if finished else runner.job_resources(key)  # --executor slurm: what each job asks for
         print(line + (f"  [{resources}]" if resources else ""))
         if not finished and unit.kind != "data":
-            print(f"          {SCRIPTS[unit.kind]}.py {shlex.join(runner.argv(key))}")
+            print(f"          {unit.script}.py {shlex.join(runner.argv(key))}")
     pending = sum(not runner.finished(key) for key in plan.order)
     print(f"{len(plan.order)} units, {pending} to run (dry run: nothing run or written)", file=sys.stderr)
     for describe_speed, speed in speeds.items():

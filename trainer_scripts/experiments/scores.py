@@ -13,6 +13,7 @@ from trainer_scripts.experiments.common import (
     BASELINE_SYSTEMS,
     MEASURES,
     QBERT_SYSTEM,
+    QFS_MEASURES,
     RESULTS_NAME,
     SEED_AVERAGE_SYSTEM,
 )
@@ -169,6 +170,32 @@ class Scores:
         write_json(path, result)
         return result
 
+    def benchmark_runs(self, variant: Variant) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """``{benchmark: {how: [metric dict of each distinct run]}}`` on the benchmarks of ``--qfs_dirs``, ``how``
+        one of :data:`QFS_HOW`: a baseline's one run, the DUC-trained models' (zero-shot) and the fine-tunings on the
+        benchmark (each seed's unit)."""
+        found: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for benchmark in self.plan.inputs.benchmarks:
+            units: dict[str, tuple[list[str], str]] = {
+                "zero_shot": ([key for (name, _), key in sorted(variant.qfs_zero_shot.items()) if name == benchmark.name],
+                              QBERT_SYSTEM),
+                "fine_tuned": ([key for (name, _), key in sorted(variant.qfs_finetune.items())
+                                if name == benchmark.name], QBERT_SYSTEM)}
+            if variant.row.duc == "baseline" and benchmark.name in self.plan.qfs_baseline_units:
+                units = {"baseline": ([self.plan.qfs_baseline_units[benchmark.name]],
+                                      BASELINE_SYSTEMS[variant.row.baseline])}
+            for how, (keys, system) in units.items():
+                runs = []
+                for key in dict.fromkeys(keys):
+                    results = self.unit_results(key) or {}
+                    evaluation = results.get("benchmark_evaluation") or results.get("evaluation") or {}
+                    values = ((evaluation.get("systems") or {}).get(system) or {}).get(benchmark.key)
+                    if values:
+                        runs.append({**values, "unit": self.plan.units[key].folder_name})
+                if runs:
+                    found.setdefault(benchmark.name, {})[how] = runs
+        return found
+
     def wikiref_runs(self, variant: Variant) -> dict[str, list[dict[str, Any]]]:
         """``{"validation": [...], "test": [...]}``: the pre-training units' WikiRef ROUGE F1 (distinct units)."""
         found: dict[str, list[dict[str, Any]]] = {"validation": [], "test": []}
@@ -182,9 +209,10 @@ class Scores:
     def variant_record(self, variant: Variant) -> dict[str, Any]:
         """What results.json says about one row variant."""
         row = variant.row
-        keys = [*variant.pretrain.values(), *variant.finetune.values(), *variant.evaluate.values()]
+        keys = [*variant.pretrain.values(), *variant.finetune.values(), *variant.evaluate.values(),
+                *variant.qfs_zero_shot.values(), *variant.qfs_finetune.values()]
         if row.duc == "baseline":
-            keys = list(self.plan.baseline_units.values())
+            keys = [*self.plan.baseline_units.values(), *self.plan.qfs_baseline_units.values()]
         statuses = [self.runner.status.get(key, "cached" if self.runner.finished(key) else "missing")
                     for key in dict.fromkeys(keys)]
         record: dict[str, Any] = {
@@ -194,11 +222,17 @@ class Scores:
                       "done" if all(s in ("ran", "cached") for s in statuses) else "incomplete",
             "units": {"pretrain": sorted({self.plan.units[k].folder_name for k in variant.pretrain.values()}),
                       "finetune": sorted({self.plan.units[k].folder_name for k in variant.finetune.values()}),
-                      "evaluate": sorted({self.plan.units[k].folder_name for k in variant.evaluate.values()})},
+                      "evaluate": sorted({self.plan.units[k].folder_name for k in variant.evaluate.values()}),
+                      "benchmarks": sorted({self.plan.units[k].folder_name for k in [
+                          *variant.qfs_zero_shot.values(), *variant.qfs_finetune.values()]})},
         }
         if row.duc is not None:
             record["duc"] = {str(year): summarize_runs(runs, MEASURES)
                              for year, runs in self.duc_runs(variant).items() if runs}
+        benchmarks = self.benchmark_runs(variant)
+        if benchmarks:
+            record["benchmarks"] = {name: {how: summarize_runs(runs, QFS_MEASURES) for how, runs in found.items()}
+                                    for name, found in benchmarks.items()}
         if self.runner.arguments.seed_average:
             average = self.seed_average(variant)
             if average:

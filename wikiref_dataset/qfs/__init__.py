@@ -19,8 +19,8 @@ from .common import BENCHMARK_FIELDS, BENCHMARKS, SPLITS, QfsError, QfsStats, re
 if TYPE_CHECKING:
     from ..text import TextPipeline
 
-__all__ = ["BENCHMARKS", "BENCHMARK_FIELDS", "SPLITS", "QfsError", "QfsStats", "convert_benchmark", "dataset_card",
-           "read_benchmark", "read_converted"]
+__all__ = ["BENCHMARKS", "BENCHMARK_FIELDS", "SPLITS", "QfsError", "QfsStats", "benchmark_title", "convert_benchmark",
+           "dataset_card", "read_benchmark", "read_converted"]
 
 _ABOUT = {
     "qmsum": (
@@ -62,6 +62,11 @@ _ABOUT = {
 }
 
 
+def benchmark_title(benchmark: str) -> str:
+    """How tables name a benchmark (``qmsum`` -> ``QMSum``); an unknown name as it is."""
+    return _ABOUT[benchmark][0] if benchmark in _ABOUT else benchmark
+
+
 def read_benchmark(benchmark: str, path: str | os.PathLike, pipeline: TextPipeline | None = None,
                    splits: list[str] | None = None, progress: bool = False, **options: Any
                    ) -> tuple[dict[str, list[dict[str, Any]]], QfsStats]:
@@ -75,7 +80,7 @@ def read_benchmark(benchmark: str, path: str | os.PathLike, pipeline: TextPipeli
         raise QfsError(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")
     if not Path(path).is_dir():
         what = "not a folder" if Path(path).exists() else "no such folder"
-        raise QfsError(f"{path}: {what} (give the {_ABOUT[benchmark][0]} release folder, the one holding its data/)")
+        raise QfsError(f"{path}: {what} (give the {benchmark_title(benchmark)} release folder, the one holding its data/)")
     if splits:
         unknown = [split for split in splits if split not in SPLITS]
         if unknown:
