@@ -27,7 +27,7 @@ Other benchmarks: ``--qfs_dir qfs/qmsum`` (a folder written by ``wikiref qfs con
 ``--qfs_train_split`` and tests on its ``--qfs_test_split`` instead of DUC years, with ``--qfs_labels oracle`` (each
 sentence's ROUGE-2 recall, as on DUC) or ``spans`` (QMSum's annotated answer spans); the test summaries keep the DUC
 rule within the benchmark's word budget and are scored as the benchmark's papers score them (``evaluate_qfs.py``).
-The scores go to ``results.json`` (``benchmark_evaluation``); no model card is written (the card reports DUC runs).
+The scores go to ``results.json`` (``benchmark_evaluation``) and to the model card's table for that benchmark.
 
 Test: the fine-tuned model summarizes every test cluster with the DUC rule (rank sentences across the cluster, skip
 sentences with more than half of their bigrams in the summary, 250 words) and is scored with the official ROUGE
@@ -241,9 +241,14 @@ class BenchmarkRun:
     train_rows: list[dict[str, Any]]
     test: Any  # evaluate_qfs.QfsSplit
     scoring: Any  # wikiref_dataset.qfs.scoring.BenchmarkScoring
+    train_split: str = "train"
 
     def record(self, labels: str) -> dict[str, Any]:
-        return {"dataset": str(self.test.path), "benchmark": self.test.benchmark, "test_split": self.test.split,
+        from wikiref_dataset.qfs import benchmark_title
+
+        return {"dataset": str(self.test.path), "benchmark": self.test.benchmark,
+                "title": benchmark_title(self.test.benchmark), "train_split": self.train_split,
+                "train_queries": len(self.train_rows), "test_split": self.test.split,
                 "test_queries": len(self.test.rows), "labels": labels, "label_meaning": QFS_LABELS[labels],
                 "scoring": self.scoring.describe(), "budgets": dict(self.scoring.budgets)}
 
@@ -276,7 +281,8 @@ def load_benchmark_run(duc_args: DucArguments) -> BenchmarkRun:
         test = load_split(duc_args.qfs_dir, duc_args.qfs_test_split)
     except EvaluationError as error:
         raise ScriptError(str(error)) from None
-    return BenchmarkRun(train_rows=train.rows, test=test, scoring=scoring_for(test.benchmark))
+    return BenchmarkRun(train_rows=train.rows, test=test, scoring=scoring_for(test.benchmark),
+                        train_split=train.split)
 
 
 def sample_documents(rows: Sequence[Mapping[str, Any]], limit: int | None, seed: int) -> list[Mapping[str, Any]]:
@@ -753,9 +759,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     write_summaries(out / "summaries.jsonl", systems)
     write_sentence_scores(out / "sentence_scores.jsonl", sentence_scores)
     write_results(out, results)
-    card = write_model_card(out, results) if benchmark is None else None
-    if benchmark is not None:
-        logger.info("no model card: the card reports DUC runs; results.json holds the %s scores", benchmark.test.key)
+    card = write_model_card(out, results)
     logger.info("wrote model, processor, results.json%s, summaries.jsonl and sentence_scores.jsonl to %s",
                 ", README.md" if card else "", out)
     return 0

@@ -362,6 +362,40 @@ def duc_table(results: Mapping[str, Any]) -> str | None:
     return table + ("\n\n" + note if note else "")
 
 
+def benchmark_values(results: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(split key, value)`` of a run fine-tuned and tested on another benchmark (``finetune_duc.py --qfs_dir``):
+    the key its scores are under (``qmsum/validation``) and the value they report (``f`` or ``recall``); ``None`` for
+    a DUC run."""
+    evaluation = results.get("benchmark_evaluation") or {}
+    for by_split in (evaluation.get("systems") or {}).values():
+        for key, values in (by_split or {}).items():
+            return key, "f" if "rouge_1_f" in (values or {}) else "recall"
+    return None
+
+
+def benchmark_table(results: Mapping[str, Any]) -> str | None:
+    """One row per system on the benchmark a run was fine-tuned and tested on: ROUGE-1/2/L ×100 [95% CI] as that
+    benchmark's papers score it; ``None`` for a DUC run."""
+    found = benchmark_values(results)
+    if found is None:
+        return None
+    key, value = found
+    systems = results["benchmark_evaluation"]["systems"]
+    header = ["System", *(f"{name} {'F1' if value == 'f' else 'recall'}" for _, name in WIKIREF_MEASURES)]
+    rows = []
+    ordered = [name for name in systems if name != MODEL_SYSTEM] + ([MODEL_SYSTEM] if MODEL_SYSTEM in systems else [])
+    for name in ordered:
+        values = (systems[name] or {}).get(key)
+        cells = []
+        for measure, _ in WIKIREF_MEASURES:
+            measure = measure[:-2] + "_" + value
+            cell = (f"{100 * values[measure]:.2f} [{100 * values[measure + '_ci_low']:.2f}-"
+                    f"{100 * values[measure + '_ci_high']:.2f}]" if values and measure in values else "-")
+            cells.append(f"**{cell}**" if name == MODEL_SYSTEM and cell != "-" else cell)
+        rows.append([f"**{model_variant(results)} (this model)**" if name == MODEL_SYSTEM else name, *cells])
+    return _markdown_table(header, rows)
+
+
 # ---- metadata -----------------------------------------------------------------------------------------------------
 
 
@@ -396,6 +430,20 @@ def eval_results(results: Mapping[str, Any], dataset_repo: str | None = None) ->
                                           metric_name=f"{MEASURE_NAMES[measure]} recall (x100)",
                                           metric_value=round(100 * float(values[key]), 2),
                                           metric_args={"rouge_args": evaluation.get("settings")}))
+    found = benchmark_values(results)
+    if found is not None:  # the benchmark the run was fine-tuned and tested on
+        key, value = found
+        benchmark = (results.get("finetuning") or {}).get("benchmark") or {}
+        values = (results["benchmark_evaluation"]["systems"].get(MODEL_SYSTEM) or {}).get(key) or {}
+        for measure, name in WIKIREF_MEASURES:
+            measure = measure[:-2] + "_" + value
+            if isinstance(values.get(measure), (int, float)):
+                entries.append(EvalResult(**task, dataset_type=key.split("/")[0],
+                                          dataset_name=f"{benchmark.get('title') or key.split('/')[0]}{demo}",
+                                          dataset_split=key.split("/", 1)[-1], metric_type="rouge",
+                                          metric_name=f"{name} {'F1' if value == 'f' else 'recall'} (x100)",
+                                          metric_value=round(100 * float(values[measure]), 2),
+                                          metric_args={"rouge_args": results["benchmark_evaluation"].get("settings")}))
     return entries
 
 
@@ -474,6 +522,15 @@ def duc_figure(results: Mapping[str, Any], path: str | Path) -> Path | None:
 
 
 # ---- the card -----------------------------------------------------------------------------------------------------
+
+
+def _budgets_text(budgets: Mapping[str, int] | None) -> str:
+    """``{"": 65, "general": 110, "specific": 65}`` -> ``general queries: 110 words; specific queries: 65 words``
+    (the default entry ``""`` named only when it is the only one)."""
+    named = {kind: words for kind, words in (budgets or {}).items() if kind}
+    if not named:
+        return f"{budgets['']} words" if budgets and "" in budgets else "not recorded"
+    return "; ".join(f"{kind} queries: {words} words" for kind, words in sorted(named.items()))
 
 
 def _hyperparameter_table(values: Mapping[str, Any] | None) -> str:
@@ -639,6 +696,11 @@ def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_rep
                               f"{validation.get('examples', '?')} validation examples)"
                               if isinstance(validation.get("threshold"), (int, float)) else ""),
         "duc_table": duc_table(results),
+        "benchmark": (finetuning or {}).get("benchmark"),
+        "benchmark_table": benchmark_table(results),
+        "benchmark_settings": (results.get("benchmark_evaluation") or {}).get("settings"),
+        "benchmark_source": (results.get("benchmark_evaluation") or {}).get("source"),
+        "benchmark_budgets": _budgets_text(((finetuning or {}).get("benchmark") or {}).get("budgets")),
         "duc_settings": evaluation.get("settings", "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"),
         "citation": CITATION,
     }

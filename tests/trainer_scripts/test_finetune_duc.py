@@ -470,7 +470,13 @@ def test_finetuning_on_a_converted_benchmark_scores_it_as_its_papers_do(tmp_path
     assert results["benchmark_evaluation"]["settings"].startswith("ROUGE-1.5.5 -c 95 -r 1000 -n 2 -m -a, F1")
     summaries = [json.loads(line) for line in (out / "summaries.jsonl").read_text().splitlines()]
     assert {item["topic_id"] for item in summaries} == {"Bxx001/general-0", "Bxx001/specific-0"}
-    assert not (out / "README.md").exists()  # the card reports DUC runs
+    card = (out / "README.md").read_text()  # the card reports the benchmark, not DUC
+    assert "### Fine-tuning on QMSum" in card and "QMSum's `train` split (3 queries" in card
+    assert "### QMSum (validation split)" in card and "ROUGE-1 F1" in card and "DUC: not evaluated." in card
+    model_row = next(line for line in card.splitlines() if "(this model)" in line)
+    assert f"**{100 * systems['Q-BERT']['qmsum/validation']['rouge_1_f']:.2f} [" in model_row
+    assert "word budget (general queries: 110 words; specific queries: 65 words)" in card
+    assert "name: QMSum\n      type: qmsum\n      split: validation" in card  # model-index
 
 
 def test_benchmark_runs_refuse_duc_options_and_bad_values(tmp_path, tiny_qbert_dir, qmsum_converted, duc_years,
