@@ -285,6 +285,18 @@ def test_other_benchmarks_fill_one_table_with_duc(tmp_path, capsys, tiny_bert_di
     status, _, stderr = _run(capsys, *argv)  # the same command again: nothing runs
     assert status == 0 and not _units_run(stderr) and "nothing to run" in stderr
 
+    # a benchmark added later: the DUC model its zero-shot unit needs was deleted (--keep_models false), so that
+    # fine-tuning runs again, alone among the DUC units
+    squality = tmp_path / "squality"
+    convert_benchmark("squality", fixtures / "squality", squality)
+    position = argv.index("--encoder")
+    status, _, stderr = _run(capsys, *argv[:position], str(squality), *argv[position:])
+    ran = _units_run(stderr)
+    assert status == 0 and len(ran) == 4, stderr  # SQuALITY's baselines, zero-shot and fine-tuning; the 2007 fold
+    assert sum("finetune test2007" in line for line in ran) == 1 and not any("test2006" in line for line in ran)
+    qbert = json.loads((out / "results.json").read_text())["rows"]["qbert"]
+    assert set(qbert["benchmarks"]["squality"]) == {"zero_shot", "fine_tuned"}
+
 
 def test_other_benchmarks_bad_input_is_one_line(tmp_path, capsys, duc_years, tiny_bert_dir):
     from wikiref_dataset.qfs import convert_benchmark

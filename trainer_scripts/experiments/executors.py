@@ -135,7 +135,12 @@ class Runner:
 
     def run(self) -> None:
         order = self.plan.order
-        pending = [key for key in order if not self.finished(key)]
+        unfinished = {key for key in order if not self.finished(key)}
+        # a finished fine-tuning whose weights --keep_models false deleted, needed by a unit still to run (a benchmark
+        # added since): trained again
+        unfinished |= {need for key in unfinished for need in self.plan.units[key].needs
+                       if self.plan.units[need].kind == "finetune" and not any(self.folder(need).glob("*.safetensors"))}
+        pending = [key for key in order if key in unfinished]
         for key in order:
             if key not in pending:
                 self.status[key] = "cached"
@@ -291,6 +296,7 @@ def execute_unit(spec: UnitSpec, processes: set[subprocess.Popen] | None = None)
     record = {**spec.record, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     write_json(folder / "unit.json", record)
     log = folder / "log.txt"
+    script = spec.script or SCRIPTS.get(spec.kind, "")
     started = time.perf_counter()
     try:
         if spec.kind == "data":
@@ -300,12 +306,12 @@ def execute_unit(spec: UnitSpec, processes: set[subprocess.Popen] | None = None)
                 make_data(spec.params, folder)
             status = 0
         elif spec.subprocess:
-            status = run_script_process(spec.script or SCRIPTS[spec.kind], spec.argv, log, threads=spec.threads,
-                                        processes=processes, launcher=spec.launcher)
+            status = run_script_process(script, spec.argv, log, threads=spec.threads, processes=processes,
+                                        launcher=spec.launcher)
         else:
-            status = run_script_inline(spec.script or SCRIPTS[spec.kind], spec.argv, log)
+            status = run_script_inline(script, spec.argv, log)
         if status == 0 and spec.kind in ("evaluate", "baselines"):
-            finish_evaluation(spec.kind, folder, spec.argv, spec.script or SCRIPTS[spec.kind])
+            finish_evaluation(spec.kind, folder, spec.argv, script)
     except Exception as error:  # noqa: BLE001 (a data unit's or a metrics file's problem is this unit's failure)
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(f"\n{type(error).__name__}: {error}\n")
