@@ -239,6 +239,10 @@ def test_other_benchmarks_fill_one_table_with_duc(tmp_path, capsys, tiny_bert_di
     argv = ["--duc_dirs", duc_years[2006], duc_years[2007], "--qfs_dirs", str(qmsum), str(debatepedia),
             "--encoder", str(tiny_bert_dir), "--rows", "qbert", "--seeds", "1", "--out", str(out),
             "--subprocess", "false", "--keep_models", "false", *FAST]
+    status, stdout, stderr = _run(capsys, *argv, "--dry_run", "--estimate", "false")
+    assert status == 0 and "9 units, 9 to run" in stderr, stderr
+    assert stdout.count("evaluate_qfs.py --dataset") == 4  # two benchmarks' baselines and zero-shot units
+    assert f"--qfs_dir {qmsum.resolve()} --qfs_test_split validation --qfs_labels oracle" in stdout
     status, stdout, stderr = _run(capsys, *argv)
     assert status == 0, stderr
     ran = _units_run(stderr)
