@@ -141,10 +141,52 @@ def experiments_results(experiments: Mapping[str, Any], folder: str | Path) -> d
                              "'best')")
     results = load_results(Path(folder) / best["card_results"])
     row = (experiments.get("rows") or {}).get(best.get("variant")) or {}
+    rows = experiments.get("rows") or {}
+    benchmarks = {}
+    for name, setting in ((experiments.get("settings") or {}).get("benchmarks") or {}).items():
+        zero_shot = ((row.get("benchmarks") or {}).get(name) or {}).get("zero_shot")
+        if zero_shot:
+            benchmarks[name] = {"split": setting.get("split"), "queries": setting.get("queries"),
+                                "zero_shot": zero_shot,
+                                "baselines": {(rows.get(key) or {}).get("published_row") or key:
+                                              ((rows.get(key) or {}).get("benchmarks") or {}).get(name, {}).get("baseline")
+                                              for key in ("lead", "query_sim", "oracle")}}
     results["experiments"] = {"row": best.get("variant"), "published_row": best.get("published_row"),
                               "seeds": (experiments.get("settings") or {}).get("seeds"), "duc": row.get("duc") or {},
-                              "folder": str(folder), "models": best.get("models") or []}
+                              "benchmarks": benchmarks, "folder": str(folder), "models": best.get("models") or []}
     return results
+
+
+def experiments_benchmarks_table(results: Mapping[str, Any]) -> str | None:
+    """The other benchmarks the experiments scored this row on zero-shot (``wikiref experiments --qfs_dirs``): its
+    models as trained on DUC, mean ± std over the seeds of ROUGE-1/2/L F1 ×100, beside the baselines; ``None`` when
+    there were none."""
+    from wikiref_dataset.qfs import benchmark_title
+
+    benchmarks = (results.get("experiments") or {}).get("benchmarks") or {}
+    if not benchmarks:
+        return None
+    header = ["System", *(f"{benchmark_title(name)} {label} F1" for name in benchmarks
+                          for _, label in WIKIREF_MEASURES)]
+
+    def cells(summary: Mapping[str, Any] | None) -> list[str]:
+        found = []
+        for measure, _ in WIKIREF_MEASURES:
+            entry = (summary or {}).get(measure)
+            found.append("-" if not entry else _percent(entry["mean"]) + (
+                f" ± {_percent(entry['std'])}" if (summary or {}).get("runs", 1) > 1 else ""))
+        return found
+
+    systems = list(dict.fromkeys(system for found in benchmarks.values() for system in found["baselines"]))
+    rows = [[system, *(cell for found in benchmarks.values() for cell in cells(found["baselines"].get(system)))]
+            for system in systems]
+    rows.append([f"**{model_variant(results)}, trained on DUC (this model's row)**",
+                 *(f"**{cell}**" for found in benchmarks.values() for cell in cells(found["zero_shot"]))])
+    scored = "; ".join(f"{benchmark_title(name)}: its `{found['split']}` split, {found['queries']} queries"
+                       for name, found in benchmarks.items())
+    return (_markdown_table(header, rows) + f"\n\n{scored}. ROUGE F1 ×100 as each benchmark's papers score it, the "
+            "summaries cut to its word budget; the row's models were not trained on these benchmarks (mean ± std "
+            "over the seeds).")
 
 
 def experiments_note(results: Mapping[str, Any]) -> str | None:
@@ -696,6 +738,7 @@ def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_rep
                               f"{validation.get('examples', '?')} validation examples)"
                               if isinstance(validation.get("threshold"), (int, float)) else ""),
         "duc_table": duc_table(results),
+        "experiments_benchmarks_table": experiments_benchmarks_table(results),
         "benchmark": (finetuning or {}).get("benchmark"),
         "benchmark_table": benchmark_table(results),
         "benchmark_settings": (results.get("benchmark_evaluation") or {}).get("settings"),

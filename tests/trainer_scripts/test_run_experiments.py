@@ -286,6 +286,17 @@ def test_other_benchmarks_fill_one_table_with_duc(tmp_path, capsys, tiny_bert_di
     assert "no train split" in table
     assert "QMSum R-2 F1" in stdout  # the closing table
 
+    # the model card of the best row shows its zero-shot scores on the benchmarks beside the baselines
+    from trainer_scripts.model_card import load_results, render_model_card
+
+    card = render_model_card(load_results(out / "results.json"), model_repo="org/qbert")
+    section = card.split("### Other query-focused benchmarks, zero-shot")[1].split("###")[0]
+    assert "QMSum ROUGE-1 F1" in section and "Debatepedia ROUGE-L F1" in section
+    line = next(line for line in section.splitlines() if "trained on DUC (this model's row)" in line)
+    assert f"**{100 * qbert['benchmarks']['qmsum']['zero_shot']['rouge_2_f']['mean']:.2f}**" in line
+    lead = next(line for line in section.splitlines() if line.startswith("| LEAD"))
+    assert f"{100 * results['rows']['lead']['benchmarks']['debatepedia']['baseline']['rouge_l_f']['mean']:.2f}" in lead
+
     status, _, stderr = _run(capsys, *argv)  # the same command again: nothing runs
     assert status == 0 and not _units_run(stderr) and "nothing to run" in stderr
 
