@@ -351,6 +351,13 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "wikiref qfs evaluate --dataset DIR --baseline all": Entry("skip", "a synopsis (placeholders in capitals)"),
         "wikiref qfs evaluate --model DIR": Entry("skip", "a synopsis (placeholders in capitals)"),
         "wikiref experiments --qfs_dirs": Entry("skip", "a command named in a heading"),
+        "python trainer_scripts/finetune_duc.py --duc_dirs duc/2006 --folds 5 --fold 4 --objective regression "
+        "--pooling query_focused --subnetwork_fraction 0 --baselines none --seed 42 --output_dir runs/qbert-duc2006":
+            Entry("parse", "an epoch of MiniLM on 40 DUC clusters (39 min on the 2-core machine): "
+                           "tests/trainer_scripts/test_finetune_duc.py fine-tunes a tiny model on the DUC fixtures"),
+        "wikiref qfs evaluate --dataset qfs/qmsum --model runs/qbert-duc2006 --out qmsum-zero-shot.json":
+            Entry("parse", "needs the model of the command above; tests/trainer_scripts/test_evaluate_qfs.py scores a "
+                           "tiny model on converted fixtures"),
         "wikiref qfs evaluate --baseline all": Entry("skip", "a command named in prose"),
         "wikiref experiments --duc_dirs duc/2006 --qfs_dirs qfs/qmsum qfs/squality qfs/debatepedia --rows lead "
         "query_sim qbert oracle --out experiments-qfs --bf16 true --per_device_train_batch_size 32":
