@@ -498,10 +498,10 @@ class Report:
             duc = record.get("duc") or {}
             wikiref = self._wikiref_split(record)
             cells = []
-            for benchmark in benchmarks:  # zero-shot / fine-tuned, or a baseline's one value
+            for benchmark in benchmarks:  # zero-shot / fine-tuned ("-" when not run), or a baseline's one value
                 found = (record.get("benchmarks") or {}).get(benchmark.name) or {}
-                values = [ours_cell(found.get(how), "rouge_2_f").split(" [")[0] for how in QFS_HOW if how in found]
-                cells.append(" / ".join(values))
+                hows = ["baseline"] if "baseline" in found else ["zero_shot", "fine_tuned"] if found else []
+                cells.append(" / ".join(ours_cell(found.get(how), "rouge_2_f").split(" [")[0] for how in hows))
             lines.append([record["variant"], record["status"],
                           *(ours_cell(duc.get(str(year)), "rouge_2").split(" [")[0]
                             if ROW_BY_NAME[record["row"]].duc is not None else "" for year in years),
