@@ -253,7 +253,7 @@ class Unit:
     """One cached run. ``template``: the script's argv, where ``{unit:KEY}`` stands for another unit's folder and
     ``{out}`` for this one's; ``params``: what a data unit makes; ``needs``: the units it starts from; ``script``: the
     script it runs when not its kind's (:data:`SCRIPTS`; a benchmark's baselines and evaluations run
-    ``evaluate_qfs``); ``benchmark``: the benchmark it scores (``--qfs_dirs``), if any."""
+    ``evaluate_qfs``)."""
 
     kind: str
     what: str
@@ -264,7 +264,6 @@ class Unit:
     params: dict[str, Any] = field(default_factory=dict)
     rows: set[str] = field(default_factory=set)
     script: str | None = None
-    benchmark: str | None = None
     key: str = ""
 
     def __post_init__(self) -> None:
@@ -395,8 +394,8 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
                     "evaluate", f"{benchmark.name}-seed{seed}", [
                         "--dataset", benchmark.path, "--split", benchmark.split, "--model", f"{{unit:{model}}}",
                         "--out", "{out}/metrics.json", "--save_summaries", "{out}/summaries.jsonl", "--quiet", "true"],
-                    [benchmark.path], inputs.identity, needs=[model], script="evaluate_qfs",
-                    benchmark=benchmark.name), name)
+                    [benchmark.path], inputs.identity, needs=[model], script="evaluate_qfs"),
+                    name)
             if row.duc != "finetune" or not benchmark.trainable:
                 continue
             start = inputs.encoder if pretrained is None else f"{{unit:{pretrained}}}"
@@ -408,7 +407,7 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
             variant.qfs_finetune[(benchmark.name, seed)] = add(Unit(
                 "finetune", f"{benchmark.name}-seed{seed}", template,
                 [benchmark.path, *([inputs.encoder] if pretrained is None else [])], inputs.identity,
-                needs=[pretrained] if pretrained else [], params=recipe_params, benchmark=benchmark.name), name)
+                needs=[pretrained] if pretrained else [], params=recipe_params), name)
 
     variants: list[Variant] = []
     last_fold = [fold for fold in folds if fold.test_year == max(inputs.years)] if cross_year else folds
@@ -466,7 +465,7 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
                 "baselines", benchmark.name, [
                     "--dataset", benchmark.path, "--split", benchmark.split, "--baseline", "all",
                     "--out", "{out}/metrics.json", "--quiet", "true"],
-                [benchmark.path], inputs.identity, script="evaluate_qfs", benchmark=benchmark.name), "baselines")
+                [benchmark.path], inputs.identity, script="evaluate_qfs"), "baselines")
     order = _dependency_order(units)
     return Plan(units=units, order=order, variants=variants, folds=folds, baseline_units=baseline_units,
                 inputs=inputs, rows=list(rows), options=options, qfs_baseline_units=qfs_baseline_units)
