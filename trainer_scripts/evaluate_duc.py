@@ -310,12 +310,12 @@ def evaluate_systems(
 # ---- output ------------------------------------------------------------------------------------------------------
 
 
-def format_cell(values: Mapping[str, float] | None, measure: str) -> str:
+def format_cell(values: Mapping[str, float] | None, measure: str, value: str = "recall") -> str:
+    """``measure``'s ``value`` (``recall``, ``f``, ...) ×100 with its 95% interval, ``-`` for no values."""
     if values is None:
         return "-"
-    mean = values[f"{measure}_recall"]
-    low, high = values[f"{measure}_recall_ci_low"], values[f"{measure}_recall_ci_high"]
-    return f"{100 * mean:.2f} [{100 * low:.2f}-{100 * high:.2f}]"
+    key = f"{measure}_{value}"
+    return f"{100 * values[key]:.2f} [{100 * values[key + '_ci_low']:.2f}-{100 * values[key + '_ci_high']:.2f}]"
 
 
 def format_table(evaluation: Evaluation) -> str:

@@ -35,6 +35,7 @@ from trainer_scripts.evaluate_duc import (
     BASELINE_CHOICES,
     EvaluationError,
     baseline_summaries,
+    format_cell,
     load_model_pipeline,
     model_summaries,
     read_summaries_jsonl,
@@ -114,12 +115,7 @@ def format_table(scores: Mapping[str, Mapping[str, float]], data: QfsSplit, valu
     header = ["System"] + [f"{MEASURE_NAMES[m]} {'F1' if value == 'f' else 'R'}" for m in MEASURES]
     body = []
     for system, values in scores.items():
-        cells = [system]
-        for measure in MEASURES:
-            key = f"{measure}_{value}"
-            cells.append(f"{100 * values[key]:.2f} [{100 * values[key + '_ci_low']:.2f}-"
-                         f"{100 * values[key + '_ci_high']:.2f}]")
-        body.append(cells)
+        body.append([system, *(format_cell(values, measure, value) for measure in MEASURES)])
     table = [header, *body]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]

@@ -427,12 +427,10 @@ def benchmark_table(results: Mapping[str, Any]) -> str | None:
     rows = []
     ordered = [name for name in systems if name != MODEL_SYSTEM] + ([MODEL_SYSTEM] if MODEL_SYSTEM in systems else [])
     for name in ordered:
-        values = (systems[name] or {}).get(key)
+        values = (systems[name] or {}).get(key) or None
         cells = []
         for measure, _ in WIKIREF_MEASURES:
-            measure = measure[:-2] + "_" + value
-            cell = (f"{100 * values[measure]:.2f} [{100 * values[measure + '_ci_low']:.2f}-"
-                    f"{100 * values[measure + '_ci_high']:.2f}]" if values and measure in values else "-")
+            cell = format_cell(values, measure[:-2], value)
             cells.append(f"**{cell}**" if name == MODEL_SYSTEM and cell != "-" else cell)
         rows.append([f"**{model_variant(results)} (this model)**" if name == MODEL_SYSTEM else name, *cells])
     return _markdown_table(header, rows)
