@@ -1,8 +1,10 @@
 # Two commands on a fresh machine: `make demo` (the main job on the embedded sample) and `make test`.
 # Both create or refresh .venv: CPU torch first (an unpinned torch pulls a multi-GB CUDA build), then the project.
 # The project's ~180 packages go in with uv (the versions pip resolves; 35 s instead of pip's 105 s on the 2-core
-# machine, byte-compiling included). Everything is byte-compiled at install, torch too (compileall, 2 processes): where
-# PYTHONDONTWRITEBYTECODE is set, nothing compiled later is kept, and every process would compile its modules again.
+# machine, byte-compiling included). Everything in the environment is byte-compiled at install (compileall, 2 processes):
+# where PYTHONDONTWRITEBYTECODE is set, nothing compiled later is kept, and every process would compile its modules
+# again. That includes what pip put in with torch (sympy, networkx, jinja2, fsspec, filelock, ...), which uv finds
+# installed and leaves as it is: sympy alone, compiled from source, was 2.5 s of every process that loads a model.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -20,11 +22,11 @@ venv: $(STAMP)
 bytecode: $(STAMP)
 	$(PY) -m compileall -q -j 0 wikiref_dataset modeling_qbert trainer_scripts tests examples > /dev/null
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --no-compile "torch==$(TORCH_VERSION)" uv
 	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -e ".[dev]"
-	$(PY) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch" \
+	$(PY) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
 		> /dev/null || true  # torch ships a few files for newer Pythons only (pip skips them the same way)
 	touch $(STAMP)
 
