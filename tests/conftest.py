@@ -18,35 +18,35 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # longest first: a long unit handed out last keeps one worker busy alone at the end. The others follow in collection
 # order; within a unit the order is unchanged (module fixtures and tests that build on each other).
 README_TESTS = "tests/test_readme.py"
-SLOW_UNITS_FIRST = (  # seconds: `make test --durations` of 2026-11-28, a day the machine ran ~30% slower than 11-27
-    "tests/wikiref_dataset/test_ray_executor.py",  # 164
-    "tests/wikiref_dataset/web/test_commoncrawl.py",  # 134
-    "tests/trainer_scripts/test_cli_convention.py",  # 75
-    "tests/wikiref_dataset/test_locks.py",  # 73
-    "tests/wikiref_dataset/wiki/test_languages.py",  # 72
-    "tests/trainer_scripts/test_training_stack.py",  # 70
-    "tests/test_readme.py:docs/building.md",  # 68
-    "tests/examples/test_examples.py",  # 64
-    "tests/trainer_scripts/test_run_experiments.py",  # 56
-    "tests/wikiref_dataset/test_folders.py",  # 52
-    "tests/wikiref_dataset/test_pipeline.py",  # 49
-    "tests/test_readme.py:docs/training.md",  # 49
-    "tests/wikiref_dataset/aquamuse/test_aquamuse_build.py",  # 43
-    "tests/wikiref_dataset/test_text.py",  # 40
-    "tests/modeling_qbert/test_modeling_qbert.py",  # 39
-    "tests/wikiref_dataset/psg2sum/test_psg2sum_pipeline.py",  # 38
+SLOW_UNITS_FIRST = (  # seconds: `make test --durations` of 2026-11-28 from a fresh clone, the environment byte-compiled
+    "tests/wikiref_dataset/test_ray_executor.py",  # 113
+    "tests/wikiref_dataset/web/test_commoncrawl.py",  # 111
+    "tests/trainer_scripts/test_cli_convention.py",  # 55
+    "tests/wikiref_dataset/test_folders.py",  # 51
+    "tests/trainer_scripts/test_run_experiments.py",  # 48
+    "tests/wikiref_dataset/test_pipeline.py",  # 45
+    "tests/wikiref_dataset/test_locks.py",  # 43
+    "tests/wikiref_dataset/wiki/test_languages.py",  # 40
+    "tests/trainer_scripts/test_training_stack.py",  # 38
+    "tests/examples/test_examples.py",  # 38
+    "tests/wikiref_dataset/test_text.py",  # 37
+    "tests/wikiref_dataset/aquamuse/test_aquamuse_build.py",  # 37
     "tests/wikiref_dataset/test_executors.py",  # 34
-    "tests/test_readme.py:docs/aquamuse.md",  # 31
-    "tests/modeling_qbert/test_trainer.py",  # 30
-    "tests/trainer_scripts/test_demo.py",  # 30
-    "tests/test_readme.py:docs/experiments.md",  # 28
-    "tests/wikiref_dataset/test_task_shares.py",  # 27
-    "tests/trainer_scripts/test_push_to_hub.py",  # 27
-    "tests/wikiref_dataset/psg2sum/test_psg2sum_history.py",  # 26
-    "tests/trainer_scripts/test_pretrain_wikiref.py",  # 25
-    "tests/test_readme.py:docs/languages.md",  # 23
-    "tests/test_readme.py:docs/evaluation.md",  # 22
-    "tests/test_readme.py:README.md",  # 19
+    "tests/modeling_qbert/test_trainer.py",  # 33
+    "tests/wikiref_dataset/psg2sum/test_psg2sum_pipeline.py",  # 33
+    "tests/test_readme.py:docs/training.md",  # 29
+    "tests/trainer_scripts/test_demo.py",  # 27
+    "tests/modeling_qbert/test_modeling_qbert.py",  # 26
+    "tests/trainer_scripts/test_pretrain_wikiref.py",  # 23
+    "tests/test_readme.py:docs/building.md",  # 22
+    "tests/trainer_scripts/test_finetune_duc.py",  # 22
+    "tests/wikiref_dataset/test_task_shares.py",  # 22
+    "tests/trainer_scripts/test_push_to_hub.py",  # 21
+    "tests/wikiref_dataset/test_lifetime.py",  # 19
+    "tests/test_readme.py:docs/aquamuse.md",  # 19
+    "tests/wikiref_dataset/psg2sum/test_psg2sum_history.py",  # 18
+    "tests/wikiref_dataset/wiki/test_wiki_dump.py",  # 17
+    "tests/test_readme.py:docs/experiments.md",  # 17
 )
 
 
