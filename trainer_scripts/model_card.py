@@ -427,10 +427,11 @@ def benchmark_table(results: Mapping[str, Any]) -> str | None:
     rows = []
     ordered = [name for name in systems if name != MODEL_SYSTEM] + ([MODEL_SYSTEM] if MODEL_SYSTEM in systems else [])
     for name in ordered:
-        values = (systems[name] or {}).get(key) or None
+        values = (systems[name] or {}).get(key)
         cells = []
         for measure, _ in WIKIREF_MEASURES:
-            cell = format_cell(values, measure[:-2], value)
+            measure = measure[:-2]  # rouge_1_f -> rouge_1; a measure the results lack is "-", as a system they lack
+            cell = format_cell(values if values and f"{measure}_{value}" in values else None, measure, value)
             cells.append(f"**{cell}**" if name == MODEL_SYSTEM and cell != "-" else cell)
         rows.append([f"**{model_variant(results)} (this model)**" if name == MODEL_SYSTEM else name, *cells])
     return _markdown_table(header, rows)
