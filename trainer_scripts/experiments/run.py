@@ -14,6 +14,7 @@ from trainer_scripts.experiments.common import OWNED, RESULTS_NAME, ExperimentEr
 from trainer_scripts.experiments.executors import Runner, describe, write_json
 from trainer_scripts.experiments.options import (
     ExperimentArguments,
+    check_runner_options,
     list_rows,
     route_options,
     script_options,
@@ -58,6 +59,7 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
     # the DUC folders before the scripts' options (which import transformers), unless there are pass-through options,
     # whose errors come first
     loaded = None if extra else load_duc_dirs(arguments)
+    check_runner_options(arguments, extra)  # before the scripts' options, which import transformers
     known = script_options()
     options = route_options(arguments, list(extra), rows, known)
     unavailable = unavailable_rows(rows, known)
