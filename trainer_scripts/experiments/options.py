@@ -222,9 +222,8 @@ class StageOptions:
     per_row: dict[tuple[str, str], list[str]]
 
 
-def _check_option(group: list[str], where: str, row_level: bool) -> str:
-    """The option's name, or an error when the runner sets it (everywhere) or it makes a row (but in
-    ``--row_options``)."""
+def _check_option(group: list[str], where: str, row_level: bool) -> None:
+    """Refuse an option the runner sets (everywhere) or one that makes a row (but in ``--row_options``)."""
     name = option_name(group)
     if name in RUNNER_OPTIONS:
         raise ExperimentError(f"{where}: --{name} is set by the runner for each unit (use --encoder, --duc_dirs, "
@@ -232,7 +231,6 @@ def _check_option(group: list[str], where: str, row_level: bool) -> str:
     if name in ROW_DEFINING and not row_level:
         raise ExperimentError(f"{where}: --{name} is what the rows differ in; choose rows with --rows, or set it "
                               f"for one row with --row_options 'ROW=--{name} VALUE'")
-    return name
 
 
 def check_runner_options(arguments: ExperimentArguments, extra: Sequence[str]) -> None:
@@ -248,10 +246,11 @@ def check_runner_options(arguments: ExperimentArguments, extra: Sequence[str]) -
         for group in split_options(_shlex(text, f"--{stage}_options"), f"--{stage}_options"):
             _check_option(group, f"--{stage}_options", False)
     for spec in arguments.row_options:
-        name, equals, text = spec.partition("=")
-        if equals:
-            for group in split_options(_shlex(text, "--row_options"), f"--row_options {name.partition('.')[0]}"):
-                _check_option(group, f"--row_options {name.partition('.')[0]}", True)
+        target, equals, text = spec.partition("=")
+        if equals:  # a spec without "=" is refused by route_options, which knows the rows
+            where = f"--row_options {target.partition('.')[0]}"
+            for group in split_options(_shlex(text, "--row_options"), where):
+                _check_option(group, where, True)
 
 
 def route_options(arguments: ExperimentArguments, extra: Sequence[str], rows: Sequence[str],
@@ -265,9 +264,9 @@ def route_options(arguments: ExperimentArguments, extra: Sequence[str], rows: Se
         ExperimentError: naming the option and why.
     """
     shared: dict[str, list[str]] = {"pretrain": [], "finetune": []}
-    check_runner_options(arguments, extra)
+    check_runner_options(arguments, extra)  # every option below has passed it
     for group in split_options(extra, "training options"):
-        name = _check_option(group, "training options", False)
+        name = option_name(group)
         stages = [stage for stage in ("pretrain", "finetune") if name in known[stage]]
         if not stages:
             raise ExperimentError(f"unknown option --{name}: neither pretrain_wikiref.py nor finetune_duc.py has it")
@@ -275,7 +274,7 @@ def route_options(arguments: ExperimentArguments, extra: Sequence[str], rows: Se
             shared[stage] += ["--" + name, *group[1:]]
     for stage, text in (("pretrain", arguments.pretrain_options), ("finetune", arguments.finetune_options)):
         for group in split_options(_shlex(text, f"--{stage}_options"), f"--{stage}_options"):
-            name = _check_option(group, f"--{stage}_options", False)
+            name = option_name(group)
             if name not in known[stage]:
                 raise ExperimentError(f"--{stage}_options: {SCRIPTS[stage]}.py has no --{name} option")
             shared[stage] += ["--" + name, *group[1:]]
@@ -296,7 +295,7 @@ def route_options(arguments: ExperimentArguments, extra: Sequence[str], rows: Se
             raise ExperimentError(f"--row_options {spec!r}: row {name} {what}"
                                   + (f"; its pre-training takes {name}.pretrain=OPTIONS" if row.pretraining else ""))
         for group in split_options(_shlex(text, "--row_options"), f"--row_options {name}"):
-            option = _check_option(group, f"--row_options {name}", True)
+            option = option_name(group)
             if option not in known[stage]:
                 raise ExperimentError(f"--row_options {name}: {SCRIPTS[stage]}.py has no --{option} option")
             per_row.setdefault((name, stage), []).extend(["--" + option, *group[1:]])
