@@ -600,9 +600,55 @@ def _demo_summary(results: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "trained for a few steps on a tiny sample"
 
 
-def _subnetwork_text(finetuning: Mapping[str, Any]) -> str:
+BENCHMARK_DATA = {
+    "qmsum": "meeting transcripts; queries: questions about a whole meeting or a part of it",
+    "squality": "science-fiction stories; queries: questions about a story",
+    "debatepedia": "short debate arguments; queries: debate questions",
+}
+"""What a converted benchmark's training split is made of, for the card's limitations."""
+
+
+def _steps_text(finetuning: Mapping[str, Any]) -> str:
+    """``"450 of 16 windows: 7,200 of the 27,462 training windows, 0.26 of an epoch"``: how much of its data the
+    fine-tuning saw, so that a short run (``--max_steps``) reads as one."""
+    steps = finetuning.get("steps")
+    if not isinstance(steps, int):
+        return "not recorded"
+    hyperparameters = finetuning.get("hyperparameters") or {}
+    batch = hyperparameters.get("per_device_train_batch_size")
+    windows = finetuning.get("windows")
+    if not all(isinstance(value, int) and value > 0 for value in (batch, windows)):
+        return f"{steps:,}"
+    batch *= int(hyperparameters.get("gradient_accumulation_steps") or 1) * int(hyperparameters.get("world_size") or 1)
+    seen = steps * batch
+    return (f"{steps:,} of {batch} windows: {seen:,} windows over the {windows:,} training windows, "
+            f"{seen / windows:.2f} of an epoch")
+
+
+def training_data_text(results: Mapping[str, Any]) -> str:
+    """What this run trained on, in words: WikiRef pre-training, DUC years, a benchmark's split."""
+    parts = []
+    if results.get("pretraining"):
+        parts.append("WikiRef (Wikipedia statements and the web pages they cite; queries: an article title and a "
+                     "section path)")
+    finetuning = results.get("finetuning") or {}
+    benchmark = finetuning.get("benchmark") or {}
+    if benchmark:
+        what = BENCHMARK_DATA.get(benchmark.get("benchmark"), "a converted query-focused benchmark")
+        parts.append(f"{benchmark.get('title', benchmark.get('benchmark'))}'s `{benchmark.get('train_split')}` split "
+                     f"({what})")
+    elif finetuning.get("train_years"):
+        years = ", ".join(map(str, finetuning["train_years"]))
+        parts.append(f"DUC {years} (news clusters; queries: a topic's title and narrative)")
+    if not parts:
+        return "no data (this run did not train)" if not finetuning else "data the results file does not record"
+    return " and ".join(parts)
+
+
+def _subnetwork_text(finetuning: Mapping[str, Any], wikiref: bool = True) -> str:
     """What fine-tuning could change, in numbers counted on the trained model and its mask: "p% of each encoder
-    matrix + embeddings + head = N% of all parameters"."""
+    matrix + embeddings + head = N% of all parameters" (``wikiref``: the model fine-tuning started from was
+    pre-trained on WikiRef; else it is named by its path)."""
     subnetwork = finetuning.get("subnetwork") or {}
     share = subnetwork.get("share") or {}
     fraction = subnetwork.get("fraction")
@@ -610,8 +656,10 @@ def _subnetwork_text(finetuning: Mapping[str, Any]) -> str:
         total = share.get("total_parameters")
         return (f"All {total:,} parameters were fine-tuned (no subnetwork)." if isinstance(total, int)
                 else "All weights were fine-tuned (no subnetwork).")
-    method = {"one_step": "one-step identification: in each encoder matrix the top entries by magnitude of the "
-                          "WikiRef pre-trained model",
+    start = ("the WikiRef pre-trained model" if wikiref
+             else f"the model fine-tuning started from (`{finetuning.get('init_checkpoint', 'not recorded')}`)")
+    method = {"one_step": "one-step identification: in each encoder matrix the top entries by magnitude of "
+                          + start,
               "iterative": "gradual magnitude pruning (Zhu & Gupta 2017) during WikiRef pre-training, the mask "
                            "saved with the pre-trained model"}.get(
         subnetwork.get("method"), f"method {subnetwork.get('method')!r}")
@@ -667,7 +715,8 @@ def _objective_text(results: Mapping[str, Any]) -> str:
         targets = finetuning.get("targets") or "each sentence's ROUGE-2 recall against the references"
         switched = finetuning.get("pretraining_objective")
         note = (f" (switched from {switched} pre-training on purpose)" if switched and switched != objective else "")
-        parts.append(f"DUC fine-tuning: {objective}, {targets}{note}")
+        data = ((finetuning.get("benchmark") or {}).get("title") or "DUC")
+        parts.append(f"{data} fine-tuning: {objective}, {targets}{note}")
     final = results.get("objective", "classification")
     meaning = {"classification": "scores are probabilities that a sentence belongs in the summary",
                "regression": "scores estimate a sentence's ROUGE-2 against the references"}.get(final)
@@ -728,9 +777,12 @@ def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_rep
         "finetuning": finetuning,
         "train_years": " and ".join(map(str, (finetuning or {}).get("train_years") or [])) or "(not recorded)",
         "test_year": (finetuning or {}).get("test_year", "(not recorded)"),
-        "subnetwork_text": _subnetwork_text(finetuning or {}),
+        "subnetwork_text": _subnetwork_text(finetuning or {}, wikiref=bool(pretraining)),
         "pruning_text": _pruning_text(results),
         "finetuning_loss": _loss((finetuning or {}).get("train_loss")),
+        "finetuning_steps": _steps_text(finetuning or {}),
+        "training_data_text": training_data_text(results),
+        "uses_duc": bool((finetuning or {}).get("train_years")) or bool(results.get("evaluation")),
         "finetuning_hyperparameters": _hyperparameter_table((finetuning or {}).get("hyperparameters")),
         "wikiref_table": wikiref_table(results),
         "wikiref_threshold": (f" (threshold {validation['threshold']:g} tuned for ROUGE-2 F1, "

@@ -477,6 +477,10 @@ def test_finetuning_on_a_converted_benchmark_scores_it_as_its_papers_do(tmp_path
     assert f"**{100 * systems['Q-BERT']['qmsum/validation']['rouge_1_f']:.2f} [" in model_row
     assert "word budget (general queries: 110 words; specific queries: 65 words)" in card
     assert "name: QMSum\n      type: qmsum\n      split: validation" in card  # model-index
+    steps = results["finetuning"]["steps"]  # how it trained, as a DUC run's card says it
+    assert f"- Steps: {steps} of " in card and "| learning rate |" in card
+    assert "Only a sparse subnetwork was trained" in card  # from a Q-BERT folder: the default subnetwork
+    assert "QMSum's `train` split (meeting transcripts" in card and "news clusters" not in card
 
 
 def test_benchmark_runs_refuse_duc_options_and_bad_values(tmp_path, tiny_qbert_dir, qmsum_converted, duc_years,

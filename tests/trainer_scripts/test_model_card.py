@@ -131,12 +131,50 @@ def test_training_procedure_and_usage():
     assert ("10.00% of each of the 36 encoder matrices (1,061,683 of 10,616,832 entries) + embeddings (11,921,664) + "
             "encoder biases and LayerNorm (29,952) + pooling and scoring head (147,841) = 13,134,169"[:60]) in training
     assert "= 13,161,140 of 22,716,289 parameters, **57.94% of all parameters**" in training and "7.12%" in training
+    assert "top entries by magnitude of the WikiRef pre-trained model" in training
     assert "Objective:\nregression: mean squared error against each sentence's ROUGE-2 recall" in training
     usage = section(card, "## How to use")
     assert 'AutoModel.from_pretrained("org/qbert-wikiref", trust_remote_code=True)' in usage
     assert 'pipeline("query-focused-summarization", model="org/qbert-wikiref", trust_remote_code=True)' in usage
     assert "@article{zhu2022transforming" in card
     assert "Demo model" not in card
+
+
+def test_a_benchmark_run_says_how_it_trained_and_on_what():
+    """A model fine-tuned on a converted benchmark (finetune_duc.py --qfs_dir): the card gives its steps (and how
+    much of an epoch they were), subnetwork, recipe and hyperparameters as a DUC run's does, and its limitations name
+    the benchmark it trained on, not WikiRef or DUC."""
+    results = copy.deepcopy(FULL)
+    results["pretraining"] = None
+    results["evaluation"] = None
+    results["finetuning"].update(
+        train_years=[], test_year=None, windows=27_462, steps=450, subnetwork={"fraction": 0.0, "method": "full"},
+        recipe={"name": "sentence-encoder", "chosen": "the default for the encoder"},
+        hyperparameters={**HYPERPARAMETERS, "per_device_train_batch_size": 16, "max_steps": 450},
+        benchmark={"benchmark": "qmsum", "title": "QMSum", "train_split": "train", "train_queries": 1257,
+                   "test_split": "validation", "test_queries": 272, "labels": "oracle",
+                   "label_meaning": "each sentence's ROUGE-2 recall against the references",
+                   "budgets": {"": 65, "specific": 65, "general": 110}})
+    card = render_model_card(results, model_repo="org/qbert-qmsum")
+    training = section(card, "### Fine-tuning on QMSum")
+    assert "QMSum's `train` split (1257 queries" in training
+    assert "- Steps: 450 of 16 windows: 7,200 windows over the 27,462 training windows, 0.26 of an epoch" in training
+    assert "All weights were fine-tuned (no subnetwork)." in training
+    assert "- Training recipe: `sentence-encoder` (the default for the encoder)" in training
+    assert "| max steps (-1: epochs decide) | `450` |" in training
+    assert "QMSum fine-tuning: regression" in card and "DUC fine-tuning" not in card
+    limitations = section(card, "## Limitations")
+    assert "trained on QMSum's `train` split (meeting transcripts; queries: questions" in limitations
+    assert "WikiRef (" not in limitations and "news clusters" not in limitations and "NIST" not in limitations
+    assert "\n\n\n" not in limitations
+    transfer = copy.deepcopy(results)  # from a DUC-trained Q-BERT, with the default subnetwork
+    transfer["finetuning"].update(init_checkpoint="runs/qbert-duc2006",
+                                  subnetwork=copy.deepcopy(FULL["finetuning"]["subnetwork"]))
+    training = section(render_model_card(transfer, model_repo="org/x"), "### Fine-tuning on QMSum")
+    assert "top entries by magnitude of the model fine-tuning started from (`runs/qbert-duc2006`)" in training
+    assert "WikiRef" not in training
+    full = section(render_model_card(copy.deepcopy(FULL), model_repo="org/x"), "## Limitations")
+    assert "WikiRef (Wikipedia statements" in full and "DUC 2005, 2006 (news clusters" in full and "NIST" in full
 
 
 def test_demo_pretraining_run_says_so_and_leaves_duc_not_evaluated():
