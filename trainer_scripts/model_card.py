@@ -34,6 +34,7 @@ Usage::
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -609,7 +610,7 @@ BENCHMARK_DATA = {
 
 
 def _steps_text(finetuning: Mapping[str, Any]) -> str:
-    """``"450 of 16 windows: 7,200 of the 27,462 training windows, 0.26 of an epoch"``: how much of its data the
+    """``"450 of 16 windows: 0.26 of an epoch over the 27,462 training windows"``: how much of its data the
     fine-tuning saw, so that a short run (``--max_steps``) reads as one."""
     steps = finetuning.get("steps")
     if not isinstance(steps, int):
@@ -620,9 +621,9 @@ def _steps_text(finetuning: Mapping[str, Any]) -> str:
     if not all(isinstance(value, int) and value > 0 for value in (batch, windows)):
         return f"{steps:,}"
     batch *= int(hyperparameters.get("gradient_accumulation_steps") or 1) * int(hyperparameters.get("world_size") or 1)
-    seen = steps * batch
-    return (f"{steps:,} of {batch} windows: {seen:,} windows over the {windows:,} training windows, "
-            f"{seen / windows:.2f} of an epoch")
+    epochs = steps / math.ceil(windows / batch)  # an epoch smaller than a batch is one step
+    share = f"{epochs:.2f} of an epoch" if epochs < 1 else f"{epochs:.2f} epochs"
+    return f"{steps:,} of {batch} windows: {share} over the {windows:,} training windows"
 
 
 def training_data_text(results: Mapping[str, Any]) -> str:

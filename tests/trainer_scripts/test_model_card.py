@@ -158,7 +158,7 @@ def test_a_benchmark_run_says_how_it_trained_and_on_what():
     card = render_model_card(results, model_repo="org/qbert-qmsum")
     training = section(card, "### Fine-tuning on QMSum")
     assert "QMSum's `train` split (1257 queries" in training
-    assert "- Steps: 450 of 16 windows: 7,200 windows over the 27,462 training windows, 0.26 of an epoch" in training
+    assert "- Steps: 450 of 16 windows: 0.26 of an epoch over the 27,462 training windows" in training
     assert "All weights were fine-tuned (no subnetwork)." in training
     assert "- Training recipe: `sentence-encoder` (the default for the encoder)" in training
     assert "| max steps (-1: epochs decide) | `450` |" in training
@@ -167,6 +167,9 @@ def test_a_benchmark_run_says_how_it_trained_and_on_what():
     assert "trained on QMSum's `train` split (meeting transcripts; queries: questions" in limitations
     assert "WikiRef (" not in limitations and "news clusters" not in limitations and "NIST" not in limitations
     assert "\n\n\n" not in limitations
+    tiny = copy.deepcopy(results)  # fewer windows than a batch: each step is an epoch
+    tiny["finetuning"].update(windows=4, steps=6)
+    assert "- Steps: 6 of 16 windows: 6.00 epochs over the 4 training windows" in render_model_card(tiny, model_repo="x")
     transfer = copy.deepcopy(results)  # from a DUC-trained Q-BERT, with the default subnetwork
     transfer["finetuning"].update(init_checkpoint="runs/qbert-duc2006",
                                   subnetwork=copy.deepcopy(FULL["finetuning"]["subnetwork"]))
