@@ -372,6 +372,14 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "--preprocessing_num_workers 8":
             Entry("parse", "fine-tunes MiniLM on QMSum's 1,257 training queries (minutes on a GPU, hours on a CPU): "
                            "tests/trainer_scripts/test_finetune_duc.py fine-tunes a tiny model on the QMSum fixture"),
+        "python trainer_scripts/finetune_duc.py --qfs_dir qfs/qmsum --qfs_labels oracle --max_steps 450 --seed 42 "
+        "--output_dir runs/qbert-qmsum-450":
+            Entry("parse", "450 steps of MiniLM on QMSum (60 min on the 2-core machine): "
+                           "tests/trainer_scripts/test_finetune_duc.py fine-tunes a tiny model on the QMSum fixture"),
+        "python trainer_scripts/finetune_duc.py --model_name_or_path runs/qbert-duc2006 --qfs_dir qfs/qmsum "
+        "--qfs_labels oracle --max_steps 300 --seed 42 --output_dir runs/qbert-duc-then-qmsum":
+            Entry("parse", "needs the DUC-trained model above, then 300 steps on QMSum (42 min on the 2-core machine): "
+                           "tests/trainer_scripts/test_finetune_duc.py fine-tunes a tiny Q-BERT on the QMSum fixture"),
     },
     "docs/publishing.md": {
         **_PUSH,
