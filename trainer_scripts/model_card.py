@@ -601,14 +601,6 @@ def _demo_summary(results: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "trained for a few steps on a tiny sample"
 
 
-BENCHMARK_DATA = {
-    "qmsum": "meeting transcripts; queries: questions about a whole meeting or a part of it",
-    "squality": "science-fiction stories; queries: questions about a story",
-    "debatepedia": "short debate arguments; queries: debate questions",
-}
-"""What a converted benchmark's training split is made of, for the card's limitations."""
-
-
 def _steps_text(finetuning: Mapping[str, Any]) -> str:
     """``"450 of 16 windows: 0.26 of an epoch over the 27,462 training windows"``: how much of its data the
     fine-tuning saw, so that a short run (``--max_steps``) reads as one."""
@@ -627,7 +619,10 @@ def _steps_text(finetuning: Mapping[str, Any]) -> str:
 
 
 def training_data_text(results: Mapping[str, Any]) -> str:
-    """What this run trained on, in words: WikiRef pre-training, DUC years, a benchmark's split."""
+    """What the model was trained on, in words: WikiRef pre-training (this run's, or the starting model's as its
+    results record it), DUC years, a benchmark's split."""
+    from wikiref_dataset.qfs import benchmark_content
+
     parts = []
     if results.get("pretraining"):
         parts.append("WikiRef (Wikipedia statements and the web pages they cite; queries: an article title and a "
@@ -635,7 +630,7 @@ def training_data_text(results: Mapping[str, Any]) -> str:
     finetuning = results.get("finetuning") or {}
     benchmark = finetuning.get("benchmark") or {}
     if benchmark:
-        what = BENCHMARK_DATA.get(benchmark.get("benchmark"), "a converted query-focused benchmark")
+        what = benchmark_content(str(benchmark.get("benchmark")))
         parts.append(f"{benchmark.get('title', benchmark.get('benchmark'))}'s `{benchmark.get('train_split')}` split "
                      f"({what})")
     elif finetuning.get("train_years"):

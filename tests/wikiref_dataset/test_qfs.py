@@ -211,6 +211,7 @@ def test_convert_loads_with_load_dataset_and_reruns(qmsum, tmp_path):
     assert read_converted(out, "validation") == expected["validation"]
     card = (out / "README.md").read_text()
     assert "license: mit" in card and "# QMSum (converted)" in card and "span not two integers (dropped): 1" in card
+    assert "\nQuery-based meeting summarization (Zhong et al., 2021" in card and "**Licence**: MIT" in card
     assert json.loads((out / "conversion.json").read_text())["rows"] == dict(stats.rows)
     convert_benchmark("qmsum", qmsum, out, splits=["validation"])  # the same folder again: replaced whole
     assert datasets.load_dataset(str(out)).keys() == {"validation"}
@@ -289,6 +290,15 @@ def test_real_squality_and_debatepedia(tmp_path):
     assert stats.rows == {"validation": 719} and not stats.problems
     assert stats.notes["train not converted: train_content missing"] == 1
     assert len(datasets.load_dataset(str(out), split="validation")) == 719
+
+
+def test_every_benchmark_has_a_title_and_a_phrase_for_model_cards():
+    from wikiref_dataset.qfs import BENCHMARKS, benchmark_content, benchmark_title
+
+    assert [benchmark_title(name) for name in BENCHMARKS] == ["QMSum", "SQuALITY", "Debatepedia"]
+    assert benchmark_content("qmsum").startswith("meeting transcripts; queries: questions")
+    assert all("; queries: " in benchmark_content(name) for name in BENCHMARKS)
+    assert benchmark_content("duc2099") == "a converted query-focused benchmark"
 
 
 def test_the_light_parser_names_the_same_benchmarks_and_splits():

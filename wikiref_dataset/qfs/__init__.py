@@ -19,12 +19,13 @@ from .common import BENCHMARK_FIELDS, BENCHMARKS, SPLITS, QfsError, QfsStats, re
 if TYPE_CHECKING:
     from ..text import TextPipeline
 
-__all__ = ["BENCHMARKS", "BENCHMARK_FIELDS", "SPLITS", "QfsError", "QfsStats", "benchmark_title", "convert_benchmark",
-           "dataset_card", "read_benchmark", "read_converted"]
+__all__ = ["BENCHMARKS", "BENCHMARK_FIELDS", "SPLITS", "QfsError", "QfsStats", "benchmark_content", "benchmark_title",
+           "convert_benchmark", "dataset_card", "read_benchmark", "read_converted"]
 
-_ABOUT = {
+_ABOUT = {  # benchmark: (title, its text and queries in a phrase, what it is, licence, its converted rows)
     "qmsum": (
         "QMSum",
+        "meeting transcripts; queries: questions about a whole meeting or a part of it",
         "Query-based meeting summarization (Zhong et al., 2021, \"QMSum: A New Benchmark for Query-based Multi-domain "
         "Meeting Summarization\"): transcripts of product-design meetings (AMI), research-group meetings (ICSI) and "
         "parliamentary committee meetings, with general queries about a whole meeting and specific queries about a "
@@ -41,6 +42,7 @@ _ABOUT = {
         "(`T_V_`) made words (`TV`), as the QMSum baselines prepare the text; a turn left empty has no sentence."),
     "squality": (
         "SQuALITY",
+        "science-fiction stories; queries: questions about a story",
         "Question-focused summarization of long stories (Wang et al., 2022, \"SQuALITY: Building a Long-Document "
         "Summarization Dataset the Hard Way\"): public-domain science-fiction stories from Project Gutenberg, five "
         "questions per story (the first is always \"What is the plot of the story?\"), four reference answers per "
@@ -51,6 +53,7 @@ _ABOUT = {
         "four answers, leading and trailing blank lines removed) and `reference_workers` (who wrote each)."),
     "debatepedia": (
         "Debatepedia",
+        "short debate arguments; queries: debate questions",
         "Query-focused abstractive summarization of short arguments (Nema et al., 2017, \"Diversity driven Attention "
         "Model for Query-based Abstractive Summarization\"): arguments from the Debatepedia encyclopedia of debates, "
         "each with the debate question it answers and a one-line abstract.",
@@ -65,6 +68,13 @@ _ABOUT = {
 def benchmark_title(benchmark: str) -> str:
     """How tables name a benchmark (``qmsum`` -> ``QMSum``); an unknown name as it is."""
     return _ABOUT[benchmark][0] if benchmark in _ABOUT else benchmark
+
+
+def benchmark_content(benchmark: str) -> str:
+    """What a benchmark's rows are made of, in one phrase (``qmsum`` -> ``"meeting transcripts; queries: questions
+    about a whole meeting or a part of it"``), for a model card saying what a model was trained on; an unknown name
+    reads as a converted benchmark."""
+    return _ABOUT[benchmark][1] if benchmark in _ABOUT else "a converted query-focused benchmark"
 
 
 def read_benchmark(benchmark: str, path: str | os.PathLike, pipeline: TextPipeline | None = None,
@@ -109,7 +119,7 @@ def read_benchmark(benchmark: str, path: str | os.PathLike, pipeline: TextPipeli
 def dataset_card(stats: QfsStats) -> str:
     """The card body (under the YAML header) of a converted benchmark: what it is, its licence, the row fields, how
     it was converted and what the conversion counted."""
-    title, what, licence, rows = _ABOUT[stats.benchmark]
+    title, _, what, licence, rows = _ABOUT[stats.benchmark]
     lines = [f"# {title} (converted)", "", what, "", f"**Licence**: {licence}", "", "## Rows", "",
              "The row shape of a converted DUC year (`topic_id`, `query`, `documents` with `docno`, `date`, `headline` "
              "and `sentences`, `references`), so that the same baselines, oracle, training and evaluation apply. "
