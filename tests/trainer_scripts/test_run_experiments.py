@@ -353,6 +353,20 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, duc_years, t
     assert not out.exists()
 
 
+def test_the_note_on_rows_left_out_comes_only_when_the_input_passes(tmp_path, capsys, duc_years, tiny_bert_dir):
+    """A group run without --wikiref notes the pre-training rows it leaves out; a typo in the same command is one
+    error line, with no note before it."""
+    argv = ["--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir), "--rows", "table6",
+            "--out", str(tmp_path / "experiments")]
+    status = wikiref(["experiments", *argv, "--dry_run", "--estimate", "false"])
+    err = capsys.readouterr().err
+    assert status == 0 and "experiments: note: without --wikiref, not running " in err and "qbert_da" in err, err
+    status = wikiref(["experiments", *argv, "--learning_rat", "1"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and "unknown option --learning_rat" in lines[0], lines
+    assert not (tmp_path / "experiments").exists()
+
+
 def test_a_second_run_into_the_same_out_folder_stops_in_one_line(tmp_path, capsys, duc_years, tiny_bert_dir):
     """One run per results folder: with --out held by another run, `wikiref experiments` and the script stop with one
     line naming it (exit 2) and write nothing."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -338,9 +337,11 @@ def _shlex(text: str, where: str) -> list[str]:
         raise ExperimentError(f"{where}: {error}") from None
 
 
-def select_rows(names: Sequence[str], wikiref: str | None, quiet: bool = False) -> list[str]:
-    """The row names ``names`` stands for (groups expanded, in :data:`ROWS` order, each once). Without ``wikiref``, a
-    group leaves out the rows that pre-train (with a note); a row named alone is refused.
+def select_rows(names: Sequence[str], wikiref: str | None) -> tuple[list[str], list[str]]:
+    """``(rows, left_out)``: the row names ``names`` stands for (groups expanded, in :data:`ROWS` order, each once)
+    and, without ``wikiref``, the rows a group stands for that pre-train and are left out (the caller notes them once
+    the command's input has passed its checks, so that an error is not preceded by a note); a row that pre-trains
+    named alone without ``wikiref`` is refused.
 
     Raises:
         ExperimentError: an unknown name, or a row that needs WikiRef named without ``--wikiref``.
@@ -362,12 +363,10 @@ def select_rows(names: Sequence[str], wikiref: str | None, quiet: bool = False) 
         else:
             raise ExperimentError(f"--rows: no row or group named {name!r} (groups: {', '.join(GROUPS)}; rows: "
                                   "see --list_rows)")
-    skipped = sorted(set(left_out) - chosen, key=list(ROW_BY_NAME).index)
-    if skipped and not quiet:
-        print(f"experiments: note: without --wikiref, not running {', '.join(skipped)}", file=sys.stderr)
     if not chosen:
         raise ExperimentError("no row to run: the rows chosen all pre-train on WikiRef; give --wikiref DIR")
-    return [row.name for row in ROWS if row.name in chosen]
+    skipped = sorted(set(left_out) - chosen, key=list(ROW_BY_NAME).index)
+    return [row.name for row in ROWS if row.name in chosen], skipped
 
 
 def list_rows() -> str:

@@ -53,7 +53,7 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
         print(list_rows())
         return 0
     out = check_out_folder(arguments.out)
-    rows = select_rows(arguments.rows, arguments.wikiref, quiet=arguments.quiet)
+    rows, left_out = select_rows(arguments.rows, arguments.wikiref)
     if arguments.baselines and any(ROW_BY_NAME[name].duc is not None for name in rows):
         rows = [row.name for row in ROWS if row.name in rows or row.duc == "baseline"]
     # the DUC folders before the scripts' options (which import transformers), unless there are pass-through options,
@@ -72,6 +72,8 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
         loaded = load_duc_dirs(arguments)
     inputs = check_inputs(arguments, loaded)
     plan = make_plan(arguments, inputs, rows, options)
+    if left_out and not arguments.quiet:  # once the input has passed its checks: an error comes alone
+        print(f"experiments: note: without --wikiref, not running {', '.join(left_out)}", file=sys.stderr)
     runner = make_runner(plan, out.resolve(), arguments, loaded)
     if arguments.dry_run:
         dry_run(plan, runner, arguments)
