@@ -613,8 +613,12 @@ def _steps_text(finetuning: Mapping[str, Any]) -> str:
     if not all(isinstance(value, int) and value > 0 for value in (batch, windows)):
         return f"{steps:,}"
     batch *= int(hyperparameters.get("gradient_accumulation_steps") or 1) * int(hyperparameters.get("world_size") or 1)
-    epochs = steps / math.ceil(windows / batch)  # an epoch smaller than a batch is one step
-    share = f"{epochs:.2f} of an epoch" if epochs < 1 else f"{epochs:.2f} epochs"
+    per_epoch = math.ceil(windows / batch)  # an epoch smaller than a batch is one step
+    if steps % per_epoch == 0:  # whole epochs, the usual run: "one epoch", "2 epochs"
+        share = "one epoch" if steps == per_epoch else f"{steps // per_epoch} epochs"
+    else:
+        epochs = steps / per_epoch
+        share = f"{epochs:.2f} of an epoch" if epochs < 1 else f"{epochs:.2f} epochs"
     return f"{steps:,} of {batch} windows: {share} over the {windows:,} training windows"
 
 

@@ -169,7 +169,11 @@ def test_a_benchmark_run_says_how_it_trained_and_on_what():
     assert "\n\n\n" not in limitations
     tiny = copy.deepcopy(results)  # fewer windows than a batch: each step is an epoch
     tiny["finetuning"].update(windows=4, steps=6)
-    assert "- Steps: 6 of 16 windows: 6.00 epochs over the 4 training windows" in render_model_card(tiny, model_repo="x")
+    assert "- Steps: 6 of 16 windows: 6 epochs over the 4 training windows" in render_model_card(tiny, model_repo="x")
+    for windows, steps, text in ((3668, 230, "one epoch"), (3668, 460, "2 epochs"), (3668, 300, "1.30 epochs")):
+        tiny["finetuning"].update(windows=windows, steps=steps)
+        assert f"- Steps: {steps} of 16 windows: {text} over the 3,668 training windows" in render_model_card(
+            tiny, model_repo="x")
     transfer = copy.deepcopy(results)  # from a DUC-trained Q-BERT, with the default subnetwork
     transfer["finetuning"].update(init_checkpoint="runs/qbert-duc2006",
                                   subnetwork=copy.deepcopy(FULL["finetuning"]["subnetwork"]))
