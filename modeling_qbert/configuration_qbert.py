@@ -49,6 +49,17 @@ class QBertConfig(BertConfig):
         selection_threshold (`float`, *optional*):
             Score threshold of the WikiRef selection rule, as tuned on a dev set (`selection.tune_threshold`); the
             pipeline's default for single-document inputs. `None`: 0.5 for classification, 0.0 for regression.
+        sentence_position_buckets (`int`, *optional*, defaults to `0`):
+            With `B > 0`, each sentence's logit gains a learned bias for its index in its document (sentences
+            `0 … B-2` each their own, every later one the last bucket), starting at zero: where a sentence stands,
+            which `attention_scope="sentence"` hides from the encoder and which news summaries depend on. The
+            processor then returns `sentence_positions` (it is built with `sentence_positions=True`). `0`: none (the
+            paper's). Not in the paper.
+        cluster_selection (`str`, *optional*, defaults to `"duc"`):
+            The rule the pipeline's `selection="auto"` uses for several documents (a cluster): `"duc"` (the paper's
+            greedy rule with its bigram-redundancy threshold), `"mmr"` (maximal marginal relevance) or `"ilp"` (bigram
+            concept coverage by integer linear programming, Gillick and Favre, 2009; needs scipy). Fine-tuning records
+            the rule it was evaluated with.
 
     Example:
 
@@ -68,6 +79,8 @@ class QBertConfig(BertConfig):
     attention_scope: Literal["window", "sentence"] = "window"
     query_similarity: bool = False
     selection_threshold: float | int | None = None
+    sentence_position_buckets: int = 0
+    cluster_selection: Literal["duc", "mmr", "ilp"] = "duc"
 
     def __post_init__(self, **kwargs):
         # A BERT checkpoint's config.json says model_type="bert"; this class is "qbert" (a class attribute).
@@ -83,6 +96,8 @@ class QBertConfig(BertConfig):
             )
         if self.query_similarity and not self.use_query:
             raise ValueError("query_similarity compares each sentence with the query and needs use_query=True")
+        if self.sentence_position_buckets < 0:
+            raise ValueError(f"sentence_position_buckets must be at least 0, got {self.sentence_position_buckets}")
         if self.max_query_levels < 1:
             raise ValueError(f"max_query_levels must be at least 1, got {self.max_query_levels}")
 

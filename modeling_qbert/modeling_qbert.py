@@ -207,6 +207,8 @@ class QBertPreTrainedModel(BertPreTrainedModel):
             init.zeros_(module.classifier.weight)
             init.zeros_(module.classifier.bias)
             init.ones_(module.similarity_scale)
+        if isinstance(module, QBertForSentenceScoring) and self.config.sentence_position_buckets > 0:
+            init.zeros_(module.position_bias.weight)  # an untrained model ignores where a sentence stands
 
 
 class QBertForSentenceScoring(QBertPreTrainedModel):
@@ -214,8 +216,9 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
 
     Classification (`config.objective="classification"`): P(s_j) = σ(W_c v_j + b_c), BCE against `oracle_label`.
     Regression: r(s_j) = W_r v_j + b_r, MSE against `oracle_score`. With `config.query_similarity` the logit gains
-    `similarity_scale * cos(h_Q, v_j)`; with `config.attention_scope="sentence"` each sentence is encoded alone
-    (see [`sentence_scope_inputs`]).
+    `similarity_scale * cos(h_Q, v_j)`; with `config.sentence_position_buckets` it gains a learned bias for the
+    sentence's index in its document; with `config.attention_scope="sentence"` each sentence is encoded alone (see
+    [`sentence_scope_inputs`]).
     """
 
     def __init__(self, config: QBertConfig):
@@ -229,6 +232,8 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         self.classifier = nn.Linear(config.hidden_size, 1)
         if config.query_similarity:
             self.similarity_scale = nn.Parameter(torch.ones(()))
+        if config.sentence_position_buckets > 0:
+            self.position_bias = nn.Embedding(config.sentence_position_buckets, 1)
 
         # Initialize weights and apply final processing
         self.post_init()
@@ -248,6 +253,7 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         sentence_ids: torch.LongTensor | None = None,
         query_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        sentence_positions: torch.LongTensor | None = None,
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         **kwargs: Unpack[TransformersKwargs],
@@ -269,6 +275,10 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             labels (`torch.Tensor` of shape `(batch_size, S)`, *optional*):
                 `oracle_label` (0/1) for classification or `oracle_score` for regression; -100 or NaN for sentences
                 that take no part in the loss. Its second dimension fixes S; without labels S = max(sentence_ids)+1.
+            sentence_positions (`torch.LongTensor` of shape `(batch_size, S)`, *optional*):
+                Each scored sentence's index in its document (-1 for padding). Needed when
+                `config.sentence_position_buckets > 0` (a processor built with `sentence_positions=True` returns it);
+                ignored otherwise.
             position_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`, *optional*):
                 Position indices; default `0 … sequence_length-1`.
             inputs_embeds (`torch.FloatTensor` of shape `(batch_size, sequence_length, hidden_size)`, *optional*):
@@ -303,6 +313,8 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             query_vector = query_encoding(outputs.last_hidden_state, query_mask)
             similarity = functional.cosine_similarity(pooled, query_vector.unsqueeze(1).to(pooled.dtype), dim=-1)
             logits = logits + self.similarity_scale * similarity
+        if self.config.sentence_position_buckets > 0:
+            logits = logits + self.position_logits(sentence_positions, logits.shape[-1])
         logits = logits * sentence_mask
         scores = torch.sigmoid(logits) * sentence_mask if self.config.objective == "classification" else logits
 
@@ -318,6 +330,18 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             hidden_states=outputs.hidden_states,
             attentions=outputs.attentions,
         )
+
+    def position_logits(self, sentence_positions: torch.LongTensor | None, num_sentences: int) -> torch.Tensor:
+        """The learned bias of each scored sentence's place in its document, `(batch_size, S)`: bucket `min(index,
+        B-1)` of `position_bias` (padding, -1, takes bucket 0 and is masked with its sentence)."""
+        if sentence_positions is None:
+            raise ValueError("config.sentence_position_buckets > 0 needs `sentence_positions` (a processor built with "
+                             "QBertProcessor.from_config returns them)")
+        positions = sentence_positions[:, :num_sentences]
+        if positions.shape[-1] < num_sentences:
+            positions = functional.pad(positions, (0, num_sentences - positions.shape[-1]), value=-1)
+        buckets = positions.clamp(min=0, max=self.config.sentence_position_buckets - 1)
+        return self.position_bias(buckets).squeeze(-1)
 
     def sentence_loss(
         self, logits: torch.Tensor, labels: torch.Tensor, sentence_mask: torch.BoolTensor

@@ -13,8 +13,9 @@ repo published by ``trainer_scripts/push_to_hub.py``, which ships this file, the
 
 Each document is scored with (query, that document) by Q-BERT, window by window (`processing_qbert`). Selection
 (`selection.py`): one document → the WikiRef rule (rank by score, keep a sentence whose score exceeds the threshold
-and that shares no trigram with the summary so far); several documents → the DUC rule (rank across the cluster, skip
-sentences with more than `redundancy` of their bigrams in the summary, stop at `max_words`).
+and that shares no trigram with the summary so far); several documents → the model's `config.cluster_selection`: the
+DUC rule (rank across the cluster, skip sentences with more than `redundancy` of their bigrams in the summary, stop at
+`max_words`), maximal marginal relevance, or bigram concept coverage by integer linear programming.
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ from typing import Any
 
 from transformers import Pipeline
 
-from wikiref_dataset.selection import ClusterSentences, select_duc, select_wikiref, summary_text
+from wikiref_dataset.selection import CLUSTER_RULES, ClusterSentences, select_cluster, select_wikiref, summary_text
 
 from .inference import score_windows
 from .processing_qbert import QBertProcessor, split_into_sentences
 
 TASK = "query-focused-summarization"
-SELECTIONS = ("auto", "wikiref", "duc")
+SELECTIONS = ("auto", "wikiref", *CLUSTER_RULES)
 
 
 def document_sentences(document: Any, position: int = 0) -> list[str]:
@@ -69,13 +70,16 @@ class QueryFocusedSummarizationPipeline(Pipeline):
     (`{"query": …, "document": […]}`).
 
     Parameters (at construction or per call):
-        selection (`str`, defaults to `"auto"`): `"wikiref"`, `"duc"`, or `"auto"` (WikiRef for one document, DUC
-            for several).
+        selection (`str`, defaults to `"auto"`): `"wikiref"`, a cluster rule (`"duc"`, `"mmr"`, `"ilp"`), or
+            `"auto"` (WikiRef for one document, `model.config.cluster_selection` for several: `"duc"` unless the
+            model was trained with another).
         threshold (`float`, *optional*): WikiRef rule's score threshold; default `model.config.selection_threshold`,
             else 0.5 (classification) or 0.0 (regression).
         max_sentences (`int`, *optional*): WikiRef rule's sentence limit.
-        max_words (`int`, defaults to 250), redundancy (`float`, defaults to 0.5): the DUC rule's length limit and
-            bigram-overlap limit.
+        max_words (`int`, defaults to 250): the cluster rules' length limit (ROUGE's `-l`).
+        redundancy (`float`, defaults to 0.5): the DUC rule's bigram-overlap limit.
+        tradeoff (`float`, defaults to 0.7): MMR's weight of the score against redundancy.
+        candidates (`int`, defaults to 200): how many of the best-scored sentences the ILP rule chooses from.
         batch_size (`int`, defaults to 8): windows per forward pass.
 
     Returns a dict: `summary` (the selected sentences, one per line, in selection order), `selected` (those
@@ -123,6 +127,8 @@ class QueryFocusedSummarizationPipeline(Pipeline):
         max_sentences: int | None = None,
         max_words: int | None = None,
         redundancy: float | None = None,
+        tradeoff: float | None = None,
+        candidates: int | None = None,
         window_batch_size: int | None = None,
         batch_size: int | None = None,
     ) -> tuple[dict, dict, dict]:
@@ -135,7 +141,7 @@ class QueryFocusedSummarizationPipeline(Pipeline):
                 raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
             postprocess["selection"] = selection
         for name, value in (("threshold", threshold), ("max_sentences", max_sentences), ("max_words", max_words),
-                            ("redundancy", redundancy)):
+                            ("redundancy", redundancy), ("tradeoff", tradeoff), ("candidates", candidates)):
             if value is not None:
                 postprocess[name] = value
         return {}, forward, postprocess
@@ -171,7 +177,9 @@ class QueryFocusedSummarizationPipeline(Pipeline):
         threshold: float | None = None,
         max_sentences: int | None = None,
         max_words: int = 250,
-        redundancy: float = 0.5,
+        redundancy: float | None = None,
+        tradeoff: float | None = None,
+        candidates: int | None = None,
     ) -> dict[str, Any]:
         documents = model_outputs["sentences"]
         per_document = QBertProcessor.gather_sentence_scores(
@@ -184,13 +192,16 @@ class QueryFocusedSummarizationPipeline(Pipeline):
         flat = [{"document": document, "sentence": sentence, "text": text, "score": score}
                 for (document, sentence), text, score in zip(cluster.positions, texts, scores)]
         if selection == "auto":
-            selection = "wikiref" if len(documents) == 1 else "duc"
+            selection = "wikiref" if len(documents) == 1 else getattr(self.model.config, "cluster_selection", "duc")
         if selection == "wikiref":
             if threshold is None:
                 threshold = getattr(self.model.config, "default_threshold", 0.5)
             indices = select_wikiref(texts, scores, threshold, max_sentences=max_sentences)
-        else:
-            indices = select_duc(texts, scores, max_words=max_words, redundancy=redundancy)
+        else:  # a rule's own setting only: another rule's is ignored (a pipeline may be built with several)
+            given = {"duc": {"redundancy": redundancy}, "mmr": {"tradeoff": tradeoff},
+                     "ilp": {"candidates": candidates}}.get(selection, {})
+            indices = select_cluster(selection, texts, scores, max_words=max_words,
+                                     **{name: value for name, value in given.items() if value is not None})
         return {
             "summary": summary_text(texts, indices),
             "selected": [flat[index] for index in indices],

@@ -71,6 +71,7 @@ class QBertWindow:
     example_index: int
     sentence_index: list[int]
     labels: list[float] | None = None
+    sentence_positions: list[int] | None = None
 
     def to_features(self) -> dict[str, Any]:
         features = {
@@ -84,6 +85,8 @@ class QBertWindow:
         }
         if self.labels is not None:
             features["labels"] = self.labels
+        if self.sentence_positions is not None:
+            features["sentence_positions"] = self.sentence_positions
         return features
 
 
@@ -231,6 +234,9 @@ class QBertProcessor(ProcessorMixin):
             `"stride"`: overlapping windows `stride` tokens apart, each sentence scored where its context is largest
             (the paper's). `"sentences"`: whole sentences side by side, no overlap (`plan_sentence_windows`): about
             `max_length / stride` times fewer windows to run, less context at the windows' edges.
+        sentence_positions (`bool`, *optional*, defaults to `False`):
+            Also return `sentence_positions`: each scored sentence's index in its document, for a model with
+            `config.sentence_position_buckets > 0`.
     """
 
     def __init__(
@@ -244,6 +250,7 @@ class QBertProcessor(ProcessorMixin):
         use_query: bool = True,
         objective: str = "classification",
         packing: str = "stride",
+        sentence_positions: bool = False,
     ):
         super().__init__(tokenizer)
         if packing not in PACKINGS:
@@ -266,6 +273,7 @@ class QBertProcessor(ProcessorMixin):
         self.use_query = use_query
         self.objective = objective
         self.packing = packing
+        self.sentence_positions = bool(sentence_positions)
 
         level_tokens = [LEVEL_TOKEN.format(level) for level in range(1, max_query_levels + 1)]
         known = set(tokenizer.get_vocab())
@@ -280,6 +288,7 @@ class QBertProcessor(ProcessorMixin):
     def from_config(cls, tokenizer: PreTrainedTokenizerBase, config: Any, **kwargs) -> "QBertProcessor":
         """A processor whose packing matches a `QBertConfig` (pooling, use_query, max_query_levels, objective)."""
         settings = {name: getattr(config, name) for name in ("pooling", "use_query", "max_query_levels", "objective")}
+        settings["sentence_positions"] = getattr(config, "sentence_position_buckets", 0) > 0
         settings["max_length"] = min(kwargs.pop("max_length", 512), config.max_position_embeddings)
         # Small test models have short windows: keep at least half of a window for the document.
         settings["max_query_length"] = min(kwargs.pop("max_query_length", 128), settings["max_length"] // 2)
@@ -291,6 +300,10 @@ class QBertProcessor(ProcessorMixin):
             if getattr(config, name) != getattr(self, name):
                 raise ValueError(f"processor {name}={getattr(self, name)!r} does not match the model's "
                                  f"{name}={getattr(config, name)!r}; build it with QBertProcessor.from_config")
+        if (getattr(config, "sentence_position_buckets", 0) > 0) != self.sentence_positions:
+            raise ValueError(f"processor sentence_positions={self.sentence_positions} does not match the model's "
+                             f"sentence_position_buckets={getattr(config, 'sentence_position_buckets', 0)}; build it "
+                             "with QBertProcessor.from_config")
         if getattr(config, "attention_scope", "window") == "sentence" and self.packing != "sentences":
             raise ValueError(f"the model encodes each sentence alone (attention_scope='sentence'), which needs "
                              f"packing='sentences', not {self.packing!r}")
@@ -426,6 +439,7 @@ class QBertProcessor(ProcessorMixin):
                 example_index=example_index,
                 sentence_index=sentences,
                 labels=[example.labels[s] for s in sentences] if example.labels is not None else None,
+                sentence_positions=list(sentences) if self.sentence_positions else None,
             ))
         return windows
 
@@ -501,7 +515,7 @@ class QBertProcessor(ProcessorMixin):
 
         settings = {name: getattr(self, name) for name in ("max_length", "stride", "max_query_levels",
                                                              "max_query_length", "pooling", "use_query", "objective",
-                                                             "packing")}
+                                                             "packing", "sentence_positions")}
         tokenizer = getattr(self.tokenizer, "backend_tokenizer", None)
         state = tokenizer.to_str() if tokenizer is not None else json.dumps(self.tokenizer.get_vocab(), sort_keys=True)
         digest = hashlib.sha256()
@@ -633,6 +647,10 @@ class QBertDataCollator:
             batch["labels"] = torch.tensor(
                 [[float(v) for v in f["labels"]] + [self.label_pad_value] * (width - len(f["labels"]))
                  for f in features], dtype=torch.float32).reshape(len(features), width)
+        if "sentence_positions" in features[0]:
+            batch["sentence_positions"] = torch.tensor(
+                [list(f["sentence_positions"]) + [-1] * (width - len(f["sentence_positions"])) for f in features],
+                dtype=torch.long).reshape(len(features), width)
         if self.keep_mapping and "sentence_index" in features[0]:
             batch["example_index"] = torch.tensor([int(f["example_index"]) for f in features])
             if "document_index" in features[0]:

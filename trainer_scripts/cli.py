@@ -16,6 +16,9 @@ Model side (this package):
                   (``evaluate_qfs.py``);
     experiments   the paper's tables as cached runs of the training scripts, beside the published numbers
                   (``run_experiments.py``);
+    rescore       summaries chosen again from the sentence scores fine-tuning units saved (another selection rule,
+                  the seeds' scores averaged, a signal mixed in) and scored, in seconds
+                  (``experiments/rescore.py``);
     summarize     an extractive query-focused summary of text files with a Q-BERT model (``summarize_cli.py``).
 
 Every subcommand follows one convention (``wikiref_dataset.command``): one-paragraph ``--help`` with an example,
@@ -41,7 +44,7 @@ from .experiments import keep_unknown_options
 from .summarize_cli import add_summarize_parser
 
 __all__ = ["add_demo_parser", "add_duc_evaluate_parser", "add_experiments_parser", "add_qfs_evaluate_parser",
-           "build_parser", "main"]
+           "add_rescore_parser", "build_parser", "main"]
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -163,6 +166,72 @@ def add_experiments_parser(commands: argparse._SubParsersAction) -> argparse.Arg
     return experiments
 
 
+def run_rescore(args: argparse.Namespace) -> int:
+    """``wikiref rescore``: see ``experiments/rescore.py`` (bad input is one line, exit 2)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from .experiments.rescore import Mix, Rule, rescore, to_markdown
+
+    settings = {"duc": {"redundancy": args.redundancy}, "mmr": {"tradeoff": args.tradeoff},
+                "ilp": {"candidates": args.candidates}}
+    rules = [Rule(name, {key: value for key, value in settings[name].items() if value is not None})
+             for name in dict.fromkeys(args.selection)]
+    mixes = list(dict.fromkeys(Mix.parse(text) for text in args.mix))
+    if args.candidates is not None and args.candidates < 1:
+        raise CliError(f"--candidates must be at least 1, got {args.candidates}")
+    if args.tradeoff is not None and not 0 <= args.tradeoff <= 1:
+        raise CliError(f"--tradeoff must lie in [0, 1], got {args.tradeoff}")
+    if args.redundancy is not None and not 0 <= args.redundancy <= 1:
+        raise CliError(f"--redundancy must lie in [0, 1], got {args.redundancy}")
+    say = None if args.quiet else (lambda message: print(f"rescoring {message} ...", file=sys.stderr, flush=True))
+    result = rescore(args.runs, args.duc_dirs, rules, mixes, average_seeds=args.average_seeds, progress=say)
+    table = to_markdown(result)
+    print(table, end="")
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "rescore.md").write_text(table, encoding="utf-8")
+        (out / "rescore.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``rescore`` on the ``wikiref`` subcommands."""
+    rescore = add_subcommand(
+        commands, "rescore", help="choose summaries again from saved sentence scores and score them, in seconds",
+        description="Choose every test cluster's summary again from the sentence scores that fine-tuning units saved "
+                    "(wikiref experiments, finetune_duc.py: sentence_scores.jsonl), with other selection rules, the "
+                    "seeds' scores averaged or another signal mixed in, and score the summaries with the official "
+                    "DUC settings: the levers that change no weight, measured without retraining. Units that differ "
+                    "only in fold and seed are one group; each seed's folds are pooled and scored per year. Prints a "
+                    "table (mean ± std over the seeds [95% interval of the median seed's run]); --out writes "
+                    "rescore.md and rescore.json.",
+        example=["wikiref rescore runs --duc_dirs duc/2006 --selection duc mmr ilp --average_seeds",
+                 "wikiref rescore runs/units --duc_dirs duc/2006 --selection ilp --mix none query_sim:0.2 "
+                 "position:0.1 --out rescored"],
+        func=run_rescore, writes=("out",))
+    rescore.add_argument("runs", nargs="+", metavar="RUN",
+                         help="a wikiref experiments --out folder, its units/ folder, or unit folders")
+    rescore.add_argument("--duc_dirs", nargs="+", metavar="DIR",
+                         help="the converted DUC years the units tested on (default: the folders their command names)")
+    rescore.add_argument("--selection", nargs="+", choices=("duc", "mmr", "ilp"), default=["duc", "mmr", "ilp"],
+                         metavar="RULE", help="rules to compare: duc (the paper's greedy rule), mmr, ilp (default: all)")
+    rescore.add_argument("--redundancy", type=float, help="duc rule: the largest share of a sentence's bigrams already "
+                                                          "in the summary (0.5)")
+    rescore.add_argument("--tradeoff", type=float, help="mmr rule: weight of the score against redundancy (0.7)")
+    rescore.add_argument("--candidates", type=int, help="ilp rule: the best-scored sentences it chooses from (200)")
+    rescore.add_argument("--mix", nargs="+", default=["none"], metavar="MIX",
+                         help="none, or SIGNAL:WEIGHT added to the scores (each min-max scaled in its cluster); "
+                              "signals: position (1/(1+index in the document)), query_sim (TF-IDF cosine to the "
+                              "query). Default: none")
+    rescore.add_argument("--average_seeds", action="store_true",
+                         help="also choose summaries from the seeds' scores averaged sentence by sentence")
+    rescore.add_argument("--out", metavar="DIR", help="folder for rescore.md and rescore.json")
+    return rescore
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``wikiref`` parser: the data side's subcommands plus the model side's."""
     parser = ArgumentParser(prog="wikiref", description="Query-focused summarization toolkit: build the datasets, "
@@ -173,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_duc_evaluate_parser(nested["duc"])
     add_qfs_evaluate_parser(nested["qfs"])
     add_experiments_parser(commands)
+    add_rescore_parser(commands)
     add_summarize_parser(commands)
     return parser
 

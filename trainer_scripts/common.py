@@ -80,6 +80,11 @@ class ModelArguments:
     query_similarity: bool = field(default=False, metadata={
         "help": "For a new head: add a learned multiple of cos(query, sentence) to each score, the linear head "
                 "starting at zero, so the untrained model ranks by similarity to the query. Not in the paper."})
+    sentence_position_buckets: int = field(default=0, metadata={
+        "help": "For a new head: add a learned bias for each sentence's index in its document to its score "
+                "(sentences 0 … B-2 their own, later ones the last bucket; starting at zero), where a sentence "
+                "stands being what --attention_scope sentence hides from the encoder. 0: none (the paper's). Not in "
+                "the paper."})
     random_init: bool = field(default=False, metadata={
         "help": "Start a new model's encoder from random weights (only the architecture and tokenizer of "
                 "--model_name_or_path are used): with --use_query false, the TRANSFORMER row of Table IV."})
@@ -133,6 +138,8 @@ def check_model_arguments(arguments: ModelArguments) -> None:
                           "(overlapping windows leave context tokens outside any sentence)")
     if arguments.query_similarity and not arguments.use_query:
         raise ScriptError("--query_similarity compares each sentence with the query and needs --use_query true")
+    if arguments.sentence_position_buckets < 0:
+        raise ScriptError(f"--sentence_position_buckets must be at least 0, got {arguments.sentence_position_buckets}")
     if arguments.attention_dropout is not None and not 0.0 <= arguments.attention_dropout < 1.0:
         raise ScriptError(f"--attention_dropout must lie in [0, 1), got {arguments.attention_dropout}")
     if not arguments.use_query and arguments.pooling == "query_focused":
@@ -354,8 +361,9 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
                               "saved Q-BERT model")
         model = QBertForSentenceScoring.from_pretrained(path)
         ignored = [f"--{name} {getattr(arguments, name)}"
-                   for name in ("pooling", "use_query", "attention_scope", "query_similarity")
-                   if getattr(arguments, name) != getattr(model.config, name)]
+                   for name in ("pooling", "use_query", "attention_scope", "query_similarity",
+                                "sentence_position_buckets")
+                   if getattr(arguments, name) != getattr(model.config, name, 0)]
         if ignored:
             logger.warning("%s apply to a new model only: %s keeps its pooling=%s, use_query=%s", ", ".join(ignored),
                            path, model.config.pooling, model.config.use_query)
@@ -372,7 +380,8 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
         raise ScriptError(f"{path}: not a saved Q-BERT model (config.json has no model_type 'qbert'); fine-tuning "
                           "starts from a model pre-trained with pretrain_wikiref.py")
     settings = {"objective": arguments.objective, "pooling": arguments.pooling, "use_query": arguments.use_query,
-                "attention_scope": arguments.attention_scope, "query_similarity": arguments.query_similarity}
+                "attention_scope": arguments.attention_scope, "query_similarity": arguments.query_similarity,
+                "sentence_position_buckets": arguments.sentence_position_buckets}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
         if arguments.random_init:  # the architecture only: every weight starts as `_init_weights` draws it

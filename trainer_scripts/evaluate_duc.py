@@ -210,9 +210,12 @@ def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
 def model_summaries(
     summarize: Callable[..., Any], rows: Iterable[Mapping[str, Any]], progress: bool = False,
     scores: dict[str, list[list[float]]] | None = None, budget: Callable[[Mapping[str, Any]], int] | None = None,
+    rule: str | None = None,
 ) -> dict[str, str]:
     """``{topic_id: summary}`` from the Q-BERT pipeline: every sentence scored with the query and its own document
-    (Zhu et al., 2022, §V-B), ranked across the cluster and chosen by the DUC rule (``selection="duc"``, 250 words).
+    (Zhu et al., 2022, §V-B), ranked across the cluster and chosen by the cluster rule ``rule`` (``"duc"``, ``"mmr"``
+    or ``"ilp"``; default: the model's ``config.cluster_selection``, the DUC rule for a model that names none), 250
+    words.
     ``scores``, when given, receives every sentence's score: ``scores[topic_id][document][sentence]``. ``budget``,
     when given, is each row's word budget instead of 250 (another benchmark's): the summary is cut to it, as ROUGE's
     ``-l`` would cut it (those benchmarks are scored without a limit)."""
@@ -220,11 +223,13 @@ def model_summaries(
 
     from wikiref_dataset.rouge import truncate_lines
 
+    if rule is None:
+        rule = getattr(getattr(getattr(summarize, "model", None), "config", None), "cluster_selection", "duc")
     summaries = {}
     for row in tqdm(list(rows), desc="model", unit="query" if budget else "cluster", disable=not progress,
                     file=sys.stderr):
         words = budget(row) if budget is not None else None
-        output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection="duc",
+        output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection=rule,
                            **({"max_words": words} if words is not None else {}))
         summary = output["summary"]
         if words is not None:  # cut as ROUGE's -l would: those benchmarks are scored without it

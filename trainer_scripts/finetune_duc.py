@@ -145,6 +145,13 @@ class DucArguments:
     preprocessing_num_workers: int | None = field(default=None, metadata={
         "help": "Processes that pack the training rows into windows (datasets.map's num_proc): a QMSum training split "
                 "is 1,257 queries over meetings of ~800 sentences. Default: this process alone."})
+    selection: str = field(default="duc", metadata={
+        "help": "The rule that turns the test sentences' scores into each summary, saved as the model's "
+                "cluster_selection (the pipeline's rule for several documents): duc (the paper's: by score, skipping "
+                "a sentence with more than half its bigrams in the summary), mmr (maximal marginal relevance) or ilp "
+                "(the bigram concepts of the 200 best-scored sentences, weighted by their scores, covered under the "
+                "word budget by integer linear programming; Gillick and Favre, 2009). `wikiref rescore` compares "
+                "them on saved scores."})
     validation_clusters: int = field(default=0, metadata={
         "help": "Hold out this many training clusters (drawn with --seed) as a validation share: after every epoch the "
                 "model summarizes them with the DUC rule, and the epoch with the best ROUGE-2 recall there is the "
@@ -388,14 +395,15 @@ def split_validation(rows: Sequence[Mapping[str, Any]], count: int, seed: int
 
 class EpochSelection:
     """The validation share's judge (``--validation_clusters``): after every epoch, the model summarizes the
-    validation clusters with the DUC rule (scores as the pipeline gives them: `modeling_qbert.inference.score_rows`)
+    validation clusters with the run's selection rule (``--selection``; scores as the pipeline gives them: `modeling_qbert.inference.score_rows`)
     and ROUGE-2 recall is measured with the official settings; the weights of the best epoch so far are kept in memory
     (:meth:`restore` puts them back after training). Only the main process judges (it alone tests and saves)."""
 
-    def __init__(self, model: Any, processor: Any, rows: Sequence[Mapping[str, Any]], batch_size: int) -> None:
+    def __init__(self, model: Any, processor: Any, rows: Sequence[Mapping[str, Any]], batch_size: int,
+                 rule: str = "duc") -> None:
         from trainer_scripts.evaluate_duc import DucYear, load_metric
 
-        self.model, self.processor, self.batch_size = model, processor, batch_size
+        self.model, self.processor, self.batch_size, self.rule = model, processor, batch_size, rule
         self.year = DucYear(path=Path("validation"), year=0, rows=[dict(row) for row in rows])
         self.metric = load_metric()
         self.by_epoch: list[float] = []
@@ -403,7 +411,7 @@ class EpochSelection:
         self._best_state: dict[str, Any] | None = None
 
     def rouge_2(self) -> float:
-        """ROUGE-2 recall of the model's DUC summaries of the validation clusters."""
+        """ROUGE-2 recall of the model's summaries of the validation clusters."""
         from modeling_qbert.inference import score_rows
         from trainer_scripts.evaluate_duc import score_year
         from wikiref_dataset.selection import ClusterSentences
@@ -412,7 +420,8 @@ class EpochSelection:
         summaries = {}
         for row, documents in zip(rows, score_rows(self.model, self.processor, rows, batch_size=self.batch_size)):
             cluster = ClusterSentences.from_row(row)
-            summaries[row["topic_id"]] = cluster.summary(cluster.select(cluster.flatten_scores(documents)))
+            summaries[row["topic_id"]] = cluster.summary(cluster.select(cluster.flatten_scores(documents),
+                                                                        rule=self.rule))
         return float(score_year(self.metric, self.year, summaries, "validation")["rouge_2_recall"])
 
     def callback(self) -> Any:
@@ -559,6 +568,10 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     if unknown:
         raise ScriptError(f"unknown baseline(s) {unknown}: choose from {sorted(BASELINE_NAMES)} or 'none'")
     check_target_scaling(duc_args.target_scaling)  # before any model is loaded
+    from wikiref_dataset.selection import CLUSTER_RULES
+
+    if duc_args.selection not in CLUSTER_RULES:
+        raise ScriptError(f"--selection must be one of {', '.join(CLUSTER_RULES)}, got {duc_args.selection!r}")
     if duc_args.preprocessing_num_workers is not None and duc_args.preprocessing_num_workers < 1:
         raise ScriptError(f"--preprocessing_num_workers must be at least 1, got {duc_args.preprocessing_num_workers}")
     if not duc_args.ranking_loss_weight >= 0:
@@ -634,8 +647,9 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
                 base, trained, len(train_rows), sum(len(row["documents"]) for row in train_rows), len(windows),
                 processor.packing, tested)
 
-    selection = (EpochSelection(model, processor, validation_rows, duc_args.eval_window_batch_size)
-                 if validation_rows else None)
+    model.config.cluster_selection = duc_args.selection  # saved with the model: the pipeline's rule for clusters
+    selection = (EpochSelection(model, processor, validation_rows, duc_args.eval_window_batch_size,
+                                rule=duc_args.selection) if validation_rows else None)
     common = dict(model=model, args=training_args, train_dataset=windows, data_collator=processor.collator(),
                   head_learning_rate=head_learning_rate, ranking_loss_weight=duc_args.ranking_loss_weight,
                   callbacks=[model_folder_callback(processor), *([selection.callback()] if selection else [])])
@@ -685,7 +699,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         from trainer_scripts import evaluate_qfs
 
         budget = benchmark.scoring.budget
-        systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows, scores=sentence_scores, budget=budget)}
+        systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows, scores=sentence_scores, budget=budget,
+                                                 rule=duc_args.selection)}
         for name in baselines:
             systems[BASELINE_NAMES[name]] = baseline_summaries(name, test_rows, budget=budget)
         scored = {system: evaluate_qfs.score_system(benchmark.test, benchmark.scoring, summaries, system)
@@ -694,7 +709,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         logger.info("%s, ROUGE x100 (%s):\n%s", tested, benchmark.scoring.describe(),
                     evaluate_qfs.format_table(scored, benchmark.test, benchmark.scoring.value))
     else:
-        systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows, scores=sentence_scores)}
+        systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows, scores=sentence_scores,
+                                                 rule=duc_args.selection)}
         for name in baselines:
             systems[BASELINE_NAMES[name]] = baseline_summaries(name, test_rows)
         evaluation = evaluate_systems(test_years, systems)

@@ -4,7 +4,8 @@
 
 Each FILE is one document (UTF-8 text, split into sentences with the project's splitter; ``--sentences-per-line``
 takes every non-empty line as a sentence; ``-`` reads standard input). One document is summarized with the WikiRef
-rule, several with the DUC rule (``--selection`` overrides). The summary goes to standard output (``--json``: the
+rule, several with the model's cluster rule (its ``config.cluster_selection``: the DUC rule unless it was trained
+with another; ``--selection`` overrides). The summary goes to standard output (``--json``: the
 scored sentences too); progress and a closing line go to standard error.
 
 This module imports only the standard library at import time: the ``wikiref`` command builds its parser on every
@@ -22,7 +23,9 @@ from typing import Any
 
 from wikiref_dataset.command import CliError, add_subcommand
 
-SELECTIONS = ("auto", "wikiref", "duc")
+SELECTIONS = ("auto", "wikiref", "duc", "mmr", "ilp")
+"""The pipeline's rules (``modeling_qbert.pipeline_qfs.SELECTIONS``, which imports transformers: written here for a fast
+parser; tests/trainer_scripts/test_summarize_cli.py checks they are the same)."""
 
 
 class SummarizeError(CliError):
@@ -35,7 +38,8 @@ def add_summarize_parser(commands: Any) -> argparse.ArgumentParser:
         commands, "summarize", help="extractive query-focused summary of text files with a Q-BERT model",
         description="Summarize text files for a query with a saved Q-BERT model: every sentence is scored with the "
                     "query and its document, and the summary chosen with the WikiRef rule (one file: tuned threshold, "
-                    "trigram blocking) or the DUC rule (several files: 250 words, bigram redundancy). The summary "
+                    "trigram blocking) or the model's cluster rule (several files, 250 words: the DUC rule's bigram "
+                    "redundancy, MMR or ILP concept coverage). The summary "
                     "goes to standard output (--json: every scored sentence too); progress to standard error.",
         example='wikiref summarize --model runs/qbert --query "Barack Obama" --query "Early life" page1.txt page2.txt',
         func=run_summarize)
@@ -48,13 +52,18 @@ def add_summarize_parser(commands: Any) -> argparse.ArgumentParser:
                         help="every non-empty line is one sentence (no sentence splitting)")
     parser.add_argument("--selection", choices=SELECTIONS, default="auto",
                         help="selection rule: wikiref (threshold + trigram blocking), duc (250 words, bigram "
-                             "redundancy) or auto (wikiref for one file, duc for several; default)")
+                             "redundancy), mmr (maximal marginal relevance), ilp (bigram concept coverage, integer "
+                             "linear programming) or auto (wikiref for one file, the model's cluster rule for "
+                             "several; default)")
     parser.add_argument("--threshold", type=float,
                         help="wikiref rule's score threshold (default: the model's tuned one, else 0.5 / 0.0)")
     parser.add_argument("--max-sentences", type=int, help="wikiref rule's sentence limit")
     parser.add_argument("--max-words", type=int, default=250, help="duc rule's summary length in words (250)")
-    parser.add_argument("--redundancy", type=float, default=0.5,
+    parser.add_argument("--redundancy", type=float,
                         help="duc rule: skip sentences with more than this share of bigrams in the summary (0.5)")
+    parser.add_argument("--tradeoff", type=float, help="mmr rule: weight of the score against redundancy (0.7)")
+    parser.add_argument("--candidates", type=int,
+                        help="ilp rule: how many of the best-scored sentences it chooses from (200)")
     parser.add_argument("--batch-size", type=int, default=8, help="windows per forward pass (8)")
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--json", action="store_true", help="print the summary and every scored sentence as JSON")
@@ -114,8 +123,10 @@ def _summarize(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"scoring {len(documents)} document(s) for the query {' > '.join(args.query)!r} …", file=sys.stderr,
               flush=True)
-    options = {"selection": args.selection, "max_words": args.max_words, "redundancy": args.redundancy,
-               "batch_size": args.batch_size}
+    options = {"selection": args.selection, "max_words": args.max_words, "batch_size": args.batch_size}
+    for name in ("redundancy", "tradeoff", "candidates"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
     if args.threshold is not None:
         options["threshold"] = args.threshold
     if args.max_sentences is not None:

@@ -7,6 +7,14 @@ Usable without a model: the DUC baselines (``baselines.py``) feed their own scor
 * :func:`select_wikiref` — WikiRef: rank by score, add a sentence if its score exceeds a threshold and it shares
   no trigram with the summary so far (trigram blocking); :func:`tune_threshold` picks the threshold on a dev set
   for the best mean ROUGE-2 F1.
+* :func:`select_mmr` — maximal marginal relevance (Carbonell and Goldstein, 1998): repeatedly take the sentence with
+  the best trade-off between its score and its largest unigram cosine to the summary so far, up to 250 words.
+* :func:`select_ilp` — concept coverage (Gillick and Favre, 2009, the ICSI summarizer): choose the sentences whose
+  stemmed bigram "concepts", each weighted by the model's scores of the sentences that hold it, cover the most weight
+  under the word budget, solved exactly as an integer linear program by HiGHS (``scipy.optimize.milp``), then fill
+  what the budget has left as :func:`select_duc` would.
+* :data:`CLUSTER_RULES` and :func:`select_cluster` — the multi-document rules by name (``"duc"``, ``"mmr"``, ``"ilp"``),
+  as the pipeline, ``finetune_duc.py`` and ``wikiref rescore`` take them.
 * :class:`ClusterSentences` — a DUC cluster's documents flattened into one list of sentences, remembering for each
   its (document index, sentence index), so that per-document scores can be selected across the cluster.
 
@@ -24,15 +32,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wikiref_dataset.rouge import RougeConfig, RougeScorer, count_words, ngram_counts, truncate_lines
+from wikiref_dataset.rouge import RougeConfig, RougeScorer, count_words, ngram_counts, rouge_tokenize, truncate_lines
 
 __all__ = [
+    "CLUSTER_RULES",
     "DUC_MAX_WORDS",
     "ClusterSentences",
     "ThresholdSearch",
+    "min_max_scaled",
     "rank_by_score",
     "sentence_ngrams",
+    "select_cluster",
     "select_duc",
+    "select_ilp",
+    "select_mmr",
     "select_wikiref",
     "summary_text",
     "tune_threshold",
@@ -119,6 +132,259 @@ def select_duc(
         summary_bigrams.update(bigrams)
         words += length
     return chosen
+
+
+def min_max_scaled(values: Sequence[float]) -> list[float]:
+    """Scores min-max scaled to [0, 1] within the cluster (all 1.0 when they are equal): MMR's trade-off and the
+    concepts' weights need one scale whatever the model's (regressed ROUGE, logits, probabilities)."""
+    low, high = min(values), max(values)
+    if high <= low:
+        return [1.0] * len(values)
+    return [(value - low) / (high - low) for value in values]
+
+
+@functools.cache
+def _stop_words() -> frozenset[str]:
+    from wikiref_dataset.stopwords import english_stop_words
+
+    return english_stop_words()
+
+
+_FILTER_STOP = True
+
+
+def _content_terms(sentence: str) -> tuple[Counter, set]:
+    """A sentence's stemmed content unigrams (stop words left out) and its stemmed bigram concepts (bigrams of two
+    stop words left out, as Gillick and Favre do), ROUGE tokens counted inside each line."""
+    scorer, stop = _scorer(), _stop_words()
+    unigrams: Counter = Counter()
+    bigrams: set = set()
+    for line in sentence.split("\n"):
+        raw = rouge_tokenize(line)
+        stems = scorer.tokens(line)
+        is_stop = [token in stop and _FILTER_STOP for token in raw]
+        unigrams.update(stem for stem, stopped in zip(stems, is_stop) if not stopped)
+        bigrams.update((stems[k], stems[k + 1]) for k in range(len(stems) - 1)
+                       if not (is_stop[k] and is_stop[k + 1]))
+    return unigrams, bigrams
+
+
+def _cosine(left: Counter, right: Counter, left_norm: float, right_norm: float) -> float:
+    if not left_norm or not right_norm:
+        return 0.0
+    if len(left) > len(right):
+        left, right = right, left
+    return sum(count * right.get(term, 0) for term, count in left.items()) / (left_norm * right_norm)
+
+
+def select_mmr(
+    sentences: Sequence[str],
+    scores: Sequence[float],
+    max_words: int = DUC_MAX_WORDS,
+    tradeoff: float = 0.7,
+) -> list[int]:
+    """Maximal marginal relevance (Carbonell and Goldstein, 1998): indices of the chosen sentences, in the order
+    they were chosen.
+
+    Each step takes the sentence that maximises ``tradeoff * score - (1 - tradeoff) * similarity``, where ``score``
+    is the sentence's score min-max scaled to [0, 1] within the cluster and ``similarity`` its largest cosine (stemmed
+    content unigrams) to a sentence already chosen; ties go to the original order. Selection stops once the summary
+    holds ``max_words`` words, the crossing sentence included (ROUGE's ``-l`` cuts it), as in :func:`select_duc`.
+
+    Args:
+        sentences (`Sequence[str]`): every sentence of every document of the cluster.
+        scores (`Sequence[float]`): one score per sentence, higher is better (NaN is refused).
+        max_words (`int`, *optional*, defaults to 250): the budget, ROUGE's ``-l``.
+        tradeoff (`float`, *optional*, defaults to 0.7): weight of the score against redundancy, in [0, 1]; 1 is
+            plain ranking by score.
+    """
+    values = _check_scores(sentences, scores)
+    if max_words < 1:
+        raise ValueError(f"max_words must be >= 1, got {max_words}")
+    if not 0.0 <= tradeoff <= 1.0:
+        raise ValueError(f"tradeoff must be in [0, 1], got {tradeoff}")
+    relevance = min_max_scaled(values) if values else []
+    lengths = [count_words(sentence) for sentence in sentences]
+    remaining = [index for index in range(len(sentences)) if lengths[index]]
+    vectors = {index: _content_terms(sentences[index])[0] for index in remaining}
+    norms = {index: math.sqrt(sum(count * count for count in vector.values())) for index, vector in vectors.items()}
+    similarity = dict.fromkeys(remaining, 0.0)
+    chosen: list[int] = []
+    words = 0
+    while remaining and words < max_words:
+        best = max(remaining, key=lambda index: (tradeoff * relevance[index] - (1 - tradeoff) * similarity[index],
+                                                 -index))
+        chosen.append(best)
+        words += lengths[best]
+        remaining.remove(best)
+        for index in remaining:
+            similarity[index] = max(similarity[index],
+                                    _cosine(vectors[index], vectors[best], norms[index], norms[best]))
+    return chosen
+
+
+def select_ilp(
+    sentences: Sequence[str],
+    scores: Sequence[float],
+    max_words: int = DUC_MAX_WORDS,
+    candidates: int = 200,
+    fill: bool = True,
+    time_limit: float = 30.0,
+) -> list[int]:
+    """Concept coverage by integer linear programming (Gillick and Favre, 2009): indices of the chosen sentences,
+    in score order.
+
+    The ``candidates`` best-scored sentences are the pool. Their concepts are stemmed bigrams (ROUGE tokens, inside
+    each line; a bigram of two stop words is no concept); a concept's weight is the sum of the scores, min-max scaled
+    to [0, 1] over the pool, of the pool's sentences that hold it, so a bigram many good sentences share weighs most.
+    The program picks sentences ``s_j`` and concepts ``c_i`` (binary) to maximise ``sum w_i c_i`` (plus a tie-break
+    of 1e-6 times each chosen sentence's scaled score) under ``sum len_j s_j <= max_words``, with a concept counted
+    only when a chosen sentence holds it; HiGHS solves it through ``scipy.optimize.milp``. The sentences come out by
+    decreasing score. With ``fill`` (the default), the words the budget has left are filled as :func:`select_duc`
+    would go on (next sentences by score, skipping redundant ones, the crossing one included for ROUGE's ``-l`` to
+    cut), so the summary uses the whole budget as the greedy rule's does.
+
+    Args:
+        sentences (`Sequence[str]`): every sentence of every document of the cluster.
+        scores (`Sequence[float]`): one score per sentence, higher is better (NaN is refused).
+        max_words (`int`, *optional*, defaults to 250): the budget, ROUGE's ``-l``.
+        candidates (`int`, *optional*, defaults to 200): how many of the best-scored sentences the program chooses
+            from (the ICSI summarizer prunes the same way; the program grows with it).
+        fill (`bool`, *optional*, defaults to `True`): fill the budget's remainder greedily.
+        time_limit (`float`, *optional*, defaults to 30): seconds HiGHS may take; past it, its best solution so far.
+
+    Raises:
+        RuntimeError: the solver returned no solution (it always has one: choosing nothing is feasible).
+    """
+    values = _check_scores(sentences, scores)
+    if max_words < 1:
+        raise ValueError(f"max_words must be >= 1, got {max_words}")
+    if candidates < 1:
+        raise ValueError(f"candidates must be >= 1, got {candidates}")
+    lengths = [count_words(sentence) for sentence in sentences]
+    pool = [index for index in rank_by_score(values) if lengths[index]][:candidates]
+    if not pool:
+        return []
+    relevance = min_max_scaled([values[index] for index in pool])
+    concept_ids: dict[Any, int] = {}
+    weights: list[float] = []
+    holds: list[tuple[int, int]] = []  # (pool position, concept id)
+    for position, index in enumerate(pool):
+        for gram in _content_terms(sentences[index])[1]:
+            concept = concept_ids.setdefault(gram, len(concept_ids))
+            if concept == len(weights):
+                weights.append(0.0)
+            weights[concept] += relevance[position]
+            holds.append((position, concept))
+    chosen = _solve_coverage([lengths[index] for index in pool], relevance, weights, holds, max_words, time_limit)
+    selected = [pool[position] for position in chosen]
+    selected.sort(key=lambda index: (-values[index], index))
+    if fill:
+        selected = _fill_budget(sentences, values, selected, max_words)
+    return selected
+
+
+def _solve_coverage(lengths: Sequence[int], relevance: Sequence[float], weights: Sequence[float],
+                    holds: Sequence[tuple[int, int]], max_words: int, time_limit: float) -> list[int]:
+    """The pool positions the concept-coverage program chooses (see :func:`select_ilp`).
+
+    A concept that only one sentence of the pool holds is covered exactly when that sentence is chosen, so its
+    weight moves onto the sentence's own variable and the concept leaves the program: the same optimum, a program a
+    fraction of the size (most bigrams occur once)."""
+    try:
+        import numpy as np
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import coo_array
+    except ImportError as error:
+        raise ImportError(f"the 'ilp' selection rule solves its program with scipy (HiGHS): pip install scipy "
+                          f"({error})") from None
+
+    holders: dict[int, list[int]] = {}
+    for position, concept in holds:
+        holders.setdefault(concept, []).append(position)
+    sentence_weights = [1e-6 * value for value in relevance]  # the tie-break: the better-scored of equal covers
+    shared = []
+    for concept, positions in holders.items():
+        if len(positions) == 1:
+            sentence_weights[positions[0]] += weights[concept]
+        else:
+            shared.append(concept)
+    renumber = {concept: new for new, concept in enumerate(shared)}
+    holds = [(position, renumber[concept]) for position, concept in holds if concept in renumber]
+    weights = [weights[concept] for concept in shared]
+    n_sentences, n_concepts = len(lengths), len(weights)
+    objective = -np.concatenate([np.asarray(sentence_weights, dtype=float), np.asarray(weights, dtype=float)])
+    rows, columns, data = [], [], []
+    for position, length in enumerate(lengths):  # row 0: the budget
+        rows.append(0), columns.append(position), data.append(float(length))
+    for row, (position, concept) in enumerate(holds, start=1):  # s_j - c_i <= 0: a chosen sentence covers its concepts
+        rows += [row, row]
+        columns += [position, n_sentences + concept]
+        data += [1.0, -1.0]
+    first = 1 + len(holds)
+    for position, concept in holds:  # c_i - sum_j s_j <= 0: a concept counts only when a chosen sentence holds it
+        rows.append(first + concept), columns.append(position), data.append(-1.0)
+    for concept in range(n_concepts):
+        rows.append(first + concept), columns.append(n_sentences + concept), data.append(1.0)
+    matrix = coo_array((data, (rows, columns)), shape=(first + n_concepts, n_sentences + n_concepts)).tocsr()
+    upper = np.zeros(first + n_concepts)
+    upper[0] = max_words
+    result = milp(objective, constraints=LinearConstraint(matrix, -np.inf, upper),
+                  integrality=np.ones(n_sentences + n_concepts), bounds=Bounds(0, 1),
+                  options={"time_limit": float(time_limit)})
+    if result.x is None:
+        raise RuntimeError(f"the concept-coverage program has no solution: {result.message}")
+    return [position for position in range(n_sentences) if result.x[position] > 0.5]
+
+
+def _fill_budget(sentences: Sequence[str], values: Sequence[float], chosen: list[int], max_words: int,
+                 redundancy: float = 0.5) -> list[int]:
+    """``chosen`` followed by what :func:`select_duc`'s loop adds from there: the next sentences by score while the
+    summary is below ``max_words``, each skipped when more than ``redundancy`` of its bigrams are already in it."""
+    selected = list(chosen)
+    taken = set(selected)
+    summary_bigrams: set = set()
+    words = 0
+    for index in selected:
+        summary_bigrams.update(sentence_ngrams(sentences[index], 2))
+        words += count_words(sentences[index])
+    for index in rank_by_score(values):
+        if words >= max_words:
+            break
+        if index in taken or not (length := count_words(sentences[index])):
+            continue
+        bigrams = sentence_ngrams(sentences[index], 2)
+        total = sum(bigrams.values())
+        if total and sum(count for gram, count in bigrams.items() if gram in summary_bigrams) > redundancy * total:
+            continue
+        selected.append(index)
+        summary_bigrams.update(bigrams)
+        words += length
+    return selected
+
+
+CLUSTER_RULES = ("duc", "mmr", "ilp")
+"""The multi-document selection rules by name: the paper's greedy rule (:func:`select_duc`), :func:`select_mmr` and
+:func:`select_ilp`."""
+
+
+def select_cluster(rule: str, sentences: Sequence[str], scores: Sequence[float], max_words: int = DUC_MAX_WORDS,
+                   **settings: Any) -> list[int]:
+    """The chosen sentences of the multi-document rule named ``rule`` (one of :data:`CLUSTER_RULES`), with that
+    rule's own ``settings`` (``redundancy`` for ``"duc"``, ``tradeoff`` for ``"mmr"``, ``candidates`` for ``"ilp"``).
+
+    Raises:
+        ValueError: an unknown rule, or a setting the rule does not take.
+    """
+    functions = {"duc": select_duc, "mmr": select_mmr, "ilp": select_ilp}
+    if rule not in functions:
+        raise ValueError(f"unknown selection rule {rule!r}; choose one of {', '.join(CLUSTER_RULES)}")
+    allowed = {"duc": {"redundancy"}, "mmr": {"tradeoff"}, "ilp": {"candidates", "fill", "time_limit"}}[rule]
+    unknown = sorted(set(settings) - allowed)
+    if unknown:
+        raise ValueError(f"selection rule {rule!r} takes no setting {', '.join(unknown)} "
+                         f"(it takes {', '.join(sorted(allowed))})")
+    return functions[rule](sentences, scores, max_words=max_words, **settings)
 
 
 def select_wikiref(
@@ -316,9 +582,13 @@ class ClusterSentences:
             flat.extend(float(score) for score in scores)
         return flat
 
-    def select(self, scores: Sequence[float], max_words: int = DUC_MAX_WORDS, redundancy: float = 0.5) -> list[int]:
-        """:func:`select_duc` over the cluster's sentences."""
-        return select_duc(self.sentences, scores, max_words=max_words, redundancy=redundancy)
+    def select(self, scores: Sequence[float], max_words: int = DUC_MAX_WORDS, redundancy: float = 0.5,
+               rule: str = "duc", **settings: Any) -> list[int]:
+        """The chosen flat indices: :func:`select_duc` over the cluster's sentences, or the rule named ``rule``
+        (:func:`select_cluster`, with that rule's ``settings``)."""
+        if rule == "duc":
+            return select_duc(self.sentences, scores, max_words=max_words, redundancy=redundancy)
+        return select_cluster(rule, self.sentences, scores, max_words=max_words, **settings)
 
     def summary(self, indices: Iterable[int], max_words: int | None = None) -> str:
         """:func:`summary_text` of flat indices."""

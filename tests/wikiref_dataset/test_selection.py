@@ -170,3 +170,94 @@ def test_cluster_score_shape_errors():
         cluster.flatten_scores([[0.1, 0.9], [0.5, 0.4]])
     with pytest.raises(TypeError, match="document 0"):
         ClusterSentences.from_documents(["not a list"])
+
+
+# ---- MMR and concept coverage (ILP) ------------------------------------------------------------------------------
+
+from itertools import combinations  # noqa: E402
+
+from wikiref_dataset import selection  # noqa: E402
+from wikiref_dataset.rouge import count_words  # noqa: E402
+from wikiref_dataset.selection import CLUSTER_RULES, select_cluster, select_ilp, select_mmr  # noqa: E402
+
+NEWS = [
+    "storm floods the coastal town of harbor bay",       # 0: best score
+    "storm floods the coastal town of harbor bay again",  # 1: nearly the same sentence
+    "rescue teams evacuate families from flooded homes",  # 2: new content
+    "officials estimate damage at ten million dollars",   # 3: new content
+]
+
+
+def test_mmr_with_tradeoff_one_ranks_by_score_and_below_one_skips_a_near_copy():
+    scores = [0.9, 0.85, 0.6, 0.5]
+    assert select_mmr(NEWS, scores, max_words=15, tradeoff=1.0) == [0, 1]
+    assert select_mmr(NEWS, scores, max_words=15, tradeoff=0.5) == [0, 2]  # 0.5*0.875 - 0.5*0.93 < 0.5*0.25
+
+
+def test_ilp_covers_new_concepts_where_the_greedy_rule_takes_a_near_copy():
+    scores = [0.9, 0.85, 0.6, 0.5]
+    greedy = select_duc(NEWS, scores, max_words=16, redundancy=1.0)
+    assert greedy[:2] == [0, 1]
+    chosen = select_ilp(NEWS, scores, max_words=16, fill=False)
+    assert not {0, 1} <= set(chosen) and 2 in chosen  # one of the near copies (1 holds all of 0's bigrams), new news
+    assert sum(count_words(NEWS[index]) for index in chosen) <= 16
+    assert chosen == sorted(chosen, key=lambda index: -scores[index])  # score order out
+
+
+def _coverage(sentences, scores, chosen, pool):
+    """The program's objective, by hand: concepts of the pool weighted by the min-max scaled scores of the pool's
+    sentences that hold them, counted once when a chosen sentence holds them."""
+    values = [scores[index] for index in pool]
+    low, high = min(values), max(values)
+    scaled = {index: (scores[index] - low) / (high - low) for index in pool}
+    weight: dict = {}
+    for index in pool:
+        for gram in selection._content_terms(sentences[index])[1]:
+            weight[gram] = weight.get(gram, 0.0) + scaled[index]
+    covered = set().union(*(selection._content_terms(sentences[index])[1] for index in chosen)) if chosen else set()
+    return sum(weight[gram] for gram in covered)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ilp_finds_the_best_cover_that_brute_force_finds(seed):
+    rng = np.random.default_rng(seed)
+    vocabulary = "storm flood rain wind town city river bank family school road bridge power water help".split()
+    sentences = [" ".join(rng.choice(vocabulary, size=int(rng.integers(3, 8)))) for _ in range(9)]
+    scores = list(rng.random(9))
+    budget = 14
+    pool = sorted(range(9), key=lambda index: -scores[index])[:7]
+    chosen = select_ilp(sentences, scores, max_words=budget, candidates=7, fill=False)
+    assert set(chosen) <= set(pool)
+    assert sum(count_words(sentences[index]) for index in chosen) <= budget
+    best = max(_coverage(sentences, scores, subset, pool) for size in range(len(pool) + 1)
+               for subset in combinations(pool, size) if sum(count_words(sentences[i]) for i in subset) <= budget)
+    assert _coverage(sentences, scores, chosen, pool) == pytest.approx(best, abs=1e-4)
+
+
+def test_ilp_fill_uses_the_whole_budget_as_the_greedy_rule_does():
+    sentences = [f"sentence number {word} speaks of {word} things" for word in "one two three four five six".split()]
+    scores = [0.6, 0.5, 0.4, 0.3, 0.2, 0.1]
+    unfilled = select_ilp(sentences, scores, max_words=20, fill=False)
+    filled = select_ilp(sentences, scores, max_words=20)
+    assert filled[:len(unfilled)] == unfilled and len(filled) == len(unfilled) + 1
+    assert sum(count_words(sentences[index]) for index in filled) >= 20  # ROUGE's -l cuts the crossing one
+
+
+def test_cluster_rules_by_name_and_their_errors():
+    assert CLUSTER_RULES == ("duc", "mmr", "ilp")
+    scores = [0.9, 0.85, 0.6, 0.5]
+    assert select_cluster("duc", NEWS, scores, max_words=16) == select_duc(NEWS, scores, max_words=16)
+    assert select_cluster("mmr", NEWS, scores, max_words=16, tradeoff=0.5) == select_mmr(NEWS, scores, 16, 0.5)
+    cluster = ClusterSentences.from_documents([NEWS[:2], NEWS[2:]])
+    assert cluster.select(scores, max_words=16, rule="ilp") == select_ilp(NEWS, scores, max_words=16)
+    with pytest.raises(ValueError, match="unknown selection rule 'best'"):
+        select_cluster("best", NEWS, scores)
+    with pytest.raises(ValueError, match="'mmr' takes no setting candidates"):
+        select_cluster("mmr", NEWS, scores, candidates=3)
+    with pytest.raises(ValueError, match="candidates must be >= 1"):
+        select_ilp(NEWS, scores, candidates=0)
+    with pytest.raises(ValueError, match=r"tradeoff must be in \[0, 1\]"):
+        select_mmr(NEWS, scores, tradeoff=1.5)
+    with pytest.raises(ValueError, match="score 1 is NaN"):
+        select_ilp(NEWS, [0.1, math.nan, 0.2, 0.3])
+    assert select_ilp(["", " "], [0.5, 0.4]) == [] and select_mmr([], []) == []

@@ -1,0 +1,165 @@
+"""`wikiref rescore`: summaries chosen again from saved sentence scores (units of a run, grouped by their command,
+folds pooled per seed), the rules' and mixes' rows, the seeds' averaged scores, a fold missing, bad input as one line;
+and, beside the real data, that the paper's rule on a saved real grid gives back the saved summaries and scores."""
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from trainer_scripts.cli import main as wikiref
+from trainer_scripts.evaluate_duc import evaluate_systems, load_years
+from trainer_scripts.experiments.rescore import Mix, Rule, read_units, rescore, to_markdown
+from wikiref_dataset.selection import ClusterSentences
+
+GRID = Path(__file__).resolve().parents[3] / "shared" / "experiments" / "duc2006-5fold-sentence-encoder"
+REAL_DUC = Path(__file__).resolve().parents[3] / "shared" / "realdata" / "duc" / "2006"
+
+
+def _write_units(root: Path, duc_dir: str, seeds=(1, 2), folds=2, skip=()) -> dict:
+    """Units as `wikiref experiments` leaves them: unit.json with the command, sentence_scores.jsonl of the fold's
+    clusters (random scores, one per sentence). Returns {seed: {topic: flat scores}}."""
+    (year,) = load_years([duc_dir])
+    topics = sorted(row["topic_id"] for row in year.scorable)
+    rows = {row["topic_id"]: row for row in year.scorable}
+    written: dict = {}
+    for seed in seeds:
+        rng = random.Random(seed)
+        for fold in range(folds):
+            if (seed, fold) in skip:
+                continue
+            folder = root / "units" / f"finetune-fold{fold}of{folds}-seed{seed}-0123456789abcdef"
+            folder.mkdir(parents=True)
+            argv = ["--model_name_or_path", "encoder", "--duc_dirs", duc_dir, "--folds", str(folds), "--fold",
+                    str(fold), "--seed", str(seed), "--output_dir", str(folder)]
+            (folder / "unit.json").write_text(json.dumps({"kind": "finetune", "argv": argv}))
+            with open(folder / "sentence_scores.jsonl", "w") as handle:
+                for topic in topics[fold::folds]:
+                    scores = [[rng.random() for _ in document["sentences"]] for document in rows[topic]["documents"]]
+                    written.setdefault(seed, {})[topic] = [value for document in scores for value in document]
+                    handle.write(json.dumps({"topic_id": topic, "scores": scores}) + "\n")
+    baselines = root / "units" / "baselines-2006-0123456789abcdef"
+    baselines.mkdir()
+    (baselines / "unit.json").write_text(json.dumps({"kind": "baselines", "argv": ["--dataset", duc_dir]}))
+    return written
+
+
+def _direct(duc_dir, scores, rule="duc"):
+    """ROUGE of the summaries chosen from ``scores`` without the command: what the table must say."""
+    years = load_years([duc_dir])
+    summaries = {}
+    for row in years[0].scorable:
+        cluster = ClusterSentences.from_row(row)
+        summaries[row["topic_id"]] = cluster.summary(cluster.select(scores[row["topic_id"]], rule=rule))
+    return evaluate_systems(years, {"x": summaries}).to_dict()["systems"]["x"]["2006"]
+
+
+def test_rules_mixes_and_averaged_seeds_of_a_run(tmp_path, capsys, duc_years):
+    written = _write_units(tmp_path / "run", duc_years[2006])
+    status = wikiref(["rescore", str(tmp_path / "run"), "--duc_dirs", duc_years[2006], "--selection", "duc", "ilp",
+                      "--mix", "none", "position:0.5", "--average_seeds", "--out", str(tmp_path / "out"), "-q"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    result = json.loads((tmp_path / "out" / "rescore.json").read_text())
+    assert (tmp_path / "out" / "rescore.md").read_text() == captured.out
+    (group,) = result["groups"]
+    assert group["seeds"] == {"1": [0, 1], "2": [0, 1]} and group["missing"] == []
+    assert len(group["units"]) == 4  # the baselines unit is not a fine-tuning unit
+    labels = [(row["rule"], row["mix"], row["average"]) for row in group["rows"]]
+    assert labels == [("duc", "none", False), ("duc", "none", True), ("duc", "position:0.5", False),
+                      ("duc", "position:0.5", True), ("ilp", "none", False), ("ilp", "none", True),
+                      ("ilp", "position:0.5", False), ("ilp", "position:0.5", True)]
+    plain = group["rows"][0]["years"]["2006"]
+    assert plain["runs"] == 2
+    expected = [_direct(duc_years[2006], written[seed])["rouge_2_recall"] for seed in (1, 2)]
+    assert plain["rouge_2"]["values"] == pytest.approx(expected)
+    averaged = {topic: [(a + b) / 2 for a, b in zip(written[1][topic], written[2][topic])] for topic in written[1]}
+    assert group["rows"][1]["years"]["2006"]["rouge_2"]["mean"] == pytest.approx(
+        _direct(duc_years[2006], averaged)["rouge_2_recall"])
+    ilp = group["rows"][4]["years"]["2006"]["rouge_2"]["values"]
+    assert ilp == pytest.approx([_direct(duc_years[2006], written[seed], "ilp")["rouge_2_recall"] for seed in (1, 2)])
+    assert "| ilp | position:0.5 | averaged |" in captured.out and "| duc | none | 2 |" in captured.out
+
+
+def test_a_seed_with_a_fold_missing_is_named_and_left_out(tmp_path, duc_years):
+    _write_units(tmp_path / "run", duc_years[2006], seeds=(1, 2, 3), skip={(3, 1)})
+    result = rescore([tmp_path / "run" / "units"], [duc_years[2006]], [Rule("duc")], [Mix()], average_seeds=True)
+    (group,) = result["groups"]
+    assert group["seeds"]["3"] == [0]
+    assert len(group["missing"]) == 1 and group["missing"][0].startswith("seed 3: no scores for")
+    assert group["rows"][0]["years"]["2006"]["runs"] == 2
+    assert "seed 3: no scores for" in to_markdown(result)
+
+
+def test_mix_parsing_and_what_it_adds():
+    assert Mix.parse("none") == Mix() and Mix.parse("query_sim:0.25") == Mix("query_sim", 0.25)
+    assert Mix("position", 1.0).apply([0.0, 10.0, 5.0], {}, [(0, 0), (0, 1), (1, 0)]) == [1.0, 1.0, 1.5]  # signal [1, .5, 1] scaled [1, 0, 1]
+    for text, message in (("speed:1", "SIGNAL one of position, query_sim"), ("position", "SIGNAL:WEIGHT"),
+                          ("position:x", "is not a number"), ("position:inf", "finite")):
+        with pytest.raises(ValueError, match=message):
+            Mix.parse(text)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--mix", "speed:1"], "--mix 'speed:1'"),
+    (["--candidates", "0"], "--candidates must be at least 1"),
+    (["--tradeoff", "2"], r"--tradeoff must lie in \[0, 1\]"),
+])
+def test_bad_options_are_one_line(tmp_path, capsys, duc_years, argv, message):
+    _write_units(tmp_path / "run", duc_years[2006], seeds=(1,))
+    assert wikiref(["rescore", str(tmp_path / "run"), "--duc_dirs", duc_years[2006], *argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("wikiref rescore: error:")
+    import re
+
+    assert re.search(message, err)
+
+
+def test_bad_input_is_one_line(tmp_path, capsys, duc_years):
+    assert wikiref(["rescore", str(tmp_path / "nowhere")]) == 2
+    assert "no such folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert wikiref(["rescore", str(tmp_path / "empty")]) == 2
+    assert "holds no unit" in capsys.readouterr().err
+    _write_units(tmp_path / "run", duc_years[2006], seeds=(1,))
+    assert wikiref(["rescore", str(tmp_path / "run"), "--duc_dirs", str(tmp_path / "empty")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "empty" in err
+    scores = next((tmp_path / "run" / "units").glob("finetune-fold0*")) / "sentence_scores.jsonl"
+    record = json.loads(scores.read_text().splitlines()[0])
+    record["scores"][0].append(0.5)  # one score too many: saved for another conversion
+    scores.write_text(json.dumps(record) + "\n")
+    assert wikiref(["rescore", str(tmp_path / "run"), "--duc_dirs", duc_years[2006]]) == 2
+    err = capsys.readouterr().err
+    assert f"cluster {record['topic_id']}: document 0: got" in err and "another conversion" in err
+    scores.write_text("not json\n")
+    assert wikiref(["rescore", str(tmp_path / "run"), "--duc_dirs", duc_years[2006]]) == 2
+    assert "line 1: not a sentence-scores record" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not (GRID.is_dir() and REAL_DUC.is_dir()), reason="the saved real grid and NIST's DUC 2006 are not "
+                                                                       "beside the checkout")
+def test_the_paper_rule_on_the_saved_real_grid_gives_back_its_summaries_and_scores(tmp_path):
+    from wikiref_dataset.duc import convert_duc
+
+    convert_duc(REAL_DUC, 2006, tmp_path / "duc2006")
+    folders = sorted(GRID.glob("units/finetune-*-seed42-*"))
+    assert len(folders) == 5
+    found = read_units(folders)
+    assert sorted(unit.fold for unit in found.units) == [0, 1, 2, 3, 4]
+    result = rescore(folders, [str(tmp_path / "duc2006")], [Rule("duc")], [Mix()])
+    table = json.loads((GRID / "seed42-results.json").read_text()) if (GRID / "seed42-results.json").is_file() else None
+    row = result["groups"][0]["rows"][0]["years"]["2006"]
+    assert round(100 * row["rouge_2"]["mean"], 2) == 9.84 and round(100 * row["rouge_1"]["mean"], 2) == 40.96
+    assert table is None or table  # the markdown table is what the runner wrote; the numbers above are its numbers
+    (year,) = load_years([str(tmp_path / "duc2006")])
+    rows = {row["topic_id"]: row for row in year.scorable}
+    for unit in found.units:  # every saved summary is the rule's choice from the saved scores
+        with gzip.open(unit.folder / "summaries.jsonl.gz", "rt") as handle:
+            saved = {record["topic_id"]: record["summary"] for record in map(json.loads, handle)
+                     if record.get("system") in (None, "Q-BERT")}
+        for topic, per_document in unit.scores.items():
+            cluster = ClusterSentences.from_row(rows[topic])
+            assert cluster.summary(cluster.select(cluster.flatten_scores(per_document))) == saved[topic], topic

@@ -1,0 +1,410 @@
+"""``wikiref rescore``: summaries chosen again from the sentence scores fine-tuning saved, and scored, in seconds.
+
+    wikiref rescore runs/ --duc_dirs duc/2006 --selection duc mmr ilp --average_seeds
+    wikiref rescore runs/units/finetune-fold*-seed42-* --duc_dirs duc/2006 --mix none query_sim:0.2 --out rescored
+
+Most of what decides a Q-BERT summary does not change the model's weights: the selection rule and its settings,
+averaging the scores of several seeds, mixing the scores with another signal. Every fine-tuning unit of
+``wikiref experiments`` (every ``finetune_duc.py`` run) saves the score of every test sentence
+(``sentence_scores.jsonl``, or ``.jsonl.gz`` as an exported grid keeps it), so those levers need no retraining: this
+command reads the units, chooses each test cluster's summary again from the saved scores and scores the summaries
+with the official DUC settings, as the runner scores a row.
+
+Units: the folders given, a run's ``units/`` folder, or a run folder (``wikiref experiments --out``); every
+fine-tuning unit with saved DUC scores is read (``unit.json`` says its command), the others are passed over with a
+note. Units whose commands differ only in ``--fold``, ``--seed`` and ``--output_dir`` form one group (one row of a
+run); within a group, each seed's folds are pooled and scored per DUC year, a year only where the seed's folds hold
+all of its scorable clusters (a seed with a fold missing is named and left out of that year).
+
+Rows: every rule of ``--selection`` (the paper's greedy ``duc`` rule, ``mmr``, ``ilp``: ``wikiref_dataset.selection``)
+with each ``--mix`` (``none``, or ``SIGNAL:WEIGHT``: each cluster's model scores min-max scaled to [0, 1] plus WEIGHT
+times the signal scaled the same way; the signals are :data:`SIGNALS`). Each row gives, per year and measure, the mean
+± sample standard deviation over the seeds [the 95% bootstrap interval of the median seed's run], as ``wikiref
+experiments`` writes its cells; ``--average_seeds`` adds, per row, the summaries chosen from the seeds' scores averaged
+sentence by sentence (every seed with all folds of the year). ``--out`` writes ``rescore.md`` and ``rescore.json``
+(every number, 0-1).
+
+Only DUC units are read: a unit of ``--qfs_dir`` (another benchmark) is passed over with a note.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trainer_scripts.experiments.common import MEASURE_NAMES, MEASURES, ExperimentError
+
+UNIT_FILE = "unit.json"
+SCORES_FILES = ("sentence_scores.jsonl", "sentence_scores.jsonl.gz")
+PER_RUN_OPTIONS = ("--fold", "--seed", "--output_dir")
+"""The options in which the units of one group (one row of a run) differ."""
+
+
+def _position_scores(row: Mapping[str, Any], positions: Sequence[tuple[int, int]]) -> list[float]:
+    return [1.0 / (1.0 + sentence) for _, sentence in positions]
+
+
+def _query_sim_scores(row: Mapping[str, Any], positions: Sequence[tuple[int, int]]) -> list[float]:
+    from wikiref_dataset.baselines import query_sim_scores
+    from wikiref_dataset.selection import ClusterSentences
+
+    return query_sim_scores(row["query"], ClusterSentences.from_row(row).sentences)
+
+
+SIGNALS: dict[str, Callable[[Mapping[str, Any], Sequence[tuple[int, int]]], list[float]]] = {
+    "position": _position_scores,
+    "query_sim": _query_sim_scores,
+}
+"""The signals ``--mix`` can add to the model's scores, one value per flat sentence of a cluster: ``position`` is
+1 / (1 + the sentence's index in its document), so a document's first sentence is 1; ``query_sim`` is the QUERY-SIM
+baseline's TF-IDF cosine to the query."""
+
+
+@dataclass(frozen=True)
+class Mix:
+    """A signal added to the model's scores with a weight (``signal`` ``None``: the scores alone)."""
+
+    signal: str | None = None
+    weight: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> Mix:
+        """``none`` or ``SIGNAL:WEIGHT`` (``query_sim:0.2``)."""
+        if text == "none":
+            return cls()
+        name, _, weight = text.partition(":")
+        if name not in SIGNALS or not weight:
+            raise ExperimentError(f"--mix {text!r}: give 'none' or SIGNAL:WEIGHT with SIGNAL one of "
+                                  f"{', '.join(SIGNALS)} (for example query_sim:0.2)")
+        try:
+            value = float(weight)
+        except ValueError:
+            raise ExperimentError(f"--mix {text!r}: the weight {weight!r} is not a number") from None
+        if not math.isfinite(value):
+            raise ExperimentError(f"--mix {text!r}: the weight must be a finite number")
+        return cls(name, value)
+
+    @property
+    def name(self) -> str:
+        return "none" if self.signal is None else f"{self.signal}:{self.weight:g}"
+
+    def apply(self, scores: Sequence[float], row: Mapping[str, Any], positions: Sequence[tuple[int, int]]
+              ) -> list[float]:
+        """The mixed scores of one cluster (the scores unchanged without a signal)."""
+        if self.signal is None:
+            return list(scores)
+        from wikiref_dataset.selection import min_max_scaled
+
+        signal = min_max_scaled(SIGNALS[self.signal](row, positions))
+        return [score + self.weight * value for score, value in zip(min_max_scaled(scores), signal)]
+
+
+@dataclass(frozen=True)
+class SavedUnit:
+    """One fine-tuning unit's saved scores: ``scores[topic_id]`` holds one list per document, one float per
+    sentence, in the converted dataset's sentence order."""
+
+    folder: Path
+    seed: int
+    fold: int | None
+    group: tuple[str, ...]
+    duc_dirs: tuple[str, ...]
+    scores: Mapping[str, list[list[float]]]
+
+
+@dataclass
+class Found:
+    """The units read, and the notes on what was passed over."""
+
+    units: list[SavedUnit] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _option(argv: Sequence[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv and argv.index(name) + 1 < len(argv) else None
+
+
+def _values(argv: Sequence[str], name: str) -> list[str]:
+    if name not in argv:
+        return []
+    values = []
+    for value in argv[argv.index(name) + 1:]:
+        if value.startswith("--"):
+            break
+        values.append(value)
+    return values
+
+
+def _group(argv: Sequence[str]) -> tuple[str, ...]:
+    kept: list[str] = []
+    skip = False
+    for value in argv:
+        if skip:
+            skip = False
+            continue
+        if value in PER_RUN_OPTIONS:
+            skip = True
+            continue
+        kept.append(value)
+    return tuple(kept)
+
+
+def read_scores(path: Path) -> dict[str, list[list[float]]]:
+    """A ``sentence_scores.jsonl`` (or ``.jsonl.gz``) file: ``{topic_id: [[score per sentence] per document]}``.
+
+    Raises:
+        ExperimentError: a line that is not such a record (the file and line named).
+    """
+    opener = gzip.open if path.suffix == ".gz" else open
+    scores: dict[str, list[list[float]]] = {}
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                scores[str(record["topic_id"])] = [[float(value) for value in document] for document in record["scores"]]
+            except (ValueError, KeyError, TypeError) as error:
+                raise ExperimentError(f"{path}, line {number}: not a sentence-scores record ({error})") from None
+    return scores
+
+
+def unit_folders(paths: Iterable[str | Path]) -> list[Path]:
+    """The unit folders under ``paths``: a unit folder itself (it holds ``unit.json``), or a folder whose children
+    (or whose ``units/`` folder's children) are units.
+
+    Raises:
+        ExperimentError: a path that does not exist, or holds no unit.
+    """
+    folders: list[Path] = []
+    for path in map(Path, paths):
+        if not path.is_dir():
+            raise ExperimentError(f"{path}: no such folder (give unit folders, a run's units/ folder or a run folder)")
+        if (path / UNIT_FILE).is_file():
+            folders.append(path)
+            continue
+        parent = path / "units" if (path / "units").is_dir() else path
+        children = sorted(child for child in parent.iterdir() if (child / UNIT_FILE).is_file())
+        if not children:
+            raise ExperimentError(f"{path}: holds no unit (a folder with {UNIT_FILE}, as wikiref experiments writes)")
+        folders.extend(children)
+    return list(dict.fromkeys(folders))
+
+
+def read_units(paths: Iterable[str | Path]) -> Found:
+    """Every fine-tuning unit with saved DUC sentence scores under ``paths`` (:func:`unit_folders`)."""
+    found = Found()
+    for folder in unit_folders(paths):
+        try:
+            unit = json.loads((folder / UNIT_FILE).read_text(encoding="utf-8"))
+            argv = [str(value) for value in unit["argv"]]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ExperimentError(f"{folder / UNIT_FILE}: not a unit record ({error})") from None
+        if unit.get("kind") != "finetune":
+            continue
+        if "--qfs_dir" in argv:
+            found.notes.append(f"{folder.name}: another benchmark's unit (--qfs_dir), not rescored")
+            continue
+        scores_file = next((folder / name for name in SCORES_FILES if (folder / name).is_file()), None)
+        if scores_file is None:
+            found.notes.append(f"{folder.name}: no saved sentence scores (unfinished, or from before they were saved)")
+            continue
+        seed, fold = _option(argv, "--seed"), _option(argv, "--fold")
+        found.units.append(SavedUnit(folder=folder, seed=int(seed) if seed is not None else 42,
+                                     fold=int(fold) if fold is not None else None, group=_group(argv),
+                                     duc_dirs=tuple(_values(argv, "--duc_dirs")), scores=read_scores(scores_file)))
+    if not found.units:
+        raise ExperimentError("no fine-tuning unit with saved DUC sentence scores under "
+                              + ", ".join(map(str, paths)))
+    return found
+
+
+# ---- selection and scoring ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A selection rule with its settings (``wikiref_dataset.selection.select_cluster``)."""
+
+    name: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.name + "".join(f" {key}={value:g}" for key, value in sorted(self.settings.items()))
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """The converted DUC years: the scorable rows by topic and their flat sentences."""
+
+    years: list[Any]
+    rows: Mapping[str, Mapping[str, Any]]
+    flat: Mapping[str, Any]
+
+    @classmethod
+    def load(cls, duc_dirs: Sequence[str]) -> Clusters:
+        from trainer_scripts.evaluate_duc import load_years
+        from wikiref_dataset.selection import ClusterSentences
+
+        years = load_years(list(duc_dirs))
+        rows = {row["topic_id"]: row for year in years for row in year.scorable}
+        return cls(years, rows, {topic: ClusterSentences.from_row(row) for topic, row in rows.items()})
+
+    def flatten(self, unit: SavedUnit) -> dict[str, list[float]]:
+        """The unit's scores of the clusters of these years, one per flat sentence (checked against the sentences)."""
+        flat = {}
+        for topic, per_document in unit.scores.items():
+            if topic not in self.flat:
+                continue
+            try:
+                flat[topic] = self.flat[topic].flatten_scores(per_document)
+            except ValueError as error:
+                raise ExperimentError(f"{unit.folder.name}: cluster {topic}: {error}; the scores were saved for "
+                                      "another conversion of the DUC year") from None
+        return flat
+
+    def summaries(self, scores: Mapping[str, Sequence[float]], rule: Rule, mix: Mix) -> dict[str, str]:
+        summaries = {}
+        for topic, values in scores.items():
+            cluster = self.flat[topic]
+            mixed = mix.apply(values, self.rows[topic], cluster.positions)
+            summaries[topic] = cluster.summary(cluster.select(mixed, rule=rule.name, **rule.settings))
+        return summaries
+
+    def score(self, summaries: Mapping[str, str]) -> dict[int, dict[str, Any]]:
+        """``{year: metric dict}`` of the years whose scorable clusters all have a summary."""
+        from trainer_scripts.evaluate_duc import evaluate_systems
+
+        complete = [year for year in self.years if all(row["topic_id"] in summaries for row in year.scorable)]
+        if not complete:
+            return {}
+        systems = evaluate_systems(complete, {"rescored": summaries}).to_dict()["systems"]["rescored"]
+        return {int(year): values for year, values in systems.items() if values}
+
+
+def _seed_scores(clusters: Clusters, units: Sequence[SavedUnit]) -> dict[int, dict[str, list[float]]]:
+    by_seed: dict[int, dict[str, list[float]]] = {}
+    for unit in units:
+        by_seed.setdefault(unit.seed, {}).update(clusters.flatten(unit))
+    return by_seed
+
+
+def _averaged(by_seed: Mapping[int, Mapping[str, Sequence[float]]], year: Any) -> dict[str, list[float]] | None:
+    """Each sentence's score averaged over the seeds that cover every cluster of ``year``; ``None`` for fewer than
+    two such seeds."""
+    topics = [row["topic_id"] for row in year.scorable]
+    seeds = [seed for seed, scores in by_seed.items() if all(topic in scores for topic in topics)]
+    if len(seeds) < 2:
+        return None
+    return {topic: [sum(values) / len(seeds) for values in zip(*(by_seed[seed][topic] for seed in seeds))]
+            for topic in topics}
+
+
+def rescore_group(clusters: Clusters, units: Sequence[SavedUnit], rules: Sequence[Rule], mixes: Sequence[Mix],
+                  average_seeds: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """One group's rows: ``{"seeds": {seed: [folds]}, "rows": [{"rule", "mix", "average", "years": {year:
+    summarize_runs(...)}}]}`` (see the module docstring)."""
+    from trainer_scripts.experiments.scores import summarize_runs
+
+    by_seed = _seed_scores(clusters, units)
+    missing = []
+    for seed, scores in sorted(by_seed.items()):
+        for year in clusters.years:
+            lacking = [row["topic_id"] for row in year.scorable if row["topic_id"] not in scores]
+            if lacking and len(lacking) < len(year.scorable):
+                missing.append(f"seed {seed}: no scores for {len(lacking)} of the {len(year.scorable)} DUC {year.year} "
+                               f"clusters (a fold missing), left out of that year")
+    rows = []
+    for rule in rules:
+        for mix in mixes:
+            if progress:
+                progress(f"{rule.label}, mix {mix.name}")
+            runs: dict[int, list[dict[str, Any]]] = {}
+            for seed, scores in sorted(by_seed.items()):
+                for year, values in clusters.score(clusters.summaries(scores, rule, mix)).items():
+                    runs.setdefault(year, []).append({**values, "unit": f"seed {seed}"})
+            record = {"rule": rule.name, "settings": dict(rule.settings), "mix": mix.name, "average": False,
+                      "years": {str(year): summarize_runs(found, MEASURES) for year, found in sorted(runs.items())}}
+            rows.append(record)
+            if not average_seeds:
+                continue
+            averaged: dict[str, dict[str, Any]] = {}
+            for year in clusters.years:
+                scores = _averaged(by_seed, year)
+                if scores is not None:
+                    values = clusters.score(clusters.summaries(scores, rule, mix)).get(int(year.year))
+                    if values:
+                        averaged[str(year.year)] = summarize_runs([{**values, "unit": "seeds averaged"}], MEASURES)
+            if averaged:
+                rows.append({**record, "average": True, "years": averaged})
+    return {"seeds": {str(seed): sorted(unit.fold for unit in units if unit.seed == seed and unit.fold is not None)
+                      for seed in sorted(by_seed)},
+            "missing": missing, "rows": rows}
+
+
+def rescore(paths: Sequence[str | Path], duc_dirs: Sequence[str] | None, rules: Sequence[Rule],
+            mixes: Sequence[Mix], average_seeds: bool = False,
+            progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Every group's rows (:func:`rescore_group`) for the units under ``paths``, with the official settings, the
+    notes on units passed over and each group's command; ``duc_dirs`` default to the units' own ``--duc_dirs``.
+
+    Raises:
+        ExperimentError: no unit, a DUC folder that cannot be read, scores that do not fit its sentences.
+    """
+    from trainer_scripts.evaluate_duc import EvaluationError, official_settings
+
+    found = read_units(paths)
+    groups: dict[tuple[str, ...], list[SavedUnit]] = {}
+    for unit in found.units:
+        groups.setdefault(unit.group, []).append(unit)
+    loaded: dict[tuple[str, ...], Clusters] = {}
+    results = []
+    for group, units in groups.items():
+        folders = tuple(duc_dirs) if duc_dirs else units[0].duc_dirs
+        if not folders:
+            raise ExperimentError(f"{units[0].folder.name}: its command names no --duc_dirs; give --duc_dirs")
+        if folders not in loaded:
+            try:
+                loaded[folders] = Clusters.load(folders)
+            except (EvaluationError, OSError, ValueError) as error:
+                hint = "" if duc_dirs else " (the folders the units' command names; give --duc_dirs)"
+                raise ExperimentError(f"{error}{hint}") from None
+        if progress:
+            progress(f"{len(units)} unit(s) of {' '.join(group)}")
+        record = rescore_group(loaded[folders], units, rules, mixes, average_seeds, progress)
+        results.append({"command": list(group), "units": sorted(unit.folder.name for unit in units), **record})
+    return {"settings": official_settings(), "notes": found.notes, "groups": results}
+
+
+# ---- the table ---------------------------------------------------------------------------------------------------
+
+
+def to_markdown(result: Mapping[str, Any]) -> str:
+    """``rescore.md``: one table per group, a row per (rule, mix), per year R-1, R-2 and R-SU4 recall x100."""
+    from trainer_scripts.experiments.report import markdown_table, ours_cell
+
+    parts = ["# Summaries chosen again from saved sentence scores", "",
+             f"Official DUC ROUGE settings (`{result['settings']}`), recall x100: mean ± sample standard deviation "
+             "over the seeds [95% bootstrap interval of the median seed's run]; 'seeds averaged': one summary per "
+             "cluster from the seeds' scores averaged sentence by sentence."]
+    for group in result["groups"]:
+        years = sorted({year for row in group["rows"] for year in row["years"]})
+        header = ["Rule", "Mix", "Seeds", *(f"DUC {year} {MEASURE_NAMES[m]}" for year in years for m in MEASURES)]
+        lines = []
+        for row in group["rows"]:
+            runs = max((summary.get("runs", 0) for summary in row["years"].values() if summary), default=0)
+            rule = Rule(row["rule"], row["settings"]).label
+            lines.append([rule, row["mix"], "averaged" if row["average"] else str(runs),
+                          *(ours_cell(row["years"].get(year), measure) for year in years for measure in MEASURES)])
+        seeds = ", ".join(f"{seed} (folds {' '.join(map(str, folds)) or '-'})" for seed, folds in group["seeds"].items())
+        parts += ["", f"## `{' '.join(group['command'])}`", "", f"Seeds: {seeds}.",
+                  *(f"- {note}" for note in group["missing"]), "", markdown_table(header, lines)]
+    if result["notes"]:
+        parts += ["", "Passed over:", *(f"- {note}" for note in result["notes"])]
+    return "\n".join(parts) + "\n"
