@@ -29,8 +29,9 @@ sentence's ROUGE-2 recall, as on DUC) or ``spans`` (QMSum's annotated answer spa
 rule within the benchmark's word budget and are scored as the benchmark's papers score them (``evaluate_qfs.py``).
 The scores go to ``results.json`` (``benchmark_evaluation``) and to the model card's table for that benchmark.
 
-Test: the fine-tuned model summarizes every test cluster with the DUC rule (rank sentences across the cluster, skip
-sentences with more than half of their bigrams in the summary, 250 words) and is scored with the official ROUGE
+Test: the fine-tuned model summarizes every test cluster with ``--selection`` (the paper's DUC rule by default: rank
+sentences across the cluster, skip sentences with more than half of their bigrams in the summary, 250 words; the
+``sentence-encoder`` recipe chooses ``ilp``, bigram concept coverage) and is scored with the official ROUGE
 settings (``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``) next to the ``--baselines``, as
 ``evaluate_duc.py`` does.
 
@@ -145,6 +146,14 @@ class DucArguments:
     preprocessing_num_workers: int | None = field(default=None, metadata={
         "help": "Processes that pack the training rows into windows (datasets.map's num_proc): a QMSum training split "
                 "is 1,257 queries over meetings of ~800 sentences. Default: this process alone."})
+    query_format: str = field(default="levels", metadata={
+        "help": "How a DUC topic is given to the model, in training and test: levels (the title, then each sentence "
+                "of the narrative as a level of its own, as `wikiref duc convert` writes it), joined (the title and "
+                "the narrative as one level), narrative (the narrative alone, one level) or title (the title alone)."})
+    extra_train_dirs: list[str] = field(default_factory=list, metadata={
+        "help": "Folders written by `wikiref qfs convert` (QMSum, SQuALITY, ...) whose train split is added to the "
+                "DUC training clusters, labelled as DUC's are (each sentence's ROUGE-2 recall, --target_scaling): "
+                "more training data from other query-focused benchmarks. The test stays DUC's."})
     selection: str = field(default="duc", metadata={
         "help": "The rule that turns the test sentences' scores into each summary, saved as the model's "
                 "cluster_selection (the pipeline's rule for several documents): duc (the paper's: by score, skipping "
@@ -208,6 +217,50 @@ def label_clusters(rows: Sequence[Mapping[str, Any]], label_field: str,
         documents = [{**document, label_field: values} for document, values in zip(row["documents"], scores)]
         labelled.append({**row, "documents": documents})
     return labelled
+
+
+QUERY_FORMATS = ("levels", "joined", "narrative", "title")
+"""How ``--query_format`` gives a DUC topic (the row's ``query``: the title, then the narrative's sentences)."""
+
+
+def format_queries(rows: Sequence[Mapping[str, Any]], how: str) -> list[dict[str, Any]]:
+    """Copies of the rows whose ``query`` is given as ``how`` says (:data:`QUERY_FORMATS`); ``levels`` keeps it.
+
+    Raises:
+        ScriptError: an unknown format.
+    """
+    if how not in QUERY_FORMATS:
+        raise ScriptError(f"--query_format must be one of {', '.join(QUERY_FORMATS)}, got {how!r}")
+    if how == "levels":
+        return [dict(row) for row in rows]
+    formatted = []
+    for row in rows:
+        levels = list(row["query"])
+        title, narrative = levels[:1], levels[1:]
+        query = {"joined": [" ".join(levels)], "narrative": [" ".join(narrative or title)], "title": title}[how]
+        formatted.append({**row, "query": query})
+    return formatted
+
+
+def extra_training_rows(folders: Sequence[str]) -> list[dict[str, Any]]:
+    """The train split of each converted benchmark of ``--extra_train_dirs``, its rows as DUC rows are (``query``,
+    ``documents`` with ``sentences``, ``references``).
+
+    Raises:
+        ScriptError: a folder that is not a converted benchmark with a train split.
+    """
+    from trainer_scripts.evaluate_duc import EvaluationError
+    from trainer_scripts.evaluate_qfs import load_split
+
+    rows: list[dict[str, Any]] = []
+    for folder in folders:
+        try:
+            split = load_split(folder, "train")
+        except EvaluationError as error:
+            raise ScriptError(f"--extra_train_dirs: {error}") from None
+        rows.extend(dict(row) for row in split.rows)
+        logger.info("extra training data: %d queries of %s (%s)", len(split.rows), split.benchmark, folder)
+    return rows
 
 
 QFS_LABELS = {
@@ -576,6 +629,11 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
         raise ScriptError(f"--preprocessing_num_workers must be at least 1, got {duc_args.preprocessing_num_workers}")
     if not duc_args.ranking_loss_weight >= 0:
         raise ScriptError(f"--ranking_loss_weight must be at least 0, got {duc_args.ranking_loss_weight}")
+    if duc_args.query_format not in QUERY_FORMATS:
+        raise ScriptError(f"--query_format must be one of {', '.join(QUERY_FORMATS)}, got {duc_args.query_format!r}")
+    if duc_args.qfs_dir and (duc_args.extra_train_dirs or duc_args.query_format != "levels"):
+        raise ScriptError("--extra_train_dirs and --query_format change DUC training; with --qfs_dir give neither")
+    extra_rows = extra_training_rows(duc_args.extra_train_dirs)
     fraction = duc_args.subnetwork_fraction  # None: chosen once the model is loaded (from what training starts from)
     if fraction is not None and not 0.0 <= fraction <= 1.0:
         raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {fraction}")
@@ -623,14 +681,15 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     if benchmark is not None and duc_args.qfs_labels == "spans":
         train_rows = span_labels(benchmark.train_rows, processor.label_field)
     else:
+        duc_rows = format_queries([row for year in train_years for row in year.rows], duc_args.query_format)
         train_rows = label_clusters(benchmark.train_rows if benchmark is not None else
-                                    [row for year in train_years for row in year.rows], processor.label_field,
-                                    scaling=duc_args.target_scaling)
+                                    duc_rows + extra_rows, processor.label_field, scaling=duc_args.target_scaling)
     if not train_rows:
         raise ScriptError("no training cluster has reference summaries")
     train_rows, validation_rows = split_validation(train_rows, duc_args.validation_clusters, training_args.seed)
     train_rows = sample_documents(train_rows, duc_args.max_train_documents, training_args.seed)
-    test_rows = benchmark.test.rows if benchmark is not None else [row for year in test_years for row in year.scorable]
+    test_rows = (benchmark.test.rows if benchmark is not None else
+                 format_queries([row for year in test_years for row in year.scorable], duc_args.query_format))
     if not test_rows:
         raise ScriptError(f"DUC {'+'.join(str(year.year) for year in test_years)}: no test cluster has reference "
                           "summaries, nothing to test on")
@@ -743,6 +802,11 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
             "use_query": model.config.use_query,
             "attention_scope": model.config.attention_scope,
             "query_similarity": model.config.query_similarity,
+            "sentence_position_buckets": model.config.sentence_position_buckets,
+            "selection": duc_args.selection,
+            "query_format": duc_args.query_format,
+            "extra_train_dirs": list(duc_args.extra_train_dirs),
+            "extra_train_queries": len(extra_rows),
             "head_learning_rate": head_learning_rate,
             "ranking_loss_weight": duc_args.ranking_loss_weight,
             "clusters": len(train_rows),

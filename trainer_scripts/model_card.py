@@ -741,6 +741,21 @@ def recipe_text(recipe: Mapping[str, Any] | None) -> str | None:
     return text + (f". {description}" if description else "")
 
 
+CLUSTER_RULE_TEXT = {
+    "duc": "the paper's DUC rule (by score, skipping a sentence with more than half of its bigrams in the summary)",
+    "mmr": "maximal marginal relevance (score against the largest unigram cosine to the summary)",
+    "ilp": "bigram concept coverage (the bigrams of the 200 best-scored sentences, weighted by their scores, covered "
+           "under the word budget by integer linear programming; Gillick and Favre, 2009)",
+}
+"""What each cluster selection rule (``finetune_duc.py --selection``, ``config.cluster_selection``) is, for the card."""
+
+
+def cluster_rule_text(finetuning: Mapping[str, Any] | None) -> str:
+    """The rule the model's cluster summaries were chosen with (the paper's for a run that recorded none)."""
+    rule = (finetuning or {}).get("selection") or "duc"
+    return CLUSTER_RULE_TEXT.get(rule, f"the {rule!r} rule")
+
+
 def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_repo: str | None = None,
                      metric_repo: str | None = None, duc_figure_name: str | None = None) -> dict[str, Any]:
     """The values ``model_card.md`` renders."""
@@ -789,6 +804,7 @@ def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_rep
                               f"{validation.get('examples', '?')} validation examples)"
                               if isinstance(validation.get("threshold"), (int, float)) else ""),
         "duc_table": duc_table(results),
+        "cluster_rule": cluster_rule_text(finetuning),
         "experiments_benchmarks_table": experiments_benchmarks_table(results),
         "benchmark": (finetuning or {}).get("benchmark"),
         "benchmark_table": benchmark_table(results),

@@ -497,3 +497,48 @@ def test_benchmark_runs_refuse_duc_options_and_bad_values(tmp_path, tiny_qbert_d
         caplog.clear()
         assert finetune_duc.main([*base, *extra, *out]) == 2, extra
         assert message in caplog.text, (extra, caplog.text[-500:])
+
+
+def test_the_levers_train_save_and_load(tmp_path, tiny_bert_dir, duc_years, qmsum_converted):
+    """The position bias, the ILP rule, the joined query and extra training data from another benchmark: trained,
+    recorded, saved in the configuration; the saved folder summarizes a test cluster as the run did (its rule and
+    its position bias reloaded), and its position bias learned something."""
+    out = tmp_path / "levers"
+    status = finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), "--duc_dirs", duc_years[2006],
+                                "--folds", "2", "--fold", "1", "--objective", "regression", "--packing", "sentences",
+                                "--attention_scope", "sentence", "--query_similarity", "true",
+                                "--sentence_position_buckets", "4", "--selection", "ilp", "--query_format", "joined",
+                                "--extra_train_dirs", str(qmsum_converted), "--baselines", "none",
+                                "--output_dir", str(out), *FAST])
+    assert status == 0
+    tuning = json.loads((out / "results.json").read_text())["finetuning"]
+    assert tuning["sentence_position_buckets"] == 4 and tuning["selection"] == "ilp"
+    assert tuning["query_format"] == "joined" and tuning["extra_train_queries"] > 0
+    assert tuning["clusters"] == tuning["extra_train_queries"] + 1  # one DUC cluster of the two trains, plus QMSum's
+    config = json.loads((out / "config.json").read_text())
+    assert config["sentence_position_buckets"] == 4 and config["cluster_selection"] == "ilp"
+    assert "bigram concept coverage" in (out / "README.md").read_text()
+    from trainer_scripts.evaluate_duc import load_model_pipeline
+
+    summarize = load_model_pipeline(out)
+    assert summarize.processor.sentence_positions and summarize.model.position_bias.weight.abs().sum() > 0
+    saved = {json.loads(line)["topic_id"]: json.loads(line)["summary"]
+             for line in (out / "summaries.jsonl").read_text().splitlines() if json.loads(line)["system"] == "Q-BERT"}
+    row = next(row for row in load_years([duc_years[2006]])[0].rows if row["topic_id"] in saved)
+    output = summarize({"query": [" ".join(row["query"])], "documents": list(row["documents"])})  # rule: the config's
+    assert output["selection"] == "ilp" and output["summary"] == saved[row["topic_id"]]
+
+
+def test_query_formats_and_bad_lever_values(tmp_path, tiny_qbert_dir, duc_years, qmsum_converted, caplog):
+    rows = [{"topic_id": "D1", "query": ["Title", "First sentence.", "Second one."]}]
+    assert finetune_duc.format_queries(rows, "levels")[0]["query"] == ["Title", "First sentence.", "Second one."]
+    assert finetune_duc.format_queries(rows, "joined")[0]["query"] == ["Title First sentence. Second one."]
+    assert finetune_duc.format_queries(rows, "narrative")[0]["query"] == ["First sentence. Second one."]
+    assert finetune_duc.format_queries(rows, "title")[0]["query"] == ["Title"]
+    for extra, message in ((["--query_format", "shuffled"], "--query_format must be one of"),
+                           (["--selection", "best"], "--selection must be one of duc, mmr, ilp"),
+                           (["--extra_train_dirs", str(tmp_path)], "--extra_train_dirs:")):
+        caplog.clear()
+        status, _ = _run(tmp_path, tiny_qbert_dir, duc_years, *extra)
+        assert status == 2
+        assert message in caplog.text
