@@ -13,7 +13,7 @@
 #                weights are the fp16-rounded ones), with its tokenizer and sentence-transformers files, so that the
 #                recipe chosen from it is the default one (`sentence-encoder`);
 #   data/duc2006 NIST's DUC 2006 converted by `wikiref duc convert` (read from ../shared/realdata; never committed);
-#   data/qmsum   QMSum converted by `wikiref qfs convert qmsum` (same).
+#   data/qmsum, data/squality  QMSum and SQuALITY converted by `wikiref qfs convert` (same).
 # It prints the total, which must stay under 64 MiB with the tracked tree (about 4 MB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ PY=${PY:-.venv/bin/python}
 SHARED=${SHARED:-../shared}
 KIT=.gpu
 test -x "$PY" || { echo "gpu_pack: no $PY; run 'make venv' first" >&2; exit 2; }
-for input in "$SHARED/realdata/duc/2006" "$SHARED/realdata/qfs/qmsum"; do
+for input in "$SHARED/realdata/duc/2006" "$SHARED/realdata/qfs/qmsum" "$SHARED/realdata/qfs/squality"; do
     test -d "$input" || { echo "gpu_pack: $input is missing (SHARED=$SHARED)" >&2; exit 2; }
 done
 rm -rf "$KIT"
@@ -58,5 +58,6 @@ PYTHON
 
 HF_HUB_OFFLINE=1 .venv/bin/wikiref duc convert "$SHARED/realdata/duc/2006" --year 2006 --out "$KIT/data/duc2006" -q
 HF_HUB_OFFLINE=1 .venv/bin/wikiref qfs convert qmsum "$SHARED/realdata/qfs/qmsum" --out "$KIT/data/qmsum" -q
+HF_HUB_OFFLINE=1 .venv/bin/wikiref qfs convert squality "$SHARED/realdata/qfs/squality" --out "$KIT/data/squality" -q
 du -sh "$KIT"/*; du -csh "$KIT"/* | tail -1
 echo "gpu_pack: done; on the GPU machine: scripts/gpu_run.sh (carry .gpu)"

