@@ -107,6 +107,31 @@ def test_several_documents_use_the_duc_rule_across_the_cluster(summarize):
     assert forced["selection"] == "wikiref"
 
 
+def test_the_cluster_rules_by_name_and_the_models_own(summarize):
+    """mmr and ilp over the same scores as the selection functions; `auto` takes the configuration's rule for
+    several documents; a rule's setting reaches it and another rule's is left alone."""
+    from wikiref_dataset.selection import select_ilp, select_mmr
+
+    query = ["The king", "Where was the king born?"]
+    texts = DOCUMENT + SECOND
+    for rule, select, settings in (("mmr", select_mmr, {"tradeoff": 0.4}), ("ilp", select_ilp, {"candidates": 3})):
+        result = summarize(query=query, documents=[DOCUMENT, SECOND], selection=rule, max_words=12, redundancy=0.1,
+                           **settings)
+        scores = [item["score"] for item in result["sentences"]]
+        assert result["selection"] == rule
+        assert [item["text"] for item in result["selected"]] == [texts[i] for i in select(texts, scores, 12,
+                                                                                            *settings.values())]
+    config = summarize.model.config
+    try:
+        config.cluster_selection = "ilp"
+        assert summarize(query=query, documents=[DOCUMENT, SECOND])["selection"] == "ilp"
+        assert summarize(query=query, documents=[DOCUMENT])["selection"] == "wikiref"
+    finally:
+        config.cluster_selection = "duc"
+    with pytest.raises(ValueError, match="selection must be one of"):
+        summarize(query=query, documents=[DOCUMENT, SECOND], selection="best")
+
+
 def test_documents_as_text_mappings_and_duc_rows(summarize):
     query = "king"
     as_sentences = summarize(query=query, documents=[DOCUMENT, SECOND])

@@ -49,6 +49,13 @@ def run(argv: list[str]) -> int:
     return dispatch(parser, argv)
 
 
+def test_the_rules_offered_are_the_pipelines():
+    from modeling_qbert.pipeline_qfs import SELECTIONS as PIPELINE_SELECTIONS
+    from trainer_scripts.summarize_cli import SELECTIONS
+
+    assert SELECTIONS == PIPELINE_SELECTIONS
+
+
 def test_parser_registers_summarize_with_its_options():
     parser = argparse.ArgumentParser(prog="wikiref")
     commands = parser.add_subparsers(dest="command", required=True)
