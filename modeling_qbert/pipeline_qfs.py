@@ -79,7 +79,7 @@ class QueryFocusedSummarizationPipeline(Pipeline):
         max_words (`int`, defaults to 250): the cluster rules' length limit (ROUGE's `-l`).
         redundancy (`float`, defaults to 0.5): the DUC rule's bigram-overlap limit.
         tradeoff (`float`, defaults to 0.7): MMR's weight of the score against redundancy.
-        candidates (`int`, defaults to 200): how many of the best-scored sentences the ILP rule chooses from.
+        candidates (`int`, defaults to 300): how many of the best-scored sentences the ILP rule chooses from.
         batch_size (`int`, defaults to 8): windows per forward pass.
 
     Returns a dict: `summary` (the selected sentences, one per line, in selection order), `selected` (those

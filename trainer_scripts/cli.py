@@ -221,7 +221,7 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
     rescore.add_argument("--redundancy", type=float, help="duc rule: the largest share of a sentence's bigrams already "
                                                           "in the summary (0.5)")
     rescore.add_argument("--tradeoff", type=float, help="mmr rule: weight of the score against redundancy (0.7)")
-    rescore.add_argument("--candidates", type=int, help="ilp rule: the best-scored sentences it chooses from (200)")
+    rescore.add_argument("--candidates", type=int, help="ilp rule: the best-scored sentences it chooses from (300)")
     rescore.add_argument("--mix", nargs="+", default=["none"], metavar="MIX",
                          help="none, or SIGNAL:WEIGHT added to the scores (each min-max scaled in its cluster); "
                               "signals: position (1/(1+index in the document)), query_sim (TF-IDF cosine to the "

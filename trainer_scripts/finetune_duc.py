@@ -158,7 +158,7 @@ class DucArguments:
         "help": "The rule that turns the test sentences' scores into each summary, saved as the model's "
                 "cluster_selection (the pipeline's rule for several documents): duc (the paper's: by score, skipping "
                 "a sentence with more than half its bigrams in the summary), mmr (maximal marginal relevance) or ilp "
-                "(the bigram concepts of the 200 best-scored sentences, weighted by their scores, covered under the "
+                "(the bigram concepts of the 300 best-scored sentences, weighted by their scores, covered under the "
                 "word budget by integer linear programming; Gillick and Favre, 2009). `wikiref rescore` compares "
                 "them on saved scores."})
     validation_clusters: int = field(default=0, metadata={
@@ -221,6 +221,19 @@ def label_clusters(rows: Sequence[Mapping[str, Any]], label_field: str,
 
 QUERY_FORMATS = ("levels", "joined", "narrative", "title")
 """How ``--query_format`` gives a DUC topic (the row's ``query``: the title, then the narrative's sentences)."""
+
+
+def check_lever_arguments(duc_args: DucArguments) -> None:
+    """Refuse, in one line, a ``--selection`` or ``--query_format`` no run knows, and DUC-only options with
+    ``--qfs_dir``."""
+    from wikiref_dataset.selection import CLUSTER_RULES
+
+    if duc_args.selection not in CLUSTER_RULES:
+        raise ScriptError(f"--selection must be one of {', '.join(CLUSTER_RULES)}, got {duc_args.selection!r}")
+    if duc_args.query_format not in QUERY_FORMATS:
+        raise ScriptError(f"--query_format must be one of {', '.join(QUERY_FORMATS)}, got {duc_args.query_format!r}")
+    if duc_args.qfs_dir and (duc_args.extra_train_dirs or duc_args.query_format != "levels"):
+        raise ScriptError("--extra_train_dirs and --query_format change DUC training; with --qfs_dir give neither")
 
 
 def format_queries(rows: Sequence[Mapping[str, Any]], how: str) -> list[dict[str, Any]]:
@@ -621,18 +634,11 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     if unknown:
         raise ScriptError(f"unknown baseline(s) {unknown}: choose from {sorted(BASELINE_NAMES)} or 'none'")
     check_target_scaling(duc_args.target_scaling)  # before any model is loaded
-    from wikiref_dataset.selection import CLUSTER_RULES
-
-    if duc_args.selection not in CLUSTER_RULES:
-        raise ScriptError(f"--selection must be one of {', '.join(CLUSTER_RULES)}, got {duc_args.selection!r}")
+    check_lever_arguments(duc_args)
     if duc_args.preprocessing_num_workers is not None and duc_args.preprocessing_num_workers < 1:
         raise ScriptError(f"--preprocessing_num_workers must be at least 1, got {duc_args.preprocessing_num_workers}")
     if not duc_args.ranking_loss_weight >= 0:
         raise ScriptError(f"--ranking_loss_weight must be at least 0, got {duc_args.ranking_loss_weight}")
-    if duc_args.query_format not in QUERY_FORMATS:
-        raise ScriptError(f"--query_format must be one of {', '.join(QUERY_FORMATS)}, got {duc_args.query_format!r}")
-    if duc_args.qfs_dir and (duc_args.extra_train_dirs or duc_args.query_format != "levels"):
-        raise ScriptError("--extra_train_dirs and --query_format change DUC training; with --qfs_dir give neither")
     extra_rows = extra_training_rows(duc_args.extra_train_dirs)
     fraction = duc_args.subnetwork_fraction  # None: chosen once the model is loaded (from what training starts from)
     if fraction is not None and not 0.0 <= fraction <= 1.0:

@@ -744,7 +744,7 @@ def recipe_text(recipe: Mapping[str, Any] | None) -> str | None:
 CLUSTER_RULE_TEXT = {
     "duc": "the paper's DUC rule (by score, skipping a sentence with more than half of its bigrams in the summary)",
     "mmr": "maximal marginal relevance (score against the largest unigram cosine to the summary)",
-    "ilp": "bigram concept coverage (the bigrams of the 200 best-scored sentences, weighted by their scores, covered "
+    "ilp": "bigram concept coverage (the bigrams of the 300 best-scored sentences, weighted by their scores, covered "
            "under the word budget by integer linear programming; Gillick and Favre, 2009)",
 }
 """What each cluster selection rule (``finetune_duc.py --selection``, ``config.cluster_selection``) is, for the card."""

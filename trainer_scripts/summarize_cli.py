@@ -63,7 +63,7 @@ def add_summarize_parser(commands: Any) -> argparse.ArgumentParser:
                         help="duc rule: skip sentences with more than this share of bigrams in the summary (0.5)")
     parser.add_argument("--tradeoff", type=float, help="mmr rule: weight of the score against redundancy (0.7)")
     parser.add_argument("--candidates", type=int,
-                        help="ilp rule: how many of the best-scored sentences it chooses from (200)")
+                        help="ilp rule: how many of the best-scored sentences it chooses from (300)")
     parser.add_argument("--batch-size", type=int, default=8, help="windows per forward pass (8)")
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--json", action="store_true", help="print the summary and every scored sentence as JSON")

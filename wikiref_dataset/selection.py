@@ -206,7 +206,7 @@ def select_ilp(
     sentences: Sequence[str],
     scores: Sequence[float],
     max_words: int = DUC_MAX_WORDS,
-    candidates: int = 200,
+    candidates: int = 300,
     fill: bool = True,
     time_limit: float = 30.0,
 ) -> list[int]:
@@ -228,7 +228,7 @@ def select_ilp(
         sentences (`Sequence[str]`): every sentence of every document of the cluster.
         scores (`Sequence[float]`): one score per sentence, higher is better (NaN is refused).
         max_words (`int`, *optional*, defaults to 250): the budget, ROUGE's ``-l``.
-        candidates (`int`, *optional*, defaults to 200): how many of the best-scored sentences the program chooses
+        candidates (`int`, *optional*, defaults to 300): how many of the best-scored sentences the program chooses
             from (the ICSI summarizer prunes the same way; the program grows with it).
         fill (`bool`, *optional*, defaults to `True`): fill the budget's remainder greedily.
         time_limit (`float`, *optional*, defaults to 30): seconds HiGHS may take; past it, its best solution so far.
