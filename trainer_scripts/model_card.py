@@ -805,6 +805,7 @@ def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_rep
                               if isinstance(validation.get("threshold"), (int, float)) else ""),
         "duc_table": duc_table(results),
         "cluster_rule": cluster_rule_text(finetuning),
+        "cluster_rule_name": (finetuning or {}).get("selection") or "duc",
         "experiments_benchmarks_table": experiments_benchmarks_table(results),
         "benchmark": (finetuning or {}).get("benchmark"),
         "benchmark_table": benchmark_table(results),
