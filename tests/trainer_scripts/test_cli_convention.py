@@ -237,7 +237,7 @@ SUBCOMMANDS = sorted(_every_subcommand())
 
 def test_every_subcommand_is_checked():
     assert SUBCOMMANDS == ["aquamuse", "build", "demo", "documents", "duc convert", "duc evaluate", "experiments",
-                           "psg2sum", "qfs convert", "qfs evaluate", "rouge", "statements", "summarize"]
+                           "psg2sum", "qfs convert", "qfs evaluate", "rescore", "rouge", "statements", "summarize"]
 
 
 @pytest.mark.parametrize("name", SUBCOMMANDS)

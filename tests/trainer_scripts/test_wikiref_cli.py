@@ -23,7 +23,7 @@ def _subcommands(parser):
 def test_wikiref_has_every_data_subcommand_and_the_model_side():
     data = set(_subcommands(build_data_parser()))
     assert data == {"rouge", "statements", "documents", "duc", "qfs", "build", "psg2sum", "aquamuse"}
-    assert set(_subcommands(build_parser())) == data | {"demo", "summarize", "experiments"}
+    assert set(_subcommands(build_parser())) == data | {"demo", "summarize", "experiments", "rescore"}
 
 
 def test_duc_holds_convert_and_evaluate():
@@ -131,7 +131,7 @@ def test_scoring_and_converting_import_neither_torch_nor_transformers(duc_years,
     assert completed.returncode == 0, completed.stderr[-3000:]
     report = json.loads(report_path.read_text())
     helps = [entry for entry in report if entry[0].endswith("--help")]
-    assert len(helps) == 13 and all(status == 0 for _, status, _ in helps)
+    assert len(helps) == 14 and all(status == 0 for _, status, _ in helps)
     assert [(command, loaded) for command, _, loaded in helps if loaded] == []  # nothing heavy for a --help
     done = report[len(helps):]
     assert [status for _, status, _ in done] == [0, 0, 0, 0, 0, 2], completed.stderr[-3000:]
