@@ -1,4 +1,7 @@
-"""Q-BERT: the model side (configuration, model, processor, pipeline, selection rules, baselines).
+"""Q-BERT: the model side (configuration, model, processor, pipeline, inference, sparse subnetworks, trainers).
+
+The selection rules the pipeline applies live in ``wikiref_dataset.selection`` and the DUC baselines in
+``wikiref_dataset.baselines``: they need no model.
 
 Importing the package registers Q-BERT with transformers (:func:`register`), so that
 

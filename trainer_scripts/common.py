@@ -536,8 +536,12 @@ def write_model_card(folder: str | os.PathLike, results: Mapping[str, Any], mode
     """Render the model card (``trainer_scripts.model_card``) from ``results`` into ``folder/README.md``."""
     try:
         from trainer_scripts.model_card import write_card
-    except ImportError:  # the renderer is optional for training
-        logger.warning("trainer_scripts.model_card is not available: no model card written")
+    except ImportError as error:  # a library the renderer needs is missing: training is still worth keeping
+        missing = (error.name or "").split(".")[0]
+        if not missing or missing in ("trainer_scripts", "wikiref_dataset", "modeling_qbert"):
+            raise  # the project's own code is broken: say so, never hide it as "not available"
+        logger.warning("no model card written: the card's renderer needs %s, which is not installed (%s)", missing,
+                       error)
         return None
     return write_card(folder, dict(results), model_repo=model_repo or Path(folder).name, dataset_repo=dataset_repo)
 

@@ -334,9 +334,13 @@ def published_note(results: Mapping[str, Any], setup: PublishedSetup, wikiref: b
         beyond = [text for key, value, text in (
             ("attention_scope", "sentence", "each sentence encoded alone"),
             ("query_similarity", True, "a query-similarity term in the scoring head")) if finetuning.get(key) == value]
+        if finetuning.get("sentence_position_buckets"):
+            beyond.append("a learned position bias")
         if beyond:
             differences.append(f"window attention and a linear scoring head (this run: {' and '.join(beyond)}, "
                                "options beyond the paper)")
+        if finetuning.get("selection") not in (None, "duc"):
+            differences.append(f"the paper's greedy selection rule (this run: {finetuning['selection']})")
         if run_kind(results) == "demo":
             differences.append("full training (this run: a demo of a few steps)")
     what = "The paper's published row" + ("" if wikiref else " closest to this run")
@@ -750,6 +754,57 @@ CLUSTER_RULE_TEXT = {
 """What each cluster selection rule (``finetune_duc.py --selection``, ``config.cluster_selection``) is, for the card."""
 
 
+def model_settings(results: Mapping[str, Any]) -> dict[str, Any]:
+    """How the checkpoint reads and scores, as its run recorded it: the pre-training recipe's settings and
+    architecture, then what fine-tuning recorded (the later stage wins)."""
+    pretraining = results.get("pretraining") or {}
+    finetuning = results.get("finetuning") or {}
+    settings = {**((pretraining.get("recipe") or {}).get("settings") or {}), **(pretraining.get("architecture") or {})}
+    for key in ("packing", "pooling", "attention_scope", "query_similarity", "sentence_position_buckets"):
+        if finetuning.get(key) is not None:
+            settings[key] = finetuning[key]
+    return settings
+
+
+def architecture_text(results: Mapping[str, Any], max_length: int) -> str:
+    """The card's Architecture paragraph for what this checkpoint does: the paper's joint windows, or (the
+    `sentence-encoder` recipe) each sentence encoded alone; its pooling; the query-similarity term and the position
+    bias where it has them."""
+    settings = model_settings(results)
+    base = results.get("base_model") or "base encoder not recorded"
+    if settings.get("attention_scope") == "sentence":
+        reading = (f"a BERT encoder ({base}) reads the query (`[CLS] [L1] level 1 [L2] level 2 … [SEP]`) and whole "
+                   f"document sentences packed side by side in {max_length}-token windows, but the query and each "
+                   "sentence attend only to themselves (a block-diagonal attention mask, positions restarting at each "
+                   "part): each is encoded alone, as a sentence-embedding encoder was trained")
+    elif settings.get("packing") == "sentences":
+        reading = (f"a BERT encoder ({base}) reads `[CLS] [L1] level 1 [L2] level 2 … [SEP] document [SEP]` (query "
+                   f"segment 0, document segment 1), whole sentences packed side by side in {max_length}-token "
+                   "windows, every token attending to every other")
+    else:
+        reading = (f"a BERT encoder ({base}) reads `[CLS] [L1] level 1 [L2] level 2 … [SEP] document [SEP]` (query "
+                   f"segment 0, document segment 1; long documents in {max_length}-token windows with a stride, each "
+                   "sentence scored once, in the window where its context is largest)")
+    pooling = settings.get("pooling", "query_focused")
+    pooled = {"query_focused": "**Query-focused pooling** turns each sentence's token encodings H_j into a vector "
+                               "v_j = softmax(h_Q W_q H_jᵀ) H_j, with h_Q the mean encoding of the query tokens",
+              "attention": "**Attention pooling** (a learned query vector) turns each sentence's token encodings into "
+                           "one vector",
+              "mean": "Each sentence's token encodings are **averaged**",
+              "max": "Each sentence's token encodings are **max-pooled**",
+              "cls": "A [CLS] token before each sentence gives its vector"}.get(pooling, f"{pooling} pooling")
+    extras = []
+    if settings.get("query_similarity"):
+        extras.append("a learned multiple of the cosine between the query and the sentence")
+    buckets = settings.get("sentence_position_buckets") or 0
+    if buckets:
+        extras.append(f"a learned bias for the sentence's place in its document ({buckets} positions)")
+    head = "a linear **scoring head** gives one score per sentence"
+    if extras:
+        head += ", to which each score adds " + " and ".join(extras)
+    return f"{reading}. {pooled}, and {head}."
+
+
 def cluster_rule_text(finetuning: Mapping[str, Any] | None) -> str:
     """The rule the model's cluster summaries were chosen with (the paper's for a run that recorded none)."""
     rule = (finetuning or {}).get("selection") or "duc"
@@ -805,6 +860,7 @@ def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_rep
                               if isinstance(validation.get("threshold"), (int, float)) else ""),
         "duc_table": duc_table(results),
         "cluster_rule": cluster_rule_text(finetuning),
+        "architecture_text": architecture_text(results, hyperparameters.get("max_length", 512)),
         "cluster_rule_name": (finetuning or {}).get("selection") or "duc",
         "experiments_benchmarks_table": experiments_benchmarks_table(results),
         "benchmark": (finetuning or {}).get("benchmark"),

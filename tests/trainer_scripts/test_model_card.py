@@ -329,3 +329,53 @@ def test_the_published_numbers_exist_once():
     assert all(years[int(year)] == (scores["rouge_1"], scores["rouge_2"])
                for year, scores in vi["Q-BERT + DA + ST"].items())
     assert model_card.PAPER_TABLE_IV["classification"] == (35.85, 18.91, 30.59, 35.50, 18.45, 30.37)
+
+
+def test_the_architecture_and_selection_lines_follow_what_the_checkpoint_does():
+    """A checkpoint of the sentence-encoder recipe is not described as the paper's joint windows: each sentence encoded
+    alone, the query-similarity term and the position bias where it has them, and the rule its summaries used."""
+    from trainer_scripts.model_card import architecture_text, cluster_rule_text
+
+    paper = {"base_model": "bert-base-uncased", "finetuning": {"packing": "stride", "pooling": "query_focused",
+                                                               "attention_scope": "window"}}
+    text = architecture_text(paper, 512)
+    assert "with a stride" in text and "Query-focused pooling" in text and "block-diagonal" not in text
+    assert "cosine" not in text and "place in its document" not in text
+    encoder = {"base_model": "minilm", "finetuning": {"packing": "sentences", "pooling": "query_focused",
+                                                      "attention_scope": "sentence", "query_similarity": True,
+                                                      "sentence_position_buckets": 16, "selection": "ilp"}}
+    text = architecture_text(encoder, 512)
+    assert "block-diagonal" in text and "encoded alone" in text and "with a stride" not in text
+    assert "cosine between the query and the sentence" in text and "place in its document (16 positions)" in text
+    assert "concept coverage" in cluster_rule_text(encoder["finetuning"])
+    assert "more than half of its bigrams" in cluster_rule_text(paper["finetuning"])
+    pretrained_only = {"base_model": "minilm", "pretraining": {"recipe": {"settings": {
+        "packing": "sentences", "attention_scope": "sentence", "query_similarity": True}},
+        "architecture": {"pooling": "query_focused"}}}
+    assert "encoded alone" in architecture_text(pretrained_only, 256)
+
+
+def test_a_broken_card_module_is_an_error_and_a_missing_library_a_warning(tmp_path, monkeypatch, caplog):
+    """`write_model_card` warns only when a library the renderer needs is missing; an ImportError inside the project
+    (a bug in model_card.py or what it imports) is raised, not turned into "no card"."""
+    import builtins
+    import sys
+
+    from trainer_scripts.common import write_model_card
+
+    real_import = builtins.__import__
+
+    def failing(name, error_name):
+        def fake_import(module, *args, **kwargs):
+            if module == "trainer_scripts.model_card":
+                raise ImportError(f"cannot import {error_name}", name=error_name)
+            return real_import(module, *args, **kwargs)
+        return fake_import
+
+    monkeypatch.delitem(sys.modules, "trainer_scripts.model_card", raising=False)
+    monkeypatch.setattr(builtins, "__import__", failing("trainer_scripts", "wikiref_dataset.selection"))
+    with pytest.raises(ImportError, match="wikiref_dataset.selection"):
+        write_model_card(tmp_path, {})
+    monkeypatch.setattr(builtins, "__import__", failing("trainer_scripts", "jinja2"))
+    assert write_model_card(tmp_path, {}) is None
+    assert "needs jinja2, which is not installed" in caplog.text
