@@ -112,26 +112,7 @@ def select_duc(
         raise ValueError(f"max_words must be >= 1, got {max_words}")
     if not 0.0 <= redundancy <= 1.0:
         raise ValueError(f"redundancy must be in [0, 1], got {redundancy}")
-    chosen: list[int] = []
-    summary_bigrams: set = set()
-    words = 0
-    for index in rank_by_score(values):
-        if words >= max_words:
-            break
-        sentence = sentences[index]
-        length = count_words(sentence)
-        if length == 0:
-            continue
-        bigrams = sentence_ngrams(sentence, 2)
-        total = sum(bigrams.values())
-        if total:
-            repeated = sum(count for gram, count in bigrams.items() if gram in summary_bigrams)
-            if repeated > redundancy * total:
-                continue
-        chosen.append(index)
-        summary_bigrams.update(bigrams)
-        words += length
-    return chosen
+    return _fill_budget(sentences, values, [], max_words, redundancy)
 
 
 def min_max_scaled(values: Sequence[float]) -> list[float]:
@@ -319,8 +300,9 @@ def _solve_coverage(lengths: Sequence[int], relevance: Sequence[float], weights:
 
 def _fill_budget(sentences: Sequence[str], values: Sequence[float], chosen: list[int], max_words: int,
                  redundancy: float = 0.5) -> list[int]:
-    """``chosen`` followed by what :func:`select_duc`'s loop adds from there: the next sentences by score while the
-    summary is below ``max_words``, each skipped when more than ``redundancy`` of its bigrams are already in it."""
+    """``chosen`` followed by the greedy rule's choices from there (:func:`select_duc` is this from nothing): the next
+    sentences by score while the summary is below ``max_words``, a sentence without words skipped, and one skipped
+    when more than ``redundancy`` of its bigram occurrences are already in the summary."""
     selected = list(chosen)
     taken = set(selected)
     summary_bigrams: set = set()
