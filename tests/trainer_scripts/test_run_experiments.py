@@ -490,3 +490,26 @@ def test_eta_of_a_kind_not_timed_yet_is_its_estimate(tmp_path, duc_years, tiny_b
     runner.arguments = options.ExperimentArguments(**{**vars(arguments), "estimate": False})
     assert runner.eta(finetune, jobs=1) == "ETA unknown"
     assert runner.eta([*finetune, planned.order[0]], jobs=1) == "ETA 8 s + 2 unit(s) not estimated"
+
+
+def test_a_rerun_says_which_finished_units_other_code_produced(tmp_path, capsys, tiny_bert_dir, duc_years):
+    """Each unit records the code fingerprint it ran with; a rerun that reuses a unit another code produced says so
+    in one line (the code is not part of the key: nothing is redone by itself)."""
+    from trainer_scripts.experiments.common import code_fingerprint
+
+    out = tmp_path / "experiments"
+    argv = ["--duc_dirs", duc_years[2006], "--encoder", str(tiny_bert_dir), "--rows", "qbert", "--folds", "2",
+            "--seeds", "1", "--baselines", "false", "--subprocess", "false", "--out", str(out), *FAST]
+    status, _, stderr = _run(capsys, *argv)
+    assert status == 0, stderr
+    records = sorted((out / "units").glob("finetune-*/unit.json"))
+    assert len(records) == 2 and all(json.loads(path.read_text())["code"] == code_fingerprint() for path in records)
+    status, _, stderr = _run(capsys, *argv)
+    assert status == 0 and "other code" not in stderr and "all 2 units finished earlier" in stderr
+    record = json.loads(records[0].read_text())
+    records[0].write_text(json.dumps({**record, "code": "0123456789abcdef"}))
+    status, _, stderr = _run(capsys, *argv)
+    assert status == 0 and not _units_run(stderr)
+    line = next(line for line in stderr.splitlines() if "other code" in line)
+    assert line.startswith("experiments: 1 finished unit(s) were produced by other code than this checkout's")
+    assert records[0].parent.name in line and "delete a unit's folder" in line

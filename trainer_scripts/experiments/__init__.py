@@ -23,8 +23,8 @@ Units: every (row, fold, seed) runs in a fresh Python process (``--subprocess``)
 and pass-through options; the folders of the units it starts from) and the identity of its input folders (path, and
 size and modification time of every file). A unit is finished when its ``results.json`` exists (the scripts write it
 last): a rerun skips finished units, an interrupted run resumes, and a changed option redoes only the units it feeds.
-The code's version is not part of the key: after changing a script, start a new results folder (or delete the units
-it affects).
+The code's version is not part of the key: each unit records a fingerprint of the code it ran with, and a rerun names,
+in one line, the finished units another code produced (their results are reused; delete a unit's folder to redo it).
 
 Scores: ROUGE-1, ROUGE-2 and ROUGE-SU4 recall with the official DUC settings; per row and year the mean and the
 sample standard deviation over the seeds, and the 95% bootstrap interval of the median seed's run (per measure: the

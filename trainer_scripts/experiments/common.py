@@ -16,6 +16,26 @@ OWNED = ("units", "pooled", "figures", "slurm", "results.md", RESULTS_NAME)
 """What this runner writes at the top of ``--out``: anything else there is refused (the folder is someone else's)."""
 
 
+CODE_PACKAGES = ("wikiref_dataset", "modeling_qbert", "trainer_scripts")
+"""The packages whose code makes a unit's results: :func:`code_fingerprint` hashes them."""
+
+
+def code_fingerprint() -> str:
+    """A hash of the project's code as this process sees it (every ``.py`` file and recipe of
+    :data:`CODE_PACKAGES`, by path and content): a unit records it, and a rerun says which finished units another
+    code produced. Part of no unit's key: a change to the code does not redo finished units by itself."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for package in CODE_PACKAGES:
+        for path in sorted((root / package).rglob("*")):
+            if path.suffix in (".py", ".yaml") and path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 class ExperimentError(ValueError):
     """Bad input of the experiments runner (a row, a folder, an option): one line naming it."""
 

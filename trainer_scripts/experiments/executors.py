@@ -3,6 +3,7 @@ in a fresh Python process or in this one), and the data units (a share of a DUC 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainer_scripts.experiments.common import QBERT_SYSTEM, RESULTS_NAME, ExperimentError
+from trainer_scripts.experiments.common import QBERT_SYSTEM, RESULTS_NAME, ExperimentError, code_fingerprint
 from trainer_scripts.experiments.options import SCRIPTS, ExperimentArguments
 from trainer_scripts.experiments.plan import Plan, Unit
 from wikiref_dataset.command import format_seconds
@@ -56,6 +57,27 @@ class Runner:
 
     def finished(self, key: str) -> bool:
         return (self.folder(key) / RESULTS_NAME).is_file()
+
+    @functools.cached_property
+    def code(self) -> str:
+        """This checkout's code fingerprint (:func:`~trainer_scripts.experiments.common.code_fingerprint`)."""
+        return code_fingerprint()
+
+    def _say_other_code(self, cached: Sequence[str]) -> None:
+        """One line naming the finished units that other code produced (their results are reused as they are)."""
+        other = []
+        for key in cached:
+            try:
+                recorded = json.loads((self.folder(key) / "unit.json").read_text(encoding="utf-8")).get("code")
+            except (OSError, json.JSONDecodeError):
+                recorded = None
+            if recorded != self.code:
+                other.append(self.plan.units[key].folder_name)
+        if other:
+            shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+            self.say(f"experiments: {len(other)} finished unit(s) were produced by other code than this checkout's "
+                     f"(code {self.code}), and their results are reused as they are: {shown}; delete a unit's folder "
+                     "under units/ to run it again")
 
     def _record_seconds(self, key: str) -> None:
         try:
@@ -145,6 +167,7 @@ class Runner:
             if key not in pending:
                 self.status[key] = "cached"
                 self._record_seconds(key)
+        self._say_other_code([key for key in order if key not in pending])
         kinds = ", ".join(f"{count} {kind}" for kind, count in _kinds(self.plan.units, pending))
         if pending:
             self.say(f"experiments: {len(order)} units, {len(order) - len(pending)} finished earlier, {len(pending)} "
@@ -240,7 +263,8 @@ class Runner:
         argv = self.argv(key)
         record = {"kind": unit.kind, "key": key, "script": unit.script, "argv": argv,
                   "params": unit.params, "rows": sorted(unit.rows), "inputs": {path: unit.identity[path]
-                                                                              for path in unit.inputs}}
+                                                                              for path in unit.inputs},
+                  "code": self.code}
         return UnitSpec(kind=unit.kind, folder=self.folder(key), argv=argv, record=record, params=unit.params,
                         subprocess=self.arguments.subprocess, threads=self.threads,
                         keep_models=self.arguments.keep_models or bool(self.dependents(key)),
