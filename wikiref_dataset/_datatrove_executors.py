@@ -68,13 +68,18 @@ class _ConsoleSwitch:
     def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
         if self.console_logs:
             return super()._run_for_rank(rank, local_rank, node_rank)  # type: ignore[misc]
-        import datatrove.executor.base as base
-
-        original, base.add_task_logger = base.add_task_logger, _quiet_task_logger
+        # Each datatrove executor module calls the add_task_logger it imported itself (the Ray executor's own copy,
+        # not base's): patch the name in every module whose _run_for_rank this task runs.
+        modules = {sys.modules[cls.__module__] for cls in type(self).__mro__
+                   if "_run_for_rank" in vars(cls) and hasattr(sys.modules.get(cls.__module__), "add_task_logger")}
+        originals = {module: module.add_task_logger for module in modules}
+        for module in modules:
+            module.add_task_logger = _quiet_task_logger
         try:
             return super()._run_for_rank(rank, local_rank, node_rank)  # type: ignore[misc]
         finally:
-            base.add_task_logger = original
+            for module, original in originals.items():
+                module.add_task_logger = original
             _errors_only_console()  # the task's end put datatrove's default console sink back
 
 

@@ -266,3 +266,34 @@ def test_forked_workers_inherit_the_steps_pipelines(tmp_path):
             assert sorted(pid for pid, _ in builds) == [main, main]  # the two configurations, here, once each
         else:
             assert main not in {pid for pid, _ in builds} and len(builds) >= 2
+
+
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_quiet_console_reaches_the_task_logger_each_executor_calls(monkeypatch, tmp_path, executor):
+    """--quiet swaps datatrove's task logger for the quiet one in the module whose `_run_for_rank` runs the task: the
+    Ray executor calls its own module's copy (`datatrove.executor.ray.add_task_logger`), which a patch of
+    `datatrove.executor.base` alone left as it was, so Ray tasks kept datatrove's console format and the disk-full
+    filter. Both names are back afterwards."""
+    import datatrove.executor.base as base_module
+
+    from wikiref_dataset import _datatrove_executors as executors
+
+    if executor == "ray":
+        import datatrove.executor.ray as module
+
+        parent, cls = module.RayPipelineExecutor, executors.RayExecutor
+    else:
+        module, parent, cls = base_module, base_module.PipelineExecutor, executors.LocalExecutor
+    seen = {}
+
+    def run_for_rank(self, rank, local_rank=0, node_rank=-1):
+        seen["logger"] = module.add_task_logger
+        return "stats"
+
+    monkeypatch.setattr(parent, "_run_for_rank", run_for_rank)
+    original = module.add_task_logger
+    runner = cls(pipeline=[], logging_dir=str(tmp_path / "logs"), tasks=1)
+    runner.console_logs = False
+    assert runner._run_for_rank(0) == "stats"
+    assert seen["logger"] is executors._quiet_task_logger
+    assert module.add_task_logger is original and base_module.add_task_logger is not executors._quiet_task_logger
