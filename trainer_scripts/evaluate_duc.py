@@ -505,7 +505,7 @@ def build_parser() -> Any:
     """The script's `HfArgumentParser` over :class:`EvaluateArguments` (a bad command line: one line, exit 2)."""
     from transformers import HfArgumentParser
 
-    from trainer_scripts.common import one_line_errors
+    from wikiref_dataset.command import one_line_errors
 
     return one_line_errors(HfArgumentParser(EvaluateArguments, prog="evaluate_duc.py",
                                             description=__doc__.split("\n", 1)[0]))

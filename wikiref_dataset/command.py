@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MODULE_EXTRAS", "ArgumentParser", "CliError", "RunFailed", "add_common_options", "add_split_arguments",
            "add_subcommand", "check_input_files", "check_run_folder", "cleaned_up_on_input_error", "deprecated_alias",
-           "dispatch", "format_seconds", "missing_extra", "one_line", "warn"]
+           "dispatch", "format_seconds", "missing_extra", "one_line", "one_line_errors", "warn"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
 
@@ -50,6 +50,17 @@ MODULE_EXTRAS: dict[str, str] = {
 }
 """Top-level modules of the optional extras (pyproject.toml) -> the extra that installs them: the dataset builders
 (``build``), the Ray executor (``cluster``), 7z history dumps (``history7z``)."""
+
+
+def one_line_errors(parser: Any) -> Any:
+    """Make ``parser`` (an `argparse.ArgumentParser`) report a bad command line as one line on stderr and exit 2,
+    instead of argparse's usage block (hundreds of lines with every `TrainingArguments` option)."""
+
+    def error(message: str) -> None:
+        parser.exit(2, f"{parser.prog}: error: {' '.join(str(message).split())} (see --help)\n")
+
+    parser.error = error
+    return parser
 
 
 def format_seconds(seconds: float) -> str:

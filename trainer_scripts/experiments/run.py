@@ -168,7 +168,7 @@ def build_parser() -> Any:
     """The script's `HfArgumentParser` over :class:`ExperimentArguments` (unknown options kept for the units)."""
     from transformers import HfArgumentParser
 
-    from trainer_scripts.common import one_line_errors
+    from wikiref_dataset.command import one_line_errors
 
     return one_line_errors(HfArgumentParser(ExperimentArguments, prog="run_experiments.py", allow_abbrev=False,
                                             description=_package_description()))
