@@ -25,7 +25,14 @@ from typing import Any
 
 from transformers import Pipeline
 
-from wikiref_dataset.selection import CLUSTER_RULES, ClusterSentences, select_cluster, select_wikiref, summary_text
+from wikiref_dataset.selection import (
+    CLUSTER_RULES,
+    ClusterSentences,
+    rule_settings,
+    select_cluster,
+    select_wikiref,
+    summary_text,
+)
 
 from .inference import score_windows
 from .processing_qbert import QBertProcessor, split_into_sentences
@@ -198,10 +205,8 @@ class QueryFocusedSummarizationPipeline(Pipeline):
                 threshold = getattr(self.model.config, "default_threshold", 0.5)
             indices = select_wikiref(texts, scores, threshold, max_sentences=max_sentences)
         else:  # a rule's own setting only: another rule's is ignored (a pipeline may be built with several)
-            given = {"duc": {"redundancy": redundancy}, "mmr": {"tradeoff": tradeoff},
-                     "ilp": {"candidates": candidates}}.get(selection, {})
-            indices = select_cluster(selection, texts, scores, max_words=max_words,
-                                     **{name: value for name, value in given.items() if value is not None})
+            indices = select_cluster(selection, texts, scores, max_words=max_words, **rule_settings(
+                selection, redundancy=redundancy, tradeoff=tradeoff, candidates=candidates))
         return {
             "summary": summary_text(texts, indices),
             "selected": [flat[index] for index in indices],

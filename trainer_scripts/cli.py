@@ -172,12 +172,12 @@ def run_rescore(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
+    from wikiref_dataset.selection import rule_settings
+
     from .experiments.rescore import Mix, Rule, rescore, to_markdown
 
-    settings = {"duc": {"redundancy": args.redundancy}, "mmr": {"tradeoff": args.tradeoff},
-                "ilp": {"candidates": args.candidates}}
-    rules = [Rule(name, {key: value for key, value in settings[name].items() if value is not None})
-             for name in dict.fromkeys(args.selection)]
+    rules = [Rule(name, rule_settings(name, redundancy=args.redundancy, tradeoff=args.tradeoff,
+                                      candidates=args.candidates)) for name in dict.fromkeys(args.selection)]
     mixes = list(dict.fromkeys(Mix.parse(text) for text in args.mix))
     if args.candidates is not None and args.candidates < 1:
         raise CliError(f"--candidates must be at least 1, got {args.candidates}")
@@ -216,7 +216,8 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
                          help="a wikiref experiments --out folder, its units/ folder, or unit folders")
     rescore.add_argument("--duc_dirs", nargs="+", metavar="DIR",
                          help="the converted DUC years the units tested on (default: the folders their command names)")
-    rescore.add_argument("--selection", nargs="+", choices=("duc", "mmr", "ilp"), default=["duc", "mmr", "ilp"],
+    rules = ("duc", "mmr", "ilp")  # selection.CLUSTER_RULES, written here for a parser without the ROUGE engine's import
+    rescore.add_argument("--selection", nargs="+", choices=rules, default=list(rules),
                          metavar="RULE", help="rules to compare: duc (the paper's greedy rule), mmr, ilp (default: all)")
     rescore.add_argument("--redundancy", type=float, help="duc rule: the largest share of a sentence's bigrams already "
                                                           "in the summary (0.5)")

@@ -37,10 +37,12 @@ from wikiref_dataset.rouge import RougeConfig, RougeScorer, count_words, ngram_c
 __all__ = [
     "CLUSTER_RULES",
     "DUC_MAX_WORDS",
+    "RULE_SETTINGS",
     "ClusterSentences",
     "ThresholdSearch",
     "min_max_scaled",
     "rank_by_score",
+    "rule_settings",
     "sentence_ngrams",
     "select_cluster",
     "select_duc",
@@ -124,11 +126,6 @@ def min_max_scaled(values: Sequence[float]) -> list[float]:
     return [(value - low) / (high - low) for value in values]
 
 
-def _unigrams(sentence: str) -> Counter:
-    """A sentence's ROUGE unigrams (tokens, stemmed, over all its lines), as ROUGE-1 counts them."""
-    return sentence_ngrams(sentence, 1)
-
-
 def _cosine(left: Counter, right: Counter, left_norm: float, right_norm: float) -> float:
     if not left_norm or not right_norm:
         return 0.0
@@ -166,7 +163,7 @@ def select_mmr(
     relevance = min_max_scaled(values) if values else []
     lengths = [count_words(sentence) for sentence in sentences]
     remaining = [index for index in range(len(sentences)) if lengths[index]]
-    vectors = {index: _unigrams(sentences[index]) for index in remaining}
+    vectors = {index: sentence_ngrams(sentences[index], 1) for index in remaining}
     norms = {index: math.sqrt(sum(count * count for count in vector.values())) for index, vector in vectors.items()}
     similarity = dict.fromkeys(remaining, 0.0)
     chosen: list[int] = []
@@ -329,11 +326,21 @@ CLUSTER_RULES = ("duc", "mmr", "ilp")
 """The multi-document selection rules by name: the paper's greedy rule (:func:`select_duc`), :func:`select_mmr` and
 :func:`select_ilp`."""
 
+RULE_SETTINGS = {"duc": ("redundancy",), "mmr": ("tradeoff",), "ilp": ("candidates", "fill", "time_limit")}
+"""The settings each cluster rule takes (its function's keyword arguments besides ``max_words``)."""
+
+
+def rule_settings(rule: str, **given: Any) -> dict[str, Any]:
+    """Of ``given`` (every rule's settings, ``None`` where not set), the ones ``rule`` takes and that are set: a caller
+    that offers all the rules' settings at once (the pipeline, ``wikiref rescore``) passes on only the chosen rule's."""
+    return {name: given[name] for name in RULE_SETTINGS.get(rule, ()) if given.get(name) is not None}
+
 
 def select_cluster(rule: str, sentences: Sequence[str], scores: Sequence[float], max_words: int = DUC_MAX_WORDS,
                    **settings: Any) -> list[int]:
     """The chosen sentences of the multi-document rule named ``rule`` (one of :data:`CLUSTER_RULES`), with that
-    rule's own ``settings`` (``redundancy`` for ``"duc"``, ``tradeoff`` for ``"mmr"``, ``candidates`` for ``"ilp"``).
+    rule's own ``settings`` (:data:`RULE_SETTINGS`: ``redundancy`` for ``"duc"``, ``tradeoff`` for ``"mmr"``,
+    ``candidates`` for ``"ilp"``).
 
     Raises:
         ValueError: an unknown rule, or a setting the rule does not take.
@@ -341,11 +348,10 @@ def select_cluster(rule: str, sentences: Sequence[str], scores: Sequence[float],
     functions = {"duc": select_duc, "mmr": select_mmr, "ilp": select_ilp}
     if rule not in functions:
         raise ValueError(f"unknown selection rule {rule!r}; choose one of {', '.join(CLUSTER_RULES)}")
-    allowed = {"duc": {"redundancy"}, "mmr": {"tradeoff"}, "ilp": {"candidates", "fill", "time_limit"}}[rule]
-    unknown = sorted(set(settings) - allowed)
+    unknown = sorted(set(settings) - set(RULE_SETTINGS[rule]))
     if unknown:
         raise ValueError(f"selection rule {rule!r} takes no setting {', '.join(unknown)} "
-                         f"(it takes {', '.join(sorted(allowed))})")
+                         f"(it takes {', '.join(sorted(RULE_SETTINGS[rule]))})")
     return functions[rule](sentences, scores, max_words=max_words, **settings)
 
 

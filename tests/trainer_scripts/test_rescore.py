@@ -93,6 +93,16 @@ def test_a_seed_with_a_fold_missing_is_named_and_left_out(tmp_path, duc_years):
     assert "seed 3: no scores for" in to_markdown(result)
 
 
+def test_the_rules_offered_are_the_selection_modules():
+    from trainer_scripts.cli import build_parser
+    from wikiref_dataset.selection import CLUSTER_RULES
+
+    parser = build_parser()
+    assert parser.parse_args(["rescore", "run"]).selection == list(CLUSTER_RULES)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["rescore", "run", "--selection", "best"])
+
+
 def test_mix_parsing_and_what_it_adds():
     assert Mix.parse("none") == Mix() and Mix.parse("query_sim:0.25") == Mix("query_sim", 0.25)
     assert Mix("position", 1.0).apply([0.0, 10.0, 5.0], {}, [(0, 0), (0, 1), (1, 0)]) == [1.0, 1.0, 1.5]  # signal [1, .5, 1] scaled [1, 0, 1]
