@@ -105,7 +105,14 @@ def test_the_rules_offered_are_the_selection_modules():
 
 def test_mix_parsing_and_what_it_adds():
     assert Mix.parse("none") == Mix() and Mix.parse("query_sim:0.25") == Mix("query_sim", 0.25)
-    assert Mix("position", 1.0).apply([0.0, 10.0, 5.0], {}, [(0, 0), (0, 1), (1, 0)]) == [1.0, 1.0, 1.5]  # signal [1, .5, 1] scaled [1, 0, 1]
+    from trainer_scripts.experiments.rescore import SIGNALS
+    from wikiref_dataset.selection import ClusterSentences as Cluster
+
+    cluster = Cluster.from_documents([["a b.", "c d."], ["e f."]])
+    signal = SIGNALS["position"]({}, cluster)
+    assert signal == [1.0, 0.5, 1.0]
+    assert Mix("position", 1.0).apply([0.0, 10.0, 5.0], signal) == [1.0, 1.0, 1.5]  # signal scaled [1, 0, 1]
+    assert Mix().apply([0.0, 10.0, 5.0], None) == [0.0, 10.0, 5.0]
     for text, message in (("speed:1", "SIGNAL one of position, query_sim"), ("position", "SIGNAL:WEIGHT"),
                           ("position:x", "is not a number"), ("position:inf", "finite")):
         with pytest.raises(ValueError, match=message):

@@ -513,3 +513,43 @@ def test_a_rerun_says_which_finished_units_other_code_produced(tmp_path, capsys,
     line = next(line for line in stderr.splitlines() if "other code" in line)
     assert line.startswith("experiments: 1 finished unit(s) were produced by other code than this checkout's")
     assert records[0].parent.name in line and "delete a unit's folder" in line
+
+
+def test_the_seeds_average_chooses_with_the_units_own_rule(tmp_path, capsys, monkeypatch, tiny_bert_dir, duc_years):
+    """Units trained with --selection ilp: their seeds' averaged scores are chosen by ILP too (the ensemble row used
+    to take the paper's greedy rule whatever the units used; on the tiny fixture clusters both rules choose alike, so
+    the rule the ensemble asked for is watched too)."""
+    from trainer_scripts.evaluate_duc import evaluate_systems, load_years
+    from trainer_scripts.experiments import rescore
+    from wikiref_dataset.selection import ClusterSentences
+
+    rules = []
+    summaries_of = rescore.Clusters.summaries
+
+    def watched(self, scores, rule, mix):
+        rules.append(rule.name)
+        return summaries_of(self, scores, rule, mix)
+
+    monkeypatch.setattr(rescore.Clusters, "summaries", watched)
+    out = tmp_path / "experiments"
+    status, _, stderr = _run(capsys, "--duc_dirs", duc_years[2006], "--encoder", str(tiny_bert_dir), "--rows",
+                             "qbert", "--folds", "2", "--seeds", "1", "2", "--baselines", "false", "--subprocess",
+                             "false", "--out", str(out), *FAST, "--selection", "ilp")
+    assert status == 0, stderr
+    results = json.loads((out / "results.json").read_text())
+    years = load_years([duc_years[2006]])
+    clusters = {row["topic_id"]: ClusterSentences.from_row(row) for row in years[0].scorable}
+    by_seed: dict = {}
+    for unit in results["rows"]["qbert"]["units"]["finetune"]:
+        for line in (out / "units" / unit / "sentence_scores.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            by_seed.setdefault(unit.split("-seed")[1][0], {})[record["topic_id"]] = \
+                clusters[record["topic_id"]].flatten_scores(record["scores"])
+    summaries = {topic: cluster.summary(cluster.select([(a + b) / 2 for a, b in zip(by_seed["1"][topic],
+                                                                                    by_seed["2"][topic])], rule="ilp"))
+                 for topic, cluster in clusters.items()}
+    expected = evaluate_systems(years, {"ilp": summaries}).to_dict()["systems"]["ilp"]["2006"]
+    average = results["rows"]["qbert"]["duc_seed_average"]["2006"]
+    assert average["rouge_2_recall"] == pytest.approx(expected["rouge_2_recall"])
+    assert average["rouge_1_recall"] == pytest.approx(expected["rouge_1_recall"]) and average["seeds"] == [1, 2]
+    assert rules == ["ilp"]

@@ -9,7 +9,6 @@ QFS_MEASURES = ("rouge_1_f", "rouge_2_f", "rouge_l_f")  # the other benchmarks' 
 QFS_HOW = {"baseline": "", "zero_shot": "trained on DUC (zero-shot)", "fine_tuned": "fine-tuned on the benchmark"}
 """How a row meets a benchmark of ``--qfs_dirs``, as results.json keys it and results.md says it."""
 QBERT_SYSTEM = "Q-BERT"  # finetune_duc.py's name for the fine-tuned model in results["evaluation"]["systems"]
-SEED_AVERAGE_SYSTEM = "Q-BERT (seeds' scores averaged)"
 BASELINE_SYSTEMS = {"lead": "LEAD", "query_sim": "QUERY-SIM", "oracle": "ORACLE"}
 RESULTS_NAME = "results.json"
 OWNED = ("units", "pooled", "figures", "slurm", "results.md", RESULTS_NAME)

@@ -99,7 +99,7 @@ class ExperimentArguments:
                 "false runs them in this process (faster for tiny models)."})
     seed_average: bool = field(default=True, metadata={
         "help": "For every fine-tuned row run with two or more seeds, also report the seeds' averaged sentence scores "
-                "(an ensemble: each test sentence scored by the mean of the seeds' models, then the DUC selection rule) "
+                "(an ensemble: each test sentence scored by the mean of the seeds' models, then the units' selection rule) "
                 "beside the seeds' mean; it only reads the units' sentence_scores.jsonl."})
     keep_models: bool = field(default=True, metadata={
         "help": "Keep the weights of finished fine-tuning units; false deletes them once scored (results and "

@@ -45,24 +45,23 @@ PER_RUN_OPTIONS = ("--fold", "--seed", "--output_dir")
 """The options in which the units of one group (one row of a run) differ."""
 
 
-def _position_scores(row: Mapping[str, Any], positions: Sequence[tuple[int, int]]) -> list[float]:
-    return [1.0 / (1.0 + sentence) for _, sentence in positions]
+def _position_scores(row: Mapping[str, Any], cluster: Any) -> list[float]:
+    return [1.0 / (1.0 + sentence) for _, sentence in cluster.positions]
 
 
-def _query_sim_scores(row: Mapping[str, Any], positions: Sequence[tuple[int, int]]) -> list[float]:
+def _query_sim_scores(row: Mapping[str, Any], cluster: Any) -> list[float]:
     from wikiref_dataset.baselines import query_sim_scores
-    from wikiref_dataset.selection import ClusterSentences
 
-    return query_sim_scores(row["query"], ClusterSentences.from_row(row).sentences)
+    return query_sim_scores(row["query"], cluster.sentences)
 
 
-SIGNALS: dict[str, Callable[[Mapping[str, Any], Sequence[tuple[int, int]]], list[float]]] = {
+SIGNALS: dict[str, Callable[[Mapping[str, Any], Any], list[float]]] = {
     "position": _position_scores,
     "query_sim": _query_sim_scores,
 }
-"""The signals ``--mix`` can add to the model's scores, one value per flat sentence of a cluster: ``position`` is
-1 / (1 + the sentence's index in its document), so a document's first sentence is 1; ``query_sim`` is the QUERY-SIM
-baseline's TF-IDF cosine to the query."""
+"""The signals ``--mix`` can add to the model's scores, one value per flat sentence of a cluster (a DUC row and its
+``ClusterSentences``): ``position`` is 1 / (1 + the sentence's index in its document), so a document's first sentence
+is 1; ``query_sim`` is the QUERY-SIM baseline's TF-IDF cosine to the query."""
 
 
 @dataclass(frozen=True)
@@ -93,15 +92,14 @@ class Mix:
     def name(self) -> str:
         return "none" if self.signal is None else f"{self.signal}:{self.weight:g}"
 
-    def apply(self, scores: Sequence[float], row: Mapping[str, Any], positions: Sequence[tuple[int, int]]
-              ) -> list[float]:
-        """The mixed scores of one cluster (the scores unchanged without a signal)."""
+    def apply(self, scores: Sequence[float], signal: Sequence[float] | None) -> list[float]:
+        """The mixed scores of one cluster: ``scores`` and the values of :attr:`signal` (``None`` without one), each
+        min-max scaled; the scores unchanged without a signal."""
         if self.signal is None:
             return list(scores)
         from wikiref_dataset.selection import min_max_scaled
 
-        signal = min_max_scaled(SIGNALS[self.signal](row, positions))
-        return [score + self.weight * value for score, value in zip(min_max_scaled(scores), signal)]
+        return [score + self.weight * value for score, value in zip(min_max_scaled(scores), min_max_scaled(signal))]
 
 
 @dataclass(frozen=True)
@@ -241,11 +239,21 @@ class Rule:
 
 @dataclass(frozen=True)
 class Clusters:
-    """The converted DUC years: the scorable rows by topic and their flat sentences."""
+    """The converted DUC years: the scorable rows by topic and their flat sentences; each cluster's signals are
+    computed once (``signals``), whatever the rules, seeds and weights they are mixed with."""
 
     years: list[Any]
     rows: Mapping[str, Mapping[str, Any]]
     flat: Mapping[str, Any]
+    signals: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+
+    def signal(self, name: str | None, topic: str) -> list[float] | None:
+        """The values of signal ``name`` (:data:`SIGNALS`) for cluster ``topic``; ``None`` for no signal."""
+        if name is None:
+            return None
+        if (name, topic) not in self.signals:
+            self.signals[(name, topic)] = SIGNALS[name](self.rows[topic], self.flat[topic])
+        return self.signals[(name, topic)]
 
     @classmethod
     def load(cls, duc_dirs: Sequence[str]) -> Clusters:
@@ -256,24 +264,25 @@ class Clusters:
         rows = {row["topic_id"]: row for year in years for row in year.scorable}
         return cls(years, rows, {topic: ClusterSentences.from_row(row) for topic, row in rows.items()})
 
-    def flatten(self, unit: SavedUnit) -> dict[str, list[float]]:
-        """The unit's scores of the clusters of these years, one per flat sentence (checked against the sentences)."""
+    def flatten(self, scores: Mapping[str, Sequence[Sequence[float]]], where: str) -> dict[str, list[float]]:
+        """A unit's saved scores (:func:`read_scores`) of the clusters of these years, one per flat sentence, checked
+        against the sentences (``where`` names the unit in the error)."""
         flat = {}
-        for topic, per_document in unit.scores.items():
+        for topic, per_document in scores.items():
             if topic not in self.flat:
                 continue
             try:
                 flat[topic] = self.flat[topic].flatten_scores(per_document)
             except ValueError as error:
-                raise ExperimentError(f"{unit.folder.name}: cluster {topic}: {error}; the scores were saved for "
-                                      "another conversion of the DUC year") from None
+                raise ExperimentError(f"{where}: cluster {topic}: {error}; the scores were saved for another "
+                                      "conversion of the DUC year") from None
         return flat
 
     def summaries(self, scores: Mapping[str, Sequence[float]], rule: Rule, mix: Mix) -> dict[str, str]:
         summaries = {}
         for topic, values in scores.items():
             cluster = self.flat[topic]
-            mixed = mix.apply(values, self.rows[topic], cluster.positions)
+            mixed = mix.apply(values, self.signal(mix.signal, topic))
             summaries[topic] = cluster.summary(cluster.select(mixed, rule=rule.name, **rule.settings))
         return summaries
 
@@ -291,13 +300,14 @@ class Clusters:
 def _seed_scores(clusters: Clusters, units: Sequence[SavedUnit]) -> dict[int, dict[str, list[float]]]:
     by_seed: dict[int, dict[str, list[float]]] = {}
     for unit in units:
-        by_seed.setdefault(unit.seed, {}).update(clusters.flatten(unit))
+        by_seed.setdefault(unit.seed, {}).update(clusters.flatten(unit.scores, unit.folder.name))
     return by_seed
 
 
-def _averaged(by_seed: Mapping[int, Mapping[str, Sequence[float]]], year: Any) -> dict[str, list[float]] | None:
-    """Each sentence's score averaged over the seeds that cover every cluster of ``year``; ``None`` for fewer than
-    two such seeds."""
+def averaged_scores(by_seed: Mapping[int, Mapping[str, Sequence[float]]], year: Any) -> dict[str, list[float]] | None:
+    """Each sentence's score averaged over the seeds (``{seed: {topic: flat scores}}``) that cover every cluster of
+    ``year``; ``None`` for fewer than two such seeds. The seeds' ensemble, as this command and ``wikiref
+    experiments`` (``--seed_average``) report it."""
     topics = [row["topic_id"] for row in year.scorable]
     seeds = [seed for seed, scores in by_seed.items() if all(topic in scores for topic in topics)]
     if len(seeds) < 2:
@@ -336,7 +346,7 @@ def rescore_group(clusters: Clusters, units: Sequence[SavedUnit], rules: Sequenc
                 continue
             averaged: dict[str, dict[str, Any]] = {}
             for year in clusters.years:
-                scores = _averaged(by_seed, year)
+                scores = averaged_scores(by_seed, year)
                 if scores is not None:
                     values = clusters.score(clusters.summaries(scores, rule, mix)).get(int(year.year))
                     if values:

@@ -15,7 +15,6 @@ from trainer_scripts.experiments.common import (
     QBERT_SYSTEM,
     QFS_MEASURES,
     RESULTS_NAME,
-    SEED_AVERAGE_SYSTEM,
 )
 from trainer_scripts.experiments.executors import Runner, write_json
 from trainer_scripts.experiments.plan import Variant, digest
@@ -129,10 +128,11 @@ class Scores:
         return systems
 
     def seed_average(self, variant: Variant) -> dict[str, Any] | None:
-        """``{year: metric dict}`` of the seeds' averaged scores (:data:`SEED_AVERAGE_SYSTEM`): for every fold, each
-        test sentence's score is the mean of the seeds' models' scores (their ``sentence_scores.jsonl``), the DUC rule
-        selects the summary, and the folds' summaries are scored together per year (cached in ``pooled/``). ``None``
-        for fewer than two seeds or while a unit is missing."""
+        """``{year: metric dict}`` of the seeds' averaged scores: each test sentence's
+        score is the mean of the seeds' models' scores (their ``sentence_scores.jsonl``), the units' own selection
+        rule (``finetune_duc.py --selection``, recorded in their results) chooses the summary, and the folds' summaries
+        are scored together per year (cached in ``pooled/``): ``wikiref rescore --average_seeds``'s computation
+        (:mod:`.rescore`). ``None`` for fewer than two seeds or while a unit is missing."""
         if variant.row.duc != "finetune":
             return None
         seeds = sorted({seed for _, seed in variant.finetune})
@@ -144,28 +144,22 @@ class Scores:
         cached = _read(path)
         if cached is not None:
             return cached
-        from trainer_scripts.evaluate_duc import evaluate_systems, load_years
-        from wikiref_dataset.selection import ClusterSentences
+        from trainer_scripts.experiments.rescore import Clusters, Mix, Rule, averaged_scores, read_scores
 
-        years = load_years(list(self.plan.inputs.years.values()))
-        clusters = {row["topic_id"]: ClusterSentences.from_row(row) for year in years for row in year.scorable}
-        summaries: dict[str, str] = {}
-        for fold in folds:
-            totals: dict[str, list[float]] = {}
-            for seed in seeds:
-                scores_file = self.runner.folder(variant.finetune[(fold, seed)]) / "sentence_scores.jsonl"
-                if not scores_file.is_file():
-                    return None  # a unit from before sentence scores were written
-                for line in scores_file.read_text(encoding="utf-8").splitlines():
-                    record = json.loads(line)
-                    flat = clusters[record["topic_id"]].flatten_scores(record["scores"])
-                    total = totals.setdefault(record["topic_id"], [0.0] * len(flat))
-                    totals[record["topic_id"]] = [summed + value / len(seeds) for summed, value in zip(total, flat)]
-            for topic_id, averaged in totals.items():
-                summaries[topic_id] = clusters[topic_id].summary(clusters[topic_id].select(averaged))
-        evaluation = evaluate_systems(years, {SEED_AVERAGE_SYSTEM: summaries}).to_dict()["systems"]
-        result = {year: {**values, "seeds": seeds} for year, values in
-                  (evaluation.get(SEED_AVERAGE_SYSTEM) or {}).items()}
+        clusters = Clusters.load(list(self.plan.inputs.years.values()))
+        by_seed: dict[int, dict[str, list[float]]] = {}
+        for (_, seed), key in variant.finetune.items():
+            scores_file = self.runner.folder(key) / "sentence_scores.jsonl"
+            if not scores_file.is_file():
+                return None  # a unit from before sentence scores were written
+            by_seed.setdefault(seed, {}).update(clusters.flatten(read_scores(scores_file), scores_file.parent.name))
+        rule = Rule(((self.unit_results(keys[0]) or {}).get("finetuning") or {}).get("selection") or "duc")
+        result = {}
+        for year in clusters.years:
+            averaged = averaged_scores(by_seed, year)
+            values = clusters.score(clusters.summaries(averaged, rule, Mix())).get(year.year) if averaged else None
+            if values:
+                result[str(year.year)] = {**values, "seeds": seeds}
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json(path, result)
         return result
