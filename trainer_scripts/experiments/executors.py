@@ -63,15 +63,23 @@ class Runner:
         """This checkout's code fingerprint (:func:`~trainer_scripts.experiments.common.code_fingerprint`)."""
         return code_fingerprint()
 
-    def _say_other_code(self, cached: Sequence[str]) -> None:
-        """One line naming the finished units that other code produced (their results are reused as they are)."""
+    def unit_record(self, key: str) -> dict[str, Any]:
+        """Unit ``key``'s ``unit.json`` (empty when missing or unreadable)."""
+        try:
+            record = json.loads((self.folder(key) / "unit.json").read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return {}
+        return record if isinstance(record, dict) else {}
+
+    def mark_cached(self, keys: Sequence[str]) -> None:
+        """The finished units ``keys`` are reused: their status, their recorded times (for the ETA), and one line
+        naming those another code produced (their results are reused as they are). Each ``unit.json`` read once."""
         other = []
-        for key in cached:
-            try:
-                recorded = json.loads((self.folder(key) / "unit.json").read_text(encoding="utf-8")).get("code")
-            except (OSError, json.JSONDecodeError):
-                recorded = None
-            if recorded != self.code:
+        for key in keys:
+            record = self.unit_record(key)
+            self.status[key] = "cached"
+            self._record_seconds(key, record)
+            if record.get("code") != self.code:
                 other.append(self.plan.units[key].folder_name)
         if other:
             shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
@@ -79,11 +87,8 @@ class Runner:
                      f"(code {self.code}), and their results are reused as they are: {shown}; delete a unit's folder "
                      "under units/ to run it again")
 
-    def _record_seconds(self, key: str) -> None:
-        try:
-            seconds = json.loads((self.folder(key) / "unit.json").read_text(encoding="utf-8")).get("seconds")
-        except (OSError, json.JSONDecodeError):
-            return
+    def _record_seconds(self, key: str, record: Mapping[str, Any] | None = None) -> None:
+        seconds = (record if record is not None else self.unit_record(key)).get("seconds")
         if isinstance(seconds, (int, float)):
             self.seconds.setdefault(self.plan.units[key].kind, []).append(float(seconds))
 
@@ -163,11 +168,7 @@ class Runner:
         unfinished |= {need for key in unfinished for need in self.plan.units[key].needs
                        if self.plan.units[need].kind == "finetune" and not any(self.folder(need).glob("*.safetensors"))}
         pending = [key for key in order if key in unfinished]
-        for key in order:
-            if key not in pending:
-                self.status[key] = "cached"
-                self._record_seconds(key)
-        self._say_other_code([key for key in order if key not in pending])
+        self.mark_cached([key for key in order if key not in pending])
         kinds = ", ".join(f"{count} {kind}" for kind, count in _kinds(self.plan.units, pending))
         if pending:
             self.say(f"experiments: {len(order)} units, {len(order) - len(pending)} finished earlier, {len(pending)} "

@@ -325,10 +325,7 @@ class SlurmRunner(Runner):
 
     def run(self) -> None:
         order = self.plan.order
-        for key in order:
-            if self.finished(key):
-                self.status[key] = "cached"
-                self._record_seconds(key)
+        self.mark_cached([key for key in order if self.finished(key)])
         dead = self.check_leases()
         pending = [key for key in order if key not in self.status and key not in self.jobs_of]
         live = [key for key in order if key in self.jobs_of]
