@@ -66,6 +66,7 @@ else  # on the GPU machine: its python3, the packed wheels in a private folder, 
     PY=${PY:-python3}
     TRAIN=()
     test -d "$KIT/encoder" || { echo "gpu_run: no $KIT/encoder: run scripts/gpu_pack.sh here and carry $KIT" >&2; exit 2; }
+    KIT=$(cd "$KIT" && pwd)
     for set in new old; do
         rm -rf "$WORK/site"
         "$PY" -m pip install --quiet --no-deps --no-index --target "$WORK/site" "$KIT"/wheels/$set/*.whl \
@@ -73,9 +74,10 @@ else  # on the GPU machine: its python3, the packed wheels in a private folder, 
         PYTHONPATH=$WORK/site "$PY" -c "import datasets" >> "$OUT/gpu.log" 2>&1 && break
         say "datasets from wheels/$set does not import here; trying the next set"
     done
-    export PYTHONPATH=$WORK/site:$ROOT
-    DUC=$ROOT/$KIT/data/duc2006; QMSUM=$ROOT/$KIT/data/qmsum; SQUALITY=$ROOT/$KIT/data/squality
-    ENCODER=$ROOT/$KIT/encoder
+    PYTHONPATH=$WORK/site "$PY" -c "import datasets" 2>/dev/null \
+        || { say "gpu_run: neither wheel set of $KIT/wheels gives an importable datasets here (see gpu.log)"; exit 2; }
+    export PYTHONPATH=$WORK/site
+    DUC=$KIT/data/duc2006; QMSUM=$KIT/data/qmsum; SQUALITY=$KIT/data/squality; ENCODER=$KIT/encoder
 fi
 export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$ROOT
 "$PY" -c "import sys, torch, transformers, datasets, scipy; print('python', sys.version.split()[0], 'torch',

@@ -224,7 +224,7 @@ def model_summaries(
     from wikiref_dataset.rouge import truncate_lines
 
     if rule is None:
-        rule = getattr(getattr(getattr(summarize, "model", None), "config", None), "cluster_selection", "duc")
+        rule = getattr(summarize.model.config, "cluster_selection", "duc")  # a folder saved before the option: duc
     summaries = {}
     for row in tqdm(list(rows), desc="model", unit="query" if budget else "cluster", disable=not progress,
                     file=sys.stderr):
