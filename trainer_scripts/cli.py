@@ -168,13 +168,11 @@ def add_experiments_parser(commands: argparse._SubParsersAction) -> argparse.Arg
 
 def run_rescore(args: argparse.Namespace) -> int:
     """``wikiref rescore``: see ``experiments/rescore.py`` (bad input is one line, exit 2)."""
-    import json
     import sys
-    from pathlib import Path
 
     from wikiref_dataset.selection import rule_settings
 
-    from .experiments.rescore import Mix, Rule, rescore, to_markdown
+    from .experiments.rescore import Mix, Rule, rescore, to_markdown, write_outputs
 
     rules = [Rule(name, rule_settings(name, redundancy=args.redundancy, tradeoff=args.tradeoff,
                                       candidates=args.candidates)) for name in dict.fromkeys(args.selection)]
@@ -190,10 +188,7 @@ def run_rescore(args: argparse.Namespace) -> int:
     table = to_markdown(result)
     print(table, end="")
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "rescore.md").write_text(table, encoding="utf-8")
-        (out / "rescore.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        write_outputs(args.out, result, table)
     return 0
 
 

@@ -180,3 +180,25 @@ def test_the_paper_rule_on_the_saved_real_grid_gives_back_its_summaries_and_scor
         for topic, per_document in unit.scores.items():
             cluster = ClusterSentences.from_row(rows[topic])
             assert cluster.summary(cluster.select(cluster.flatten_scores(per_document))) == saved[topic], topic
+
+
+def test_outputs_are_replaced_whole(tmp_path, monkeypatch):
+    """rescore.md and rescore.json are renamed into place: a second run replaces them, and one that fails while
+    writing leaves the previous files whole and no temporary file behind."""
+    import os
+
+    from trainer_scripts.experiments import rescore as module
+
+    module.write_outputs(tmp_path / "out", {"run": 1}, "first\n")
+    module.write_outputs(tmp_path / "out", {"run": 2}, "second\n")
+    assert (tmp_path / "out" / "rescore.md").read_text() == "second\n"
+    assert json.loads((tmp_path / "out" / "rescore.json").read_text()) == {"run": 2}
+
+    def failing(source, target):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError, match="No space left"):
+        module.write_outputs(tmp_path / "out", {"run": 3}, "third\n")
+    assert (tmp_path / "out" / "rescore.md").read_text() == "second\n"
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["rescore.json", "rescore.md"]

@@ -418,3 +418,26 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     if result["notes"]:
         parts += ["", "Passed over:", *(f"- {note}" for note in result["notes"])]
     return "\n".join(parts) + "\n"
+
+
+def write_outputs(folder: str | Path, result: Mapping[str, Any], table: str) -> list[Path]:
+    """``rescore.md`` and ``rescore.json`` into ``folder`` (made if missing), each written to a temporary file beside
+    it and renamed over the old one: a reader, or a second run writing at the same time, sees a whole file, never a
+    mix, and a run killed halfway leaves the previous files. Returns the two paths."""
+    import os
+    import tempfile
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in (("rescore.md", table), ("rescore.json", json.dumps(result, indent=1) + "\n")):
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(temporary, folder / name)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        written.append(folder / name)
+    return written
