@@ -71,7 +71,7 @@ def _peak_rss_mib() -> dict[str, float]:
 
 
 def _wikiref(spec: dict[str, Any]) -> dict[str, Any]:
-    from wikiref_dataset.pipeline import BuildConfig, run_build
+    from wikiref_dataset.wikiref.build import BuildConfig, run_build
 
     config = BuildConfig(dumps=spec["inputs"]["dumps"], warcs=spec["inputs"]["warcs"], output_dir=spec["out"],
                          tasks=spec["tasks"], workers=spec["workers"], **spec["options"])

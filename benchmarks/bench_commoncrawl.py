@@ -477,7 +477,7 @@ def run(args: argparse.Namespace, cited_sizes: list[int], root: Path) -> int:
                          f"{size / par_rate / join_times[size]:.1f}x the join"))
 
         # (d) the documents stage end to end ------------------------------------------------------------------
-        from wikiref_dataset.executors import datatrove_console
+        from wikiref_dataset.process.console import datatrove_console
         from wikiref_dataset.web.documents import DocumentSources, run_documents
         from wikiref_dataset.web.warc import WarcIndex
 

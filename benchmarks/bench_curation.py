@@ -1,6 +1,6 @@
 """WikiRef curation throughput on one core, and the projection for the paper's ~2M raw examples.
 
-Measures, per example, what stages 3-4 of the build do (``wikiref_dataset.curation``): the spaCy analysis
+Measures, per example, what stages 3-4 of the build do (``wikiref_dataset.wikiref.curation``): the spaCy analysis
 (``measure_examples``: lemmas, token/sentence counts, rule 1's unigram recall), the rule 1/2 filters, the rule 3
 oracle (ROUGE-2 recall, <= 5 sentences) and the labels (ROUGE-2 F1 oracle + per-sentence scores). Every example
 goes through every step (an upper bound: in a real build rules 1-2 drop examples before the oracle).
@@ -40,7 +40,7 @@ def _from_percentiles(rng: random.Random, table: tuple[tuple[int, int], ...]) ->
 
 
 def make_examples(n: int, seed: int = 0) -> tuple[list, str]:
-    from wikiref_dataset.curation import Example
+    from wikiref_dataset.wikiref.curation import Example
 
     topics, source = _common.text_topics(_common.load_golden_items())
     # web-page sentences of Table I average ~21 tokens: keep the pool's sentences of at most 30 words
@@ -70,7 +70,8 @@ def make_examples(n: int, seed: int = 0) -> tuple[list, str]:
 def run(examples: list) -> dict[str, float]:
     import time
 
-    from wikiref_dataset.curation import (
+    from wikiref_dataset.text import TextPipeline
+    from wikiref_dataset.wikiref.curation import (
         CurationConfig,
         LengthBounds,
         LengthFilter,
@@ -78,8 +79,7 @@ def run(examples: list) -> dict[str, float]:
         OracleLabeler,
         UnigramRecallFilter,
         measure_examples,
-    )  # fmt: skip
-    from wikiref_dataset.text import TextPipeline
+    )
 
     config = CurationConfig()
     text = TextPipeline(config.text)

@@ -57,7 +57,7 @@ SYSTEMS = ("Q-BERT", "LEAD", "QUERY-SIM", "ORACLE")
 
 def convert(duc: Path, work: Path) -> Path:
     """NIST's DUC 2006 folder → a converted year under ``work`` (reused when present)."""
-    from wikiref_dataset.duc import convert_duc, load_duc
+    from wikiref_dataset.duc.reader import convert_duc, load_duc
 
     out = work / "duc2006"
     try:
@@ -186,7 +186,7 @@ def speed(args: argparse.Namespace, work: Path) -> None:
 
     from trainer_scripts.common import ModelArguments, load_model_and_processor
     from trainer_scripts.finetune_duc import label_clusters
-    from wikiref_dataset.duc import load_duc
+    from wikiref_dataset.duc.reader import load_duc
 
     rows = label_clusters(list(load_duc(convert(args.duc, work)))[:40], "oracle_score", scaling="cluster_max")
     batch_size, steps = 16, 2 if args.quick else 4

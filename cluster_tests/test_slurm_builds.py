@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from wikiref_dataset.pipeline import BuildConfig, dataset_hashes, run_build, sample_inputs
+from wikiref_dataset.wikiref.build import BuildConfig, dataset_hashes, run_build, sample_inputs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 # what a user passes with --executor-options (datatrove's SlurmPipelineExecutor keywords)

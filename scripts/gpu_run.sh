@@ -52,7 +52,7 @@ if [ "$SMALL" = 1 ]; then  # on this machine: the project's venv and the test fi
 import sys
 from pathlib import Path
 
-from wikiref_dataset.duc import convert_duc
+from wikiref_dataset.duc.reader import convert_duc
 from wikiref_dataset.qfs import convert_benchmark
 
 work, fixtures = Path(sys.argv[1]), Path("tests/fixtures")

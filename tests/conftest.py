@@ -143,7 +143,7 @@ def tiny_qbert_dir(tmp_path_factory, tiny_bert_dir) -> Path:
 @pytest.fixture(scope="session")
 def demo_wikiref(tmp_path_factory) -> Path:
     """WikiRef built from the embedded sample (19 examples: 17 train, 1 validation, 1 test)."""
-    from wikiref_dataset.pipeline import run_demo_build
+    from wikiref_dataset.wikiref.build import run_demo_build
 
     folder = tmp_path_factory.mktemp("wikiref") / "wikiref"
     run_demo_build(folder)
@@ -153,7 +153,7 @@ def demo_wikiref(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def duc_years(tmp_path_factory) -> dict[int, str]:
     """The DUC fixture years (tests/fixtures/duc) converted with `wikiref duc convert`'s function."""
-    from wikiref_dataset.duc import convert_duc
+    from wikiref_dataset.duc.reader import convert_duc
 
     out = tmp_path_factory.mktemp("duc")
     for year in (2005, 2006, 2007):

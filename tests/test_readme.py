@@ -190,7 +190,7 @@ def _exists(*names: str) -> Callable[[Path], None]:
 
 def _loads(name: str) -> Callable[[Path], None]:
     def check(folder: Path) -> None:
-        from wikiref_dataset.folders import load_dataset_folder
+        from wikiref_dataset.process.folders import load_dataset_folder
 
         assert load_dataset_folder(folder / name)["train"].num_rows > 0
     return check
@@ -596,7 +596,7 @@ def _prepare(folder: Path, text: str) -> None:
         make(target)
     for year in (2005, 2007):  # the pages convert 2006; their evaluation and fine-tuning name the other years too
         if f"duc/{year}" in text:  # with the function `wikiref duc convert` runs (the command is a snippet's test)
-            from wikiref_dataset.duc import convert_duc
+            from wikiref_dataset.duc.reader import convert_duc
 
             convert_duc(folder / f"nist/DUC{year}", year, folder / f"duc/{year}")
 

@@ -98,7 +98,7 @@ def add_demo_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPa
 
 
 def add_duc_evaluate_parser(duc_commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``evaluate`` on the ``duc`` subcommands (those :func:`wikiref_dataset.duc_cli.add_duc_parser` returns),
+    """Register ``evaluate`` on the ``duc`` subcommands (those :func:`wikiref_dataset.duc.reader.cli.add_duc_parser` returns),
     with the options of ``evaluate_duc.py``."""
     evaluate = add_subcommand(
         duc_commands, "evaluate", help="score baselines or system summaries with the official settings",

@@ -420,11 +420,11 @@ def model_folder_callback(processor: Any) -> Any:
 
 
 def output_lock(training_args: Any, wait: bool = False) -> Any:
-    """The lock on ``--output_dir`` a training script holds for its whole run (`wikiref_dataset.locks`), taken by
+    """The lock on ``--output_dir`` a training script holds for its whole run (`wikiref_dataset.process.locks`), taken by
     the first process only (the other processes of an ``accelerate launch`` write into the same folder with it)."""
     import contextlib
 
-    from wikiref_dataset.locks import FolderLock
+    from wikiref_dataset.process.locks import FolderLock
 
     if training_args.process_index != 0 or not training_args.output_dir:
         return contextlib.nullcontext()
@@ -436,7 +436,7 @@ def run_training_script(run: Callable[[], int], training_args: Any, wait: bool, 
     another run holds is one logged line and exit 2; the process group ends cleanly whatever happens (no abort at exit
     under ``accelerate launch``: `modeling_qbert.trainer.end_process_group`)."""
     from modeling_qbert.trainer import end_process_group
-    from wikiref_dataset.locks import FolderLocked
+    from wikiref_dataset.process.locks import FolderLocked
 
     try:
         with output_lock(training_args, wait=wait):

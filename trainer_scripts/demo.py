@@ -40,7 +40,7 @@ def write_sample_years(clusters: Sequence[Mapping[str, Any]], out_dir: Path,
                        years: Sequence[int] = SAMPLE_YEARS) -> dict[int, Path]:
     """One converted-DUC folder per year, cluster i going to ``years[i]`` (the sample's query = title + narrative
     sentences, as ``wikiref duc convert`` builds it)."""
-    from wikiref_dataset.duc import DucStats, write_duc
+    from wikiref_dataset.duc.reader import DucStats, write_duc
     from wikiref_dataset.text import TextPipeline
 
     if len(clusters) != len(years):
@@ -77,7 +77,7 @@ def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_step
     import torch
 
     from trainer_scripts import finetune_duc, pretrain_wikiref
-    from wikiref_dataset.pipeline import run_demo_build
+    from wikiref_dataset.wikiref.build import run_demo_build
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

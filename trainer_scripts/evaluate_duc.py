@@ -49,7 +49,7 @@ class EvaluationError(ValueError):
 
 @dataclass
 class DucYear:
-    """One converted year: its folder, year and clusters (rows in ``wikiref_dataset.duc.DUC_FEATURES`` layout)."""
+    """One converted year: its folder, year and clusters (rows in ``wikiref_dataset.duc.reader.DUC_FEATURES`` layout)."""
 
     path: Path
     year: int
@@ -84,9 +84,9 @@ class Evaluation:
 
 
 def load_years(paths: Sequence[str | Path]) -> list[DucYear]:
-    """Read converted years (``wikiref_dataset.duc.read_converted``: their Parquet files, without `datasets`), sorted
+    """Read converted years (``wikiref_dataset.duc.reader.read_converted``: their Parquet files, without `datasets`), sorted
     by year; two folders of one year are refused."""
-    from wikiref_dataset.duc import read_converted
+    from wikiref_dataset.duc.reader import read_converted
 
     years: dict[int, DucYear] = {}
     for path in map(Path, paths):
@@ -116,8 +116,8 @@ def _summary_string(value: Any, where: str) -> str:
 def read_summaries_jsonl(path: Path, normalize: Callable[[str], str] | None = None) -> dict[str, dict[str, str]]:
     """``{system: {topic_id: summary}}`` from JSON lines; the system is the ``system`` field or the file's stem.
     ``normalize`` turns a given topic id into the rows' form (default: DUC's, ``d0601a`` → ``D0601A``)."""
-    from wikiref_dataset.duc import normalize_topic_id
-    from wikiref_dataset.jsonl import JsonLinesError, iter_json_objects
+    from wikiref_dataset.duc.reader import normalize_topic_id
+    from wikiref_dataset.utils.jsonl import JsonLinesError, iter_json_objects
 
     normalize = normalize or normalize_topic_id
 
@@ -142,7 +142,7 @@ def read_summaries_jsonl(path: Path, normalize: Callable[[str], str] | None = No
 
 def read_summaries_peers(folder: Path) -> dict[str, dict[str, str]]:
     """``{"peer <id>": {topic_id: summary}}`` from files named like DUC peers (``D0601.M.250.A.<id>``)."""
-    from wikiref_dataset.duc import read_reference, reference_topic_id
+    from wikiref_dataset.duc.reader import read_reference, reference_topic_id
 
     systems: dict[str, dict[str, str]] = {}
     ignored = []
@@ -457,7 +457,7 @@ def evaluate(arguments: EvaluateArguments) -> int:
 
 
 def _run(args: EvaluateArguments) -> int:
-    from wikiref_dataset.duc import DucError
+    from wikiref_dataset.duc.reader import DucError
 
     progress = not args.quiet
     try:

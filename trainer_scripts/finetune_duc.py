@@ -379,7 +379,7 @@ def sample_documents(rows: Sequence[Mapping[str, Any]], limit: int | None, seed:
 
 def _load_years(duc_dirs: Sequence[str]) -> list[Any]:
     from trainer_scripts.evaluate_duc import EvaluationError, load_years
-    from wikiref_dataset.duc import DucError
+    from wikiref_dataset.duc.reader import DucError
 
     try:
         return load_years(duc_dirs)

@@ -44,7 +44,7 @@ from typing import Any
 
 from trainer_scripts.evaluate_duc import MEASURE_NAMES, MEASURES, format_cell
 from trainer_scripts.experiments.tables import PAPER_WIKIREF_TRAIN, published_values
-from wikiref_dataset.builder import WIKIREF_CITATION
+from wikiref_dataset.wikiref.dataset import WIKIREF_CITATION
 
 TEMPLATE_PATH = Path(__file__).resolve().with_name("model_card.md")  # package data; ./model_card.md links to it
 MODEL_SYSTEM = "Q-BERT"

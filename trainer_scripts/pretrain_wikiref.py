@@ -129,7 +129,7 @@ def load_wikiref(arguments: WikiRefArguments) -> Any:
     """The dataset as a `DatasetDict` (folder or Hub id), with the train and validation splits checked."""
     import datasets
 
-    from wikiref_dataset.folders import load_dataset_folder
+    from wikiref_dataset.process.folders import load_dataset_folder
 
     if not arguments.dataset:
         raise ScriptError("--dataset is required: a WikiRef folder (wikiref build --out DIR) or a Hub id")

@@ -5,7 +5,7 @@ subcommands (:func:`add_data_commands`) with the model side's (``demo``, ``summa
 package imports neither ``modeling_qbert`` nor ``trainer_scripts`` (data flows one way).
 
 Every subcommand follows one convention (:mod:`wikiref_dataset.command`): inputs positional, ``--out`` for what it
-writes, ``--tasks``/``--workers``/``--executor`` for how a build runs (:mod:`wikiref_dataset.executors`), ``--quiet``,
+writes, ``--tasks``/``--workers``/``--executor`` for how a build runs (:mod:`wikiref_dataset.process.executors`), ``--quiet``,
 ``-v``, ``--debug``; errors are one line ``wikiref <command>: error: ...`` with exit status 2 (bad command line or
 input), 1 (a failed run) or 130 (interrupted).
 
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .command import ArgumentParser, CliError, add_subcommand, dispatch, warn
-from .jsonl import JsonLinesError, iter_json_objects
+from .utils.jsonl import JsonLinesError, iter_json_objects
 
 if TYPE_CHECKING:
     from .rouge import RougeResult
@@ -228,12 +228,12 @@ def add_data_commands(commands: argparse._SubParsersAction) -> dict[str, argpars
     (``{"duc": …, "qfs": …}``: the top-level command adds ``duc evaluate`` and ``qfs evaluate`` there)."""
     # Each part's parser module imports only the standard library: `wikiref --help` stays light.
     from .aquamuse.cli import add_aquamuse_parser
-    from .build_cli import add_build_parser
-    from .duc_cli import add_duc_parser
+    from .duc.cli import add_duc_parser
     from .psg2sum.cli import add_psg2sum_parser
     from .qfs.cli import add_qfs_parser
     from .web.cli import add_documents_parser
     from .wiki.cli import add_statements_parser
+    from .wikiref.cli import add_build_parser
 
     add_rouge_parser(commands)
     add_statements_parser(commands)

@@ -21,7 +21,6 @@ Imports only the standard library: the ``wikiref`` command builds every subcomma
 from __future__ import annotations
 
 import argparse
-import errno
 import logging
 import os
 import shutil
@@ -32,12 +31,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .process.disk import describe_disk_full, disk_full, free_space
+
 if TYPE_CHECKING:
-    from .lifetime import Interrupts
+    from .process.lifetime import Interrupts
 
 __all__ = ["MODULE_EXTRAS", "ArgumentParser", "CliError", "RunFailed", "add_common_options", "add_split_arguments",
            "add_subcommand", "check_input_files", "check_run_folder", "cleaned_up_on_input_error", "deprecated_alias",
-           "dispatch", "format_seconds", "missing_extra", "one_line", "one_line_errors", "warn"]
+           "dispatch", "missing_extra", "one_line", "one_line_errors", "warn"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
 
@@ -61,16 +62,6 @@ def one_line_errors(parser: Any) -> Any:
 
     parser.error = error
     return parser
-
-
-def format_seconds(seconds: float) -> str:
-    """A duration for a person: ``12 s``, ``7 min 05 s``, ``2 h 05 min``."""
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 class CliError(Exception):
@@ -168,7 +159,7 @@ def written_folders(args: argparse.Namespace) -> list[str]:
         if value:
             folders.append(os.fspath(value))
     if "work" in dests and not getattr(args, "work", None) and getattr(args, "out", None):
-        from .folders import work_folder  # the standard library only, as this module
+        from .process.folders import work_folder  # the standard library only, as this module
 
         folders.append(os.fspath(work_folder(args.out)))
     return folders
@@ -301,73 +292,6 @@ def _configure_logging(verbose: int) -> None:
             logging.getLogger(name).setLevel(logging.WARNING)
 
 
-DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
-
-
-def disk_full(error: BaseException) -> OSError | None:
-    """The "no space left" / "quota exceeded" `OSError` behind ``error`` (itself, or its cause or context), if any."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.errno in DISK_FULL_ERRNOS:
-            return current
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def _existing(path: str | os.PathLike) -> Path:
-    """``path`` or its nearest existing ancestor."""
-    place = Path(os.path.abspath(path))
-    while not place.exists() and place != place.parent:
-        place = place.parent
-    return place
-
-
-def free_space(path: str | os.PathLike) -> int | None:
-    """Free bytes on the file system that holds (or will hold) ``path``; ``None`` when it cannot be read."""
-    try:
-        return shutil.disk_usage(_existing(path)).free
-    except OSError:
-        return None
-
-
-def human_bytes(size: int | None) -> str:
-    if size is None:
-        return "?"
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if value < 1024 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
-
-
-def describe_disk_full(error: OSError, free_at_start: dict[str, int | None]) -> str:
-    """One line for a run stopped by a full disk: which of the run's folders is on it (the one holding the file
-    being written, else the one with the least space left), the free space when the run started and now, and the
-    file being written when the error names it. ``free_at_start``: ``{folder: free bytes}`` taken before the run."""
-    filename = os.fsdecode(error.filename) if error.filename else None
-    free_now = {folder: free_space(folder) for folder in free_at_start}
-    full: list[str] = []
-    if filename:
-        target = Path(os.path.abspath(filename))
-        full = [next((item for item in free_now if target.is_relative_to(os.path.abspath(item))), str(target.parent))]
-    elif free_now:  # the folders on the fullest disk (a build's output and work folders often share one)
-        least = min(value or 0 for value in free_now.values())
-        full = [item for item, value in free_now.items() if (value or 0) == least]
-    what = f" while writing {filename}" if filename else ""
-    if not full:
-        return f"no space left on the device{what} ({error.strerror or error})"
-    first = full[0]
-    start_text = f"{human_bytes(free_at_start[first])} free when the run started, " if first in free_at_start else ""
-    now = free_now[first] if first in free_now else free_space(first)
-    device = "quota exceeded" if error.errno == errno.EDQUOT else "no space left"
-    return (f"{device} on the disk of {' and '.join(full)} ({start_text}{human_bytes(now)} now){what}; a previous "
-            "complete output is left as it was: free some space or pass a folder on another disk, and rerun (the "
-            "finished work is reused)")
-
-
 def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` with ``parser`` and run the chosen subcommand; returns its exit status (see the module's
     docstring: 0 done, 1 a failed run, 2 a bad command line or input, 130 interrupted). ``--debug`` lets the error
@@ -376,7 +300,7 @@ def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None)
     name = getattr(args, "command_name", None) or getattr(args, "command", None) or parser.prog
     debug = getattr(args, "debug", False)
     _configure_logging(getattr(args, "verbose", 0))
-    from .lifetime import end_children_with_this_process, end_helpers, stop_on_interrupt
+    from .process.lifetime import end_children_with_this_process, end_helpers, stop_on_interrupt
 
     end_children_with_this_process()  # workers, the executor's manager and fork server end with this process
     with stop_on_interrupt(f"wikiref {name}") as interrupts:  # an interrupt lost in a fork hook is raised again
@@ -401,8 +325,8 @@ def _say_interrupted(args: argparse.Namespace, name: str) -> None:
 
 def _run_command(args: argparse.Namespace, name: str, debug: bool, interrupts: Interrupts) -> int:
     """Run the parsed subcommand under its folder locks; turn what it raises into one line and an exit status."""
-    from .executors import datatrove_console
-    from .locks import FolderLocked, folder_locks
+    from .process.console import datatrove_console
+    from .process.locks import FolderLocked, folder_locks
 
     folders = written_folders(args)
     free_at_start = {folder: free_space(folder) for folder in folders}

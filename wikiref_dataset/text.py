@@ -514,7 +514,7 @@ def warm_pipelines(objects: Iterable[Any], depth: int = 3) -> int:
     attributes (`depth` levels down, through lists, tuples and dict values); returns how many distinct pipelines
     that made ready.
 
-    For the local executor's forked workers (:func:`wikiref_dataset.executors.local_executor`): a pipeline built
+    For the local executor's forked workers (:func:`wikiref_dataset.process.executors.local_executor`): a pipeline built
     before the fork is inherited by every worker of every stage, where each worker would otherwise build it again
     (spaCy's language defaults, tokenizer exceptions and the lemma tables: about 0.3 s per worker per stage, a fifth
     of a sample build's CPU time with 4 workers)."""

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from trainer_scripts.cli import build_parser
-from wikiref_dataset.build_cli import SAMPLE
+from wikiref_dataset.wikiref.cli import SAMPLE
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -282,7 +282,7 @@ def test_build_help_shows_the_sample_and_that_command_runs(tmp_path):
     built = run_wikiref([*argv, "--quiet"], ROOT)
     assert built.returncode == 0, built.stderr[-3000:]
     assert built.stderr == "" and built.stdout.startswith("WikiRef build ->")
-    from wikiref_dataset.folders import load_dataset_folder
+    from wikiref_dataset.process.folders import load_dataset_folder
 
     assert load_dataset_folder(tmp_path / "wikiref-sample")["train"].num_rows > 0
 

@@ -7,7 +7,7 @@ import pytest
 
 from trainer_scripts.cli import main
 from trainer_scripts.demo import load_duc_sample, write_sample_years
-from wikiref_dataset.duc import load_duc
+from wikiref_dataset.duc.reader import load_duc
 
 
 def test_sample_is_well_formed():

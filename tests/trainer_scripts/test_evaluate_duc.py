@@ -14,7 +14,7 @@ from trainer_scripts.cli import build_parser as build_wikiref_parser
 from trainer_scripts.cli import main as wikiref_main
 from trainer_scripts.evaluate_duc import main
 from wikiref_dataset.baselines import baseline_summary
-from wikiref_dataset.duc import load_duc, read_reference
+from wikiref_dataset.duc.reader import load_duc, read_reference
 from wikiref_dataset.metrics import DUC_ROUGE_PATH
 from wikiref_dataset.rouge import rouge
 

@@ -188,8 +188,8 @@ def fresh_env(hub, root: Path) -> dict[str, str]:
 def tiny_wikiref(folder: Path) -> Path:
     """A WikiRef folder written by the builder (``write_dataset_folder``) from three hand-made examples, with a
     ``work/`` folder of build state beside it as ``wikiref build`` leaves one."""
-    from wikiref_dataset.builder import write_dataset_folder
-    from wikiref_dataset.curation import Example
+    from wikiref_dataset.wikiref.curation import Example
+    from wikiref_dataset.wikiref.dataset import write_dataset_folder
 
     def example(number: int, title: str, sentences: list[str]) -> Example:
         return Example(id=f"{number}-0", query=[title, "History"], document_title=sentences[0], document=sentences,

@@ -159,7 +159,7 @@ def test_bad_input_is_one_line(tmp_path, capsys, duc_years):
 @pytest.mark.skipif(not (GRID.is_dir() and REAL_DUC.is_dir()), reason="the saved real grid and NIST's DUC 2006 are not "
                                                                        "beside the checkout")
 def test_the_paper_rule_on_the_saved_real_grid_gives_back_its_summaries_and_scores(tmp_path):
-    from wikiref_dataset.duc import convert_duc
+    from wikiref_dataset.duc.reader import convert_duc
 
     convert_duc(REAL_DUC, 2006, tmp_path / "duc2006")
     folders = sorted(GRID.glob("units/finetune-*-seed42-*"))

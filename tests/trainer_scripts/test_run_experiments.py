@@ -216,7 +216,7 @@ def test_plan_of_the_figure_rows(tmp_path, tiny_bert_dir, duc_years, tiny_wikire
     assert slices == [(start / 10, start / 10 + 0.5) for start in range(6)]
 
     executors._wikiref_slice(str(tiny_wikiref), (0.5, 1.0), tmp_path / "excellent")
-    from wikiref_dataset.folders import load_dataset_folder
+    from wikiref_dataset.process.folders import load_dataset_folder
 
     full = load_dataset_folder(tiny_wikiref)["train"]["oracle_rouge2_recall"]
     best = load_dataset_folder(tmp_path / "excellent")
@@ -370,7 +370,7 @@ def test_the_note_on_rows_left_out_comes_only_when_the_input_passes(tmp_path, ca
 def test_a_second_run_into_the_same_out_folder_stops_in_one_line(tmp_path, capsys, duc_years, tiny_bert_dir):
     """One run per results folder: with --out held by another run, `wikiref experiments` and the script stop with one
     line naming it (exit 2) and write nothing."""
-    from wikiref_dataset.locks import FolderLock
+    from wikiref_dataset.process.locks import FolderLock
 
     out = tmp_path / "experiments"
     argv = ["--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir), "--rows", "qbert",
@@ -436,7 +436,7 @@ def test_a_unit_process_ends_when_the_runner_is_killed(tmp_path):
     pid_file = tmp_path / "child.pid"
     runner = subprocess.Popen([sys.executable, "-c", (
         "import subprocess, sys, pathlib\n"
-        "from wikiref_dataset.lifetime import die_with_parent  # run_script_process's preexec_fn\n"
+        "from wikiref_dataset.process.lifetime import die_with_parent  # run_script_process's preexec_fn\n"
         "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], preexec_fn=die_with_parent)\n"
         f"pathlib.Path({str(pid_file)!r}).write_text(str(child.pid))\n"
         "child.wait()\n")], cwd=Path(__file__).resolve().parents[2])

@@ -87,7 +87,7 @@ import trainer_scripts.model_card, trainer_scripts.common
 import modeling_qbert
 import wikiref_dataset.baselines, modeling_qbert.inference, modeling_qbert.pipeline_qfs, wikiref_dataset.selection
 import modeling_qbert.sparse, modeling_qbert.trainer
-import wikiref_dataset.builder, wikiref_dataset.duc, wikiref_dataset.folders, wikiref_dataset.metrics
+import wikiref_dataset.wikiref.dataset, wikiref_dataset.duc.reader, wikiref_dataset.process.folders, wikiref_dataset.metrics
 import wikiref_dataset.oracle, wikiref_dataset.rouge, wikiref_dataset.stopwords, wikiref_dataset.wiki
 import wikiref_dataset.aquamuse.embedding
 

@@ -16,7 +16,7 @@ from wikiref_dataset.baselines import (
     query_sim,
     query_sim_scores,
 )
-from wikiref_dataset.duc import locate_duc, read_duc
+from wikiref_dataset.duc.reader import locate_duc, read_duc
 from wikiref_dataset.selection import ClusterSentences
 
 DUC = Path(__file__).resolve().parents[1] / "fixtures" / "duc"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from wikiref_dataset.batching import batched
+from wikiref_dataset.utils.batching import batched
 
 
 def test_batches_in_order_last_one_shorter():

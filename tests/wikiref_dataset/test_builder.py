@@ -1,4 +1,4 @@
-"""The WikiRef dataset folder and builder (``wikiref_dataset/builder.py``)."""
+"""The WikiRef dataset folder and builder (``wikiref_dataset/wikiref/dataset.py``)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import hashlib
 import datasets
 import pytest
 
-from wikiref_dataset.builder import FEATURES, WikiRef, split_statistics, write_dataset_folder
-from wikiref_dataset.curation import Example, label_example
-from wikiref_dataset.pipeline import run_demo_build
+from wikiref_dataset.wikiref.build import run_demo_build
+from wikiref_dataset.wikiref.curation import Example, label_example
+from wikiref_dataset.wikiref.dataset import FEATURES, WikiRef, split_statistics, write_dataset_folder
 
 
 def make_example(index: int) -> Example:
@@ -107,12 +107,13 @@ def test_split_files_stream_row_group_by_row_group_into_the_bytes_of_one_write(t
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from wikiref_dataset import builder
-    from wikiref_dataset.builder import SplitFilesWriter, feature_row
+    from wikiref_dataset.mining.dataset_folder import SplitFilesWriter
+    from wikiref_dataset.wikiref import dataset as builder
+    from wikiref_dataset.wikiref.dataset import feature_row
 
     monkeypatch.setattr(builder, "ROW_GROUP_SIZE", 4)
     examples = [feature_row(make_example(i)) for i in range(10, 10 + rows)]
-    writer = SplitFilesWriter(tmp_path / "out", ordered_by="id")
+    writer = SplitFilesWriter(tmp_path / "out", FEATURES, ordered_by="id")
     held = []
     for row in examples:
         writer.add("train", row)
@@ -129,9 +130,10 @@ def test_split_files_stream_row_group_by_row_group_into_the_bytes_of_one_write(t
 
 
 def test_split_files_refuse_rows_out_of_id_order(tmp_path):
-    from wikiref_dataset.builder import SplitFilesWriter, feature_row
+    from wikiref_dataset.mining.dataset_folder import SplitFilesWriter
+    from wikiref_dataset.wikiref.dataset import feature_row
 
-    writer = SplitFilesWriter(tmp_path, ordered_by="id")
+    writer = SplitFilesWriter(tmp_path, FEATURES, ordered_by="id")
     writer.add("test", feature_row(make_example(2)))
     writer.add("train", feature_row(make_example(1)))  # another split: its own order
     with pytest.raises(ValueError, match="test: row id='1-0' comes after '2-0'"):

@@ -105,7 +105,7 @@ from pathlib import Path
 model_side, out = json.loads(sys.argv[1]), Path(sys.argv[2])
 
 from wikiref_dataset.cli import main
-from wikiref_dataset.pipeline import sample_inputs
+from wikiref_dataset.wikiref.build import sample_inputs
 
 dumps, warcs = sample_inputs()
 out.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Curation rules, labels and split (``wikiref_dataset/curation.py``)."""
+"""Curation rules, labels and split (``wikiref_dataset/wikiref/curation.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import json
 import pytest
 from datatrove.data import Document
 
-from wikiref_dataset.curation import (
+from wikiref_dataset.oracle import ExtractiveOracle, OracleConfig
+from wikiref_dataset.text import TextConfig, TextPipeline
+from wikiref_dataset.wikiref.curation import (
     CurationConfig,
     Example,
     LengthBounds,
@@ -22,9 +24,7 @@ from wikiref_dataset.curation import (
     merge_length_bounds,
     split_sizes,
     unigram_recall,
-)  # fmt: skip
-from wikiref_dataset.oracle import ExtractiveOracle, OracleConfig
-from wikiref_dataset.text import TextConfig, TextPipeline
+)
 
 DOCUMENT = [
     "Lake Varnholm at a glance",

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from wikiref_dataset.command import describe_disk_full, disk_full
-from wikiref_dataset.folders import card_data_files
-from wikiref_dataset.pipeline import sample_inputs
+from wikiref_dataset.process.disk import describe_disk_full, disk_full
+from wikiref_dataset.process.folders import card_data_files
+from wikiref_dataset.wikiref.build import sample_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMPS, WARCS = sample_inputs()

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import datasets
 import pytest
+from wikiref_dataset.duc.reader.cli import add_duc_parser
 
-from wikiref_dataset.duc import (
+from wikiref_dataset.duc.reader import (
     DUC_FEATURES,
     CrossYearFold,
     DucError,
@@ -29,7 +30,6 @@ from wikiref_dataset.duc import (
     read_reference,
     reference_topic_id,
 )
-from wikiref_dataset.duc_cli import add_duc_parser
 
 DUC = Path(__file__).resolve().parents[1] / "fixtures" / "duc"
 
@@ -144,7 +144,7 @@ def test_financial_times_documents():
 
 def test_la_times_document_latin1():
     path = DUC / "duc2005" / "duc2005_docs" / "d301i" / "LA010190-0001"
-    from wikiref_dataset.duc import decode_bytes
+    from wikiref_dataset.duc.reader import decode_bytes
 
     document = parse_documents(decode_bytes(path.read_bytes()), str(path))[0]
     assert document.date == "1990-01-01"  # "January 1, 1990, Monday, Home Edition"
@@ -352,7 +352,7 @@ def test_load_duc_refuses_other_folders(tmp_path):
 
 def test_importing_the_reader_imports_no_datasets():
     """The evaluation imports this module to read converted years: `datasets` (≈1.7 s) only where it is used."""
-    code = ("import sys\nimport wikiref_dataset.duc as duc\nassert 'datasets' not in sys.modules\n"
+    code = ("import sys\nimport wikiref_dataset.duc.reader as duc\nassert 'datasets' not in sys.modules\n"
             "assert duc.DUC_FEATURES == duc.duc_features() and 'datasets' in sys.modules\nprint('ok')")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert completed.stdout.strip() == "ok", completed.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""One executor configuration (``wikiref_dataset/executors.py``): the base the three build configs extend, its checks,
+"""One executor configuration (``wikiref_dataset/process/executors.py``): the base the three build configs extend, its checks,
 its command-line options, and datatrove's console logs switched off by ``--quiet`` (also in the tasks' processes)
 while its log files keep everything."""
 
@@ -15,9 +15,9 @@ import textwrap
 import pytest
 
 from wikiref_dataset.aquamuse.build import AQuaMuSeBuildConfig
-from wikiref_dataset.executors import EXECUTORS, ExecutorConfig, add_executor_arguments, executor_settings
-from wikiref_dataset.pipeline import BuildConfig
+from wikiref_dataset.process.executors import EXECUTORS, ExecutorConfig, add_executor_arguments, executor_settings
 from wikiref_dataset.psg2sum.pipeline import Psg2SumBuildConfig
+from wikiref_dataset.wikiref.build import BuildConfig
 
 SHARED = ["output_dir", "work_dir", "overwrite", "tasks", "workers", "executor", "executor_options"]
 CONFIGS = [(BuildConfig, {"dumps": ["d.xml"]}, 4), (Psg2SumBuildConfig, {"dumps": ["h.xml"]}, 1),
@@ -79,7 +79,7 @@ QUIET_RUN = textwrap.dedent("""
     import sys
     from datatrove.data import Document
     from datatrove.pipeline.writers import JsonlWriter
-    from wikiref_dataset.executors import datatrove_console, local_executor
+    from wikiref_dataset.process.executors import datatrove_console, local_executor
 
     def main(logs, workers, folder):
         with datatrove_console(logs=logs):
@@ -115,7 +115,7 @@ def test_quiet_console_keeps_the_log_files(tmp_path, workers):
 FAILING_RUN = textwrap.dedent("""
     import sys
     from datatrove.pipeline.base import PipelineStep
-    from wikiref_dataset.executors import datatrove_console, local_executor
+    from wikiref_dataset.process.executors import datatrove_console, local_executor
 
     class Fails(PipelineStep):
         name = "fails"
@@ -156,8 +156,8 @@ def test_quiet_console_shows_a_failed_task_in_one_line(tmp_path, workers):
 
 START_METHOD = textwrap.dedent("""
     import json, sys, threading
-    from wikiref_dataset.executors import worker_start_method
-    import wikiref_dataset.pipeline, wikiref_dataset.wiki.steps, wikiref_dataset.web.documents  # a build's imports
+    from wikiref_dataset.process.executors import worker_start_method
+    import wikiref_dataset.wikiref.build, wikiref_dataset.wiki.steps, wikiref_dataset.web.documents  # a build's imports
     seen = {"build": worker_start_method()}
     import fsspec.asyn
     fsspec.asyn.get_loop()  # fsspec's IO thread, which datatrove's folders start
@@ -191,7 +191,7 @@ def test_workers_are_forked_only_where_forking_is_safe():
 def test_a_build_command_forks_its_workers_and_gives_the_same_dataset(tmp_path):
     """`wikiref build --workers 2` forks its workers (datatrove records the start method in each stage's
     executor.json) and writes the same Parquet and card as one worker, which runs the tasks in its own process."""
-    from wikiref_dataset.pipeline import dataset_hashes, sample_inputs
+    from wikiref_dataset.wikiref.build import dataset_hashes, sample_inputs
 
     dumps, warcs = sample_inputs()
     for workers in ("1", "2"):
@@ -210,7 +210,7 @@ WARMED_RUN = textwrap.dedent("""
     import json, os, sys
     from datatrove.pipeline.base import PipelineStep
     from wikiref_dataset import text
-    from wikiref_dataset.executors import datatrove_console, local_executor
+    from wikiref_dataset.process.executors import datatrove_console, local_executor
 
     built = sys.argv[2] + "/built"
     real_build = text._build_pipeline
@@ -276,7 +276,7 @@ def test_quiet_console_reaches_the_task_logger_each_executor_calls(monkeypatch, 
     filter. Both names are back afterwards."""
     import datatrove.executor.base as base_module
 
-    from wikiref_dataset import _datatrove_executors as executors
+    from wikiref_dataset.process import datatrove_executors as executors
 
     if executor == "ray":
         import datatrove.executor.ray as module

@@ -1,4 +1,4 @@
-"""Output folders (``wikiref_dataset/folders.py``) as a user meets them: a rebuilt folder loads as its last build in a
+"""Output folders (``wikiref_dataset/process/folders.py``) as a user meets them: a rebuilt folder loads as its last build in a
 fresh process with the default ``datasets`` cache, for each of the four writers; folders are published whole,
 interrupted builds leave the previous build, foreign folders are refused or, with ``--overwrite``, kept intact."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from wikiref_dataset.cli import main as wikiref_main
-from wikiref_dataset.folders import (
+from wikiref_dataset.process.folders import (
     MANIFEST,
     OutputFolderError,
     card_data_files,
@@ -26,7 +26,7 @@ from wikiref_dataset.folders import (
     publish_folder,
     staging_folder,
 )
-from wikiref_dataset.pipeline import sample_inputs
+from wikiref_dataset.wikiref.build import sample_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -102,7 +102,7 @@ def test_duc_conversions_load_as_converted(tmp_path):
 
     first = tmp_path / "x" / "duc2006"
     check_three_builds(build, first, tmp_path / "y" / "duc2006")
-    from wikiref_dataset.duc import load_duc
+    from wikiref_dataset.duc.reader import load_duc
 
     assert all(row["references"] for row in load_duc(first))
 
@@ -202,7 +202,7 @@ def test_other_kinds_and_files_are_refused(tmp_path):
 def test_publication_killed_between_renames_recovers(tmp_path, monkeypatch):
     """Publication is two renames (previous build aside, new build in): a kill between them leaves no folder, and
     the next publication puts the new build in place and removes the set-aside one."""
-    import wikiref_dataset.folders as folders
+    import wikiref_dataset.process.folders as folders
 
     out = tmp_path / "ds"
 
@@ -279,7 +279,7 @@ def test_wikiref_build_that_keeps_nothing_exits_1_and_publishes_nothing(tmp_path
 
 def test_generator_based_builder_follows_a_rebuilt_folder(tmp_path):
     """The ``WikiRef`` builder class caches under its data_dir; a rebuild at the same path must not be served stale."""
-    from wikiref_dataset.builder import WikiRef
+    from wikiref_dataset.wikiref.dataset import WikiRef
 
     out = tmp_path / "wikiref"
 

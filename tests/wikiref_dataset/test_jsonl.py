@@ -4,7 +4,7 @@ import gzip
 
 import pytest
 
-from wikiref_dataset.jsonl import JsonLinesError, iter_json_objects, open_text
+from wikiref_dataset.utils.jsonl import JsonLinesError, iter_json_objects, open_text
 
 LINES = ['{"id": 1}', "", "   ", "[1, 2]", "{not json", '{"id": 2, "text": "é"}']
 

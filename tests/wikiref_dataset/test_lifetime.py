@@ -1,4 +1,4 @@
-"""Nothing outlives a run (``wikiref_dataset/lifetime.py``): a build killed from outside, by SIGTERM, SIGINT, SIGHUP or
+"""Nothing outlives a run (``wikiref_dataset/process/lifetime.py``): a build killed from outside, by SIGTERM, SIGINT, SIGHUP or
 SIGKILL to its main process only (as a job scheduler or ``kill PID`` does), leaves no process behind: not the
 executor's manager, not the fork server, not a worker."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wikiref_dataset.pipeline import sample_inputs
+from wikiref_dataset.wikiref.build import sample_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMPS, WARCS = sample_inputs()
@@ -96,7 +96,7 @@ raise SystemExit(dispatch(parser, ["thing"]))
 
 LOST_INTERRUPT = """
 import os, signal, time
-from wikiref_dataset.lifetime import stop_on_interrupt
+from wikiref_dataset.process.lifetime import stop_on_interrupt
 
 class Swallows:  # an interrupt that lands in a __del__ can only be printed ("Exception ignored") by Python
     def __del__(self):
@@ -130,7 +130,7 @@ def test_an_interrupt_lost_in_a_del_is_raised_again():
 def test_an_interrupt_being_handled_is_not_raised_again_and_a_stuck_clean_up_is_ended():
     code = """
 import os, signal, sys, time
-from wikiref_dataset.lifetime import stop_on_interrupt
+from wikiref_dataset.process.lifetime import stop_on_interrupt
 
 with stop_on_interrupt("wikiref t", every=0.1, grace=CLEANUP_LIMIT):
     try:
@@ -192,7 +192,7 @@ def run(args):
 def test_someone_elses_alarm_still_reaches_their_handler():
     code = """
 import signal, time
-from wikiref_dataset.lifetime import stop_on_interrupt
+from wikiref_dataset.process.lifetime import stop_on_interrupt
 
 rang = []
 signal.signal(signal.SIGALRM, lambda signum, frame: rang.append(signum))  # e.g. a test runner's timeout

@@ -1,4 +1,4 @@
-"""One writer per folder (``wikiref_dataset/locks.py``), as users meet it: two runs into one folder at once, in fresh
+"""One writer per folder (``wikiref_dataset/process/locks.py``), as users meet it: two runs into one folder at once, in fresh
 processes. The second is refused in one line naming the first (exit 2), or waits with ``--wait``; runs into other
 folders go on side by side; a lock left by a killed run is taken over."""
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from wikiref_dataset.folders import card_data_files
-from wikiref_dataset.locks import FolderLock, FolderLocked, lock_path
-from wikiref_dataset.pipeline import sample_inputs
+from wikiref_dataset.process.folders import card_data_files
+from wikiref_dataset.process.locks import FolderLock, FolderLocked, lock_path
+from wikiref_dataset.wikiref.build import sample_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -25,7 +25,7 @@ ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
 
 HOLD = """
 import sys, time
-from wikiref_dataset.locks import FolderLock
+from wikiref_dataset.process.locks import FolderLock
 with FolderLock(sys.argv[1], command="holder for the test"):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))
@@ -92,14 +92,14 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(tmp_path, caplog)
     holder.send_signal(signal.SIGKILL)
     holder.wait()
     assert json.loads(lock_path(folder).read_text())["pid"] == holder.pid  # its details are still in the file
-    with caplog.at_level("WARNING", logger="wikiref_dataset.locks"), FolderLock(folder):
+    with caplog.at_level("WARNING", logger="wikiref_dataset.process.locks"), FolderLock(folder):
         pass
     assert f"took over the lock left by a run that died ('holder for the test', pid {holder.pid}" in caplog.text
 
 
 HOLD_AND_FORK = """
 import os, sys, time
-from wikiref_dataset.locks import FolderLock
+from wikiref_dataset.process.locks import FolderLock
 lock = FolderLock(sys.argv[1], command="parent").acquire()
 ready, started = os.pipe()
 child = os.fork()
@@ -232,7 +232,7 @@ def test_a_slurm_chain_keeps_its_folders_until_its_jobs_end(tmp_path):
     folder is refused in one line naming the jobs; the same build submitted again passes (it submits nothing while
     the chain runs); once the jobs ended the lease is dropped and the run goes on. ``squeue`` is a script here that
     prints the queue a test file holds, in the format the project asks for (``%F|%r|%E``)."""
-    from wikiref_dataset.locks import folder_locks, lease_path, lease_to_slurm_jobs
+    from wikiref_dataset.process.locks import folder_locks, lease_path, lease_to_slurm_jobs
 
     out, work = tmp_path / "wikiref", tmp_path / "wikiref.work"
     with folder_locks([out, work], command="wikiref build (submitted to Slurm)"):

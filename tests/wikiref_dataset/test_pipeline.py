@@ -1,4 +1,4 @@
-"""The WikiRef build (``wikiref_dataset/pipeline.py`` + ``build_cli.py``): end to end on the embedded sample,
+"""The WikiRef build (``wikiref_dataset/wikiref/build.py`` + ``build_cli.py``): end to end on the embedded sample,
 worker-count determinism, kill-and-resume, and the real dump / real WARC join."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from wikiref_dataset.build_cli import main as build_main
-from wikiref_dataset.pipeline import BuildConfig, dataset_hashes, run_build, run_demo_build, sample_inputs
+from wikiref_dataset.wikiref.build import BuildConfig, dataset_hashes, run_build, run_demo_build, sample_inputs
+from wikiref_dataset.wikiref.cli import main as build_main
 
 REALDATA = Path(__file__).resolve().parents[3] / "shared" / "realdata"
 REAL_DUMP = REALDATA / "wikipedia_dump" / "enwiki-pages-articles-sample.xml.bz2"
@@ -69,7 +69,7 @@ def test_one_and_two_workers_give_identical_parquet(demo_build, tmp_path):
 def test_rerun_is_resumed_and_changed_inputs_redo_only_their_stages(tmp_path):
     """Same inputs: every stage is reused. Other curation options: stages 1-2 are reused, 3-5 redone, and the folder
     equals a fresh build with those options."""
-    from wikiref_dataset.curation import CurationConfig
+    from wikiref_dataset.wikiref.curation import CurationConfig
 
     out = tmp_path / "wikiref"
     summary = run_demo_build(out, progress=False)
@@ -90,7 +90,7 @@ def test_rerun_is_resumed_and_changed_inputs_redo_only_their_stages(tmp_path):
 
 def _command(out: Path) -> list[str]:
     dumps, warcs = sample_inputs()
-    code = ("import sys; from wikiref_dataset.build_cli import main; "
+    code = ("import sys; from wikiref_dataset.wikiref.cli import main; "
             f"sys.exit(main([{dumps[0]!r}, '--warc', {warcs[0]!r}, '--out', {str(out)!r}, '--tasks', '2',"
             " '--quiet']))")
     return [sys.executable, "-c", code]
@@ -150,7 +150,8 @@ def test_slurm_build_is_one_submission_of_the_five_stages_chained(tmp_path, monk
     the summary. Without a cluster: the submission and Slurm's queue are faked."""
     from types import SimpleNamespace
 
-    import wikiref_dataset.executors as executors
+    import wikiref_dataset.process.executors as executors
+    import wikiref_dataset.process.slurm as slurm
 
     submitted, cancelled, queue = [], [], []
 
@@ -169,7 +170,7 @@ def test_slurm_build_is_one_submission_of_the_five_stages_chained(tmp_path, monk
 
     monkeypatch.setattr(executors, "make_executor", lambda config, stage, steps, tasks, depends=None:
                         FakeExecutor(stage, steps, tasks, depends))
-    monkeypatch.setattr(executors, "_slurm_queue", lambda: list(queue))
+    monkeypatch.setattr(slurm, "_slurm_queue", lambda: list(queue))
     monkeypatch.setattr(executors, "subprocess", SimpleNamespace(
         run=lambda command, check: cancelled.append(command), CalledProcessError=subprocess.CalledProcessError))
     dumps, warcs = sample_inputs()
@@ -201,7 +202,7 @@ def test_bad_records_are_counted_and_rejected_not_fatal(demo_build, tmp_path):
     and the other examples still come out."""
     import shutil
 
-    from wikiref_dataset.pipeline import CurationExamples
+    from wikiref_dataset.wikiref.build import CurationExamples
 
     out, summary = demo_build
     work = tmp_path / "work"
@@ -266,7 +267,7 @@ def test_stage_3_join_spills_past_its_sort_buffer_and_yields_the_same_examples(d
     examples are the same, in id order per task, as with the default buffer."""
     import shutil
 
-    from wikiref_dataset.pipeline import CurationExamples
+    from wikiref_dataset.wikiref.build import CurationExamples
 
     out, summary = demo_build
     work = tmp_path / "work"
@@ -294,9 +295,9 @@ def test_stage_5_streams_the_curated_shards(demo_build, tmp_path, monkeypatch):
     import shutil
     import weakref
 
-    from wikiref_dataset import pipeline
-    from wikiref_dataset.builder import WikiRefFolderWriter
-    from wikiref_dataset.curation import Example
+    from wikiref_dataset.wikiref import build as pipeline
+    from wikiref_dataset.wikiref.curation import Example
+    from wikiref_dataset.wikiref.dataset import WikiRefFolderWriter
 
     out, summary = demo_build
     work = tmp_path / "work"
@@ -334,12 +335,12 @@ def test_stage_5_streams_the_curated_shards(demo_build, tmp_path, monkeypatch):
 def test_a_former_slurm_build_rerun_here_without_slurm_goes_on(tmp_path, monkeypatch, caplog):
     """A work folder whose last submission went to Slurm, rerun locally with other inputs on a machine where
     ``squeue`` cannot run: whether the old jobs still run cannot be told, so the build says so and goes on."""
-    import wikiref_dataset.executors as executors
+    import wikiref_dataset.process.slurm as slurm
 
     def unreachable():
         raise ValueError("cannot reach the Slurm cluster (squeue: No such file or directory)")
 
-    monkeypatch.setattr(executors, "_slurm_queue", unreachable)
+    monkeypatch.setattr(slurm, "_slurm_queue", unreachable)
     dumps, warcs = sample_inputs()
     config = BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "out"), tasks=2)
     config.work.mkdir(parents=True)

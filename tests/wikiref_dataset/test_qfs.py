@@ -9,7 +9,7 @@ import datasets
 import pytest
 
 from wikiref_dataset.cli import main
-from wikiref_dataset.folders import OutputFolderError
+from wikiref_dataset.process.folders import OutputFolderError
 from wikiref_dataset.qfs import QfsError, convert_benchmark, read_benchmark, read_converted
 from wikiref_dataset.qfs.common import benchmark_features
 from wikiref_dataset.qfs.qmsum import clean_turn, meeting_domain

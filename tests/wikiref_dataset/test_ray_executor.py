@@ -19,7 +19,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from wikiref_dataset.pipeline import BuildConfig, dataset_hashes, run_build, sample_inputs  # noqa: E402
+from wikiref_dataset.wikiref.build import BuildConfig, dataset_hashes, run_build, sample_inputs  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # loopback as the node's address (Ray otherwise picks the machine's interface), no usage report, no token file

@@ -1,4 +1,4 @@
-"""The bounded-memory building blocks (``wikiref_dataset/streaming.py``): the external sort spills and merges to the
+"""The bounded-memory building blocks (``wikiref_dataset/utils/external_sort.py``): the external sort spills and merges to the
 same output as an in-memory sort, the checked merge names an unsorted shard, and the counted statistics equal the
 list-based ones."""
 
@@ -10,9 +10,9 @@ from collections import Counter
 
 import pytest
 
-from wikiref_dataset import streaming
-from wikiref_dataset.curation import percentile
-from wikiref_dataset.streaming import ExactMean, ValueCounts, external_sort, merge_sorted, sort_buffer_bytes
+from wikiref_dataset.utils import streaming
+from wikiref_dataset.utils.external_sort import ExactMean, ValueCounts, external_sort, merge_sorted, sort_buffer_bytes
+from wikiref_dataset.wikiref.curation import percentile
 
 
 def records(n: int = 600, seed: int = 3) -> list[dict]:

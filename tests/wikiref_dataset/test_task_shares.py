@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from wikiref_dataset.pipeline import BuildConfig, dataset_hashes, run_build, sample_inputs
 from wikiref_dataset.wiki.dump import DumpPart, iter_pages, multistream_index, plan_dump_parts
 from wikiref_dataset.wiki.steps import WikiDumpStatements
+from wikiref_dataset.wikiref.build import BuildConfig, dataset_hashes, run_build, sample_inputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from multistream import make_multistream  # noqa: E402  (tests/multistream.py)

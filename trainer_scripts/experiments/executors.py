@@ -21,7 +21,7 @@ from typing import Any
 from trainer_scripts.experiments.common import QBERT_SYSTEM, RESULTS_NAME, ExperimentError, code_fingerprint
 from trainer_scripts.experiments.options import SCRIPTS, ExperimentArguments
 from trainer_scripts.experiments.plan import Plan, Unit
-from wikiref_dataset.command import format_seconds
+from wikiref_dataset.utils.formatting import format_seconds
 
 # ---- running the units --------------------------------------------------------------------------------------------
 
@@ -390,9 +390,9 @@ def run_script_process(script: str, argv: Sequence[str], log: Path, threads: int
     """``python -m trainer_scripts.<script> argv`` in a fresh process (this Python, this code), or ``launcher`` (which
     ends with ``-m``: ``accelerate launch ... -m``) before the module, output into ``log``, with ``threads`` torch
     threads (``OMP_NUM_THREADS``) when given; listed in ``processes`` while it runs. The process
-    ends with the runner: killed with it (`wikiref_dataset.lifetime.die_with_parent`), and terminated when the runner
+    ends with the runner: killed with it (`wikiref_dataset.process.lifetime.die_with_parent`), and terminated when the runner
     stops on an exception (Ctrl-C included)."""
-    from wikiref_dataset.lifetime import die_with_parent
+    from wikiref_dataset.process.lifetime import die_with_parent
 
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [_package_root(), environment.get("PYTHONPATH")]))
@@ -481,10 +481,10 @@ def make_data(params: Mapping[str, Any], folder: Path) -> None:
 
 def _duc_share(source: str, fraction: float, data_seed: int, out: Path) -> dict[str, Any]:
     """The clusters of a converted year kept at random (``data_seed``; a smaller share keeps a subset of a larger
-    one), written with `wikiref_dataset.duc.write_duc`."""
+    one), written with `wikiref_dataset.duc.reader.write_duc`."""
     import random
 
-    from wikiref_dataset.duc import DucStats, load_duc, write_duc
+    from wikiref_dataset.duc.reader import DucStats, load_duc, write_duc
 
     rows = sorted(load_duc(source), key=lambda row: row["topic_id"])
     year = rows[0]["year"]
@@ -502,7 +502,7 @@ def _duc_share(source: str, fraction: float, data_seed: int, out: Path) -> dict[
 def _wikiref_slice(source: str, bounds: tuple[float, float], out: Path) -> dict[str, Any]:
     """WikiRef with its training split cut to the examples between the ``bounds`` quantiles of oracle ROUGE-2 recall
     (ascending; ties in the split's order); the other splits as they are."""
-    from wikiref_dataset.folders import load_dataset_folder
+    from wikiref_dataset.process.folders import load_dataset_folder
 
     loaded = load_dataset_folder(source)
     if "train" not in loaded or "oracle_rouge2_recall" not in loaded["train"].column_names:

@@ -71,7 +71,7 @@ def load_duc_dirs(arguments: ExperimentArguments) -> list[Any]:
         if not Path(path).is_dir():
             raise ExperimentError(f"{path}: no such DUC folder (convert NIST's with `wikiref duc convert`)")
     from trainer_scripts.evaluate_duc import EvaluationError, load_years
-    from wikiref_dataset.duc import DucError
+    from wikiref_dataset.duc.reader import DucError
 
     try:
         return list(load_years(arguments.duc_dirs))

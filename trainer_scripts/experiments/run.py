@@ -24,7 +24,7 @@ from trainer_scripts.experiments.options import (
 from trainer_scripts.experiments.plan import Plan, check_inputs, load_duc_dirs, make_plan
 from trainer_scripts.experiments.report import Report
 from trainer_scripts.experiments.tables import ROW_BY_NAME, ROWS
-from wikiref_dataset.command import format_seconds
+from wikiref_dataset.utils.formatting import format_seconds
 
 # ---- the run ------------------------------------------------------------------------------------------------------
 
@@ -80,7 +80,7 @@ def run_experiments(arguments: ExperimentArguments, extra: Sequence[str] = ()) -
         if unavailable:
             raise UnitsFailed("; ".join(unavailable.values()))
         return 0
-    from wikiref_dataset.locks import FolderLock
+    from wikiref_dataset.process.locks import FolderLock
 
     with FolderLock(out, command=f"experiments --out {arguments.out}", wait=arguments.wait):  # one run per folder
         out.mkdir(parents=True, exist_ok=True)
@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     arguments, extra = parser.parse_args_into_dataclasses(args=argv, return_remaining_strings=True)
-    from wikiref_dataset.locks import FolderLocked
+    from wikiref_dataset.process.locks import FolderLocked
 
     try:
         return run_experiments(arguments, extra)

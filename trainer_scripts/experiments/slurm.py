@@ -37,7 +37,7 @@ from typing import Any
 
 from trainer_scripts.experiments.common import ExperimentError
 from trainer_scripts.experiments.executors import Runner, UnitSpec, _last_line, describe, execute_unit, write_json
-from wikiref_dataset.command import format_seconds
+from wikiref_dataset.utils.formatting import format_seconds
 
 KINDS = ("data", "baselines", "pretrain", "finetune", "evaluate")
 TRAINING_KINDS = ("pretrain", "finetune")

@@ -2,7 +2,7 @@
 dataset folders.
 
 Folder layout: ``out/abstractive/`` and ``out/extractive/`` (each a ``load_dataset``-able folder),
-``out/build.json`` (inputs, config, counts, timings), published together at the end (:mod:`wikiref_dataset.folders`;
+``out/build.json`` (inputs, config, counts, timings), published together at the end (:mod:`wikiref_dataset.process.folders`;
 a build that keeps no example publishes nothing). The work folder (``--work``, default ``out.work`` beside ``out``)
 holds ``answers/`` (kept questions and their sentence embeddings), ``matches/`` (the corpus stage's output: matched
 documents, one ``.jsonl.gz`` per task), ``logs/corpus/`` (datatrove's completion markers and stats). The corpus stage runs on datatrove's local,
@@ -21,8 +21,8 @@ from dataclasses import KW_ONLY, asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..executors import ExecutorConfig
-from ..folders import (
+from ..process.executors import ExecutorConfig
+from ..process.folders import (
     check_output_folder,
     empty_build_reason,
     finish_build,
@@ -38,7 +38,7 @@ __all__ = ["AQuaMuSeBuildConfig", "AQuaMuSeSummary", "build_released_folder", "r
 
 @dataclass
 class AQuaMuSeBuildConfig(ExecutorConfig):
-    """What to build and how (the output and executor fields are :class:`~wikiref_dataset.executors.ExecutorConfig`'s;
+    """What to build and how (the output and executor fields are :class:`~wikiref_dataset.process.executors.ExecutorConfig`'s;
     ``output_dir`` receives the two dataset folders).
 
     Args:
@@ -54,7 +54,7 @@ class AQuaMuSeBuildConfig(ExecutorConfig):
         tasks (`int`, *optional*): corpus tasks, each searching the answer index with its share of the corpus
             (default: one per corpus file).
         output_dir, work_dir, overwrite, workers, executor, executor_options: see
-            :class:`~wikiref_dataset.executors.ExecutorConfig`.
+            :class:`~wikiref_dataset.process.executors.ExecutorConfig`.
     """
 
     nq: list[str]
@@ -121,8 +121,8 @@ class AQuaMuSeSummary:
 
 def _check_inputs(config: AQuaMuSeBuildConfig) -> list[str]:
     """Redo the stages whose inputs changed since the previous run in the work folder
-    (:func:`wikiref_dataset.pipeline.restart_changed_stages`): questions, then corpus matching."""
-    from ..pipeline import file_identities, restart_changed_stages
+    (:func:`wikiref_dataset.mining.stages.restart_changed_stages`): questions, then corpus matching."""
+    from ..mining.stages import file_identities, restart_changed_stages
 
     return restart_changed_stages(config.work, [
         ("questions", {"nq": file_identities(config.nq), "questions": asdict(config.questions),
@@ -154,8 +154,8 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     from datatrove.pipeline.writers import JsonlWriter
     from tqdm.auto import tqdm
 
-    from ..executors import make_executor, submit_slurm_chain
-    from ..pipeline import read_jsonl, stage_done
+    from ..mining.stages import read_jsonl, stage_done
+    from ..process.executors import make_executor, submit_slurm_chain
     from ..text import default_pipeline
     from .dataset import VARIANTS, AQuaMuSeFolderWriter, plan_query_splits
     from .embedding import SentenceEncoder
@@ -287,7 +287,7 @@ def build_released_folder(files: list[str], output_dir: str | Path, warcs: list[
     walked for them; split and variant come from the release's folders, each record is kept once per variant, a
     damaged shard keeps the records before the damage (see :mod:`.released`). Returns the summary: the counts, the
     records per variant and split (``splits``) and the damaged files. The folders are published together at the end
-    (:mod:`wikiref_dataset.folders`); the WARC index lives in the work folder (``work_dir``, default
+    (:mod:`wikiref_dataset.process.folders`); the WARC index lives in the work folder (``work_dir``, default
     ``<output_dir>.work``).
 
     Raises:

@@ -4,7 +4,7 @@ the release tree) as the same two dataset folders, documents filled in from the 
 summary of the records read per variant and split, duplicates and damaged shards.
 
 The inputs are of several kinds, so each has its option (``--nq``, ``--corpus``, ``--released``, ``--warc``); the
-output and execution options are every build command's (:mod:`wikiref_dataset.executors`)."""
+output and execution options are every build command's (:mod:`wikiref_dataset.process.executors`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ..command import (
     cleaned_up_on_input_error,
     deprecated_alias,
 )
-from ..executors import add_executor_arguments, executor_settings
+from ..process.executors import add_executor_arguments, executor_settings
 
 # The miner (faiss, sentence-transformers, spaCy) is imported inside the command: `wikiref` builds this parser on
 # every call.

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..jsonl import iter_json_objects
+from ..utils.jsonl import iter_json_objects
 
 __all__ = ["CORPUS_FORMATS", "CorpusDocument", "corpus_format", "iter_corpus_documents"]
 

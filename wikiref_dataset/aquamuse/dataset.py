@@ -4,7 +4,7 @@ coverage/density plot (Figure 2) and a card.
 Each variant (``abstractive``, ``extractive``) is its own folder shaped as the WikiRef and PSG2SUM ones: written by
 the same deterministic Parquet writer, with a ``README.md`` whose ``configs:`` block makes
 ``datasets.load_dataset(folder)`` load its splits (empty splits are left out: ``datasets`` cannot load them). The
-split is the project's hashing split (:func:`wikiref_dataset.curation.assign_group_splits`) grouped by the
+split is the project's hashing split (:func:`wikiref_dataset.mining.splits.assign_group_splits`) grouped by the
 normalised query, so no query is in two splits (the paper split by a hash of the long answer); both variants get the
 same split. Dev and test scale from the paper's 440 and 524 of 5,519 examples. The split needs only the queries of
 the kept examples (:func:`plan_query_splits`), so the build decides it before the examples' texts are read, and
@@ -27,10 +27,10 @@ from typing import Any
 
 import datasets
 
-from ..builder import SPLITS, SplitFilesWriter, card_front_matter
-from ..curation import assign_group_splits, plan_group_splits
-from ..streaming import ExactMean
+from ..mining.dataset_folder import SPLITS, SplitFilesWriter, card_front_matter
+from ..mining.splits import assign_group_splits, plan_group_splits
 from ..text import TextPipeline
+from ..utils.external_sort import ExactMean
 from .matching import AQuaMuSeExample
 
 __all__ = ["FEATURES", "VARIANTS", "AQuaMuSeFolderWriter", "Table1Statistics", "extractive_fragments",
@@ -152,7 +152,7 @@ def _measure(examples: Sequence[AQuaMuSeExample], pipeline: TextPipeline) -> lis
 
 class Table1Statistics:
     """Table 1-2 of a variant from examples added one at a time (:meth:`add`, in the folder's order: split by split):
-    exact running means (:class:`~wikiref_dataset.streaming.ExactMean`), counts, the distinct queries, and each
+    exact running means (:class:`~wikiref_dataset.utils.running_stats.ExactMean`), counts, the distinct queries, and each
     example's coverage and normalised density for the plot."""
 
     _MEANS = ("summary_words", "summary_sents", "input_words", "input_sents", "coverage", "density")

@@ -14,7 +14,7 @@ when it matched several), so that the target can be extracted from the inputs.
 :class:`ExampleAssembly` groups every matched document by question and builds the examples (the reduce side) in
 bounded memory: a first pass over the matched documents keeps, per question, only the top-K candidates' ids, scores
 and matches; a second pass sends the chosen documents' texts through an external sort by question id
-(:mod:`wikiref_dataset.streaming`), so examples come out one at a time, in id order, and no pass holds the corpus's
+(:mod:`wikiref_dataset.utils.external_sort`), so examples come out one at a time, in id order, and no pass holds the corpus's
 matched documents. :func:`assemble_examples` is the same on lists.
 """
 
@@ -228,7 +228,7 @@ class ExampleAssembly:
        assembly's counts (``questions``, ``questions_with_matches``, ``dropped/no_match``, ``dropped/low_recall``,
        ``examples``); :attr:`kept` lists the examples to be (question and recall).
     2. :meth:`examples` reads the same documents again in the same order, sorts the chosen ones' texts by (question id,
-       question position, rank) with :func:`~wikiref_dataset.streaming.external_sort` and yields
+       question position, rank) with :func:`~wikiref_dataset.utils.external_sort.external_sort` and yields
        ``(question position, abstractive, extractive)`` in question-id order.
     """
 
@@ -281,7 +281,7 @@ class ExampleAssembly:
     def examples(self, documents: Iterable[MatchedDocument], spill_dir: str | Path | None = None,
                  sort_stats: Counter[str] | None = None) -> Iterator[tuple[int, AQuaMuSeExample, AQuaMuSeExample]]:
         """Pass 2 (after :meth:`select`): ``documents`` again, in the order :meth:`rank` saw them."""
-        from ..streaming import external_sort
+        from ..utils.external_sort import external_sort
 
         wanted: dict[int, list[tuple[str, int, int]]] = defaultdict(list)
         kept = {}

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..batching import batched
 from ..text import TextPipeline
+from ..utils.batching import batched
 
 __all__ = ["DROP_REASONS", "Question", "QuestionConfig", "QuestionReader", "clean_long_answer_tokens"]
 

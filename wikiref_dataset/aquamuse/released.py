@@ -44,8 +44,8 @@ from typing import IO, Any
 
 import google_crc32c
 
-from ..jsonl import GZIP_MAGIC, iter_json_objects
-from ..walk import walk_files
+from ..utils.jsonl import GZIP_MAGIC, iter_json_objects
+from ..utils.walk import walk_files
 
 __all__ = [
     "EOD", "SPLIT_NAMES", "VARIANTS", "ReleasedDocument", "ReleasedExample", "ReleasedFile", "ReleasedRead",

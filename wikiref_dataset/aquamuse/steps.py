@@ -20,9 +20,9 @@ import numpy as np
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from ..batching import batched
-from ..jsonl import iter_json_objects
 from ..text import TextConfig, TextPipeline
+from ..utils.batching import batched
+from ..utils.jsonl import iter_json_objects
 from ..web.warc import DAMAGE_REASONS
 from .corpus import CorpusDocument, iter_corpus_documents
 from .matching import MatchedDocument, MatchingConfig

@@ -24,7 +24,7 @@ from ..command import (
     cleaned_up_on_input_error,
     deprecated_alias,
 )
-from ..executors import add_executor_arguments, executor_settings
+from ..process.executors import add_executor_arguments, executor_settings
 
 if TYPE_CHECKING:
     from .pipeline import Psg2SumBuildConfig, Psg2SumSummary
@@ -76,7 +76,7 @@ def add_psg2sum_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
 def run_psg2sum_command(args: argparse.Namespace) -> int:
     """Run ``wikiref psg2sum``; returns 0. Bad input raises (one line, exit 2, from the command's dispatch); a
     build that keeps no pair raises :class:`RunFailed` (exit 1) after its closing summary."""
-    from ..folders import check_output_folder
+    from ..process.folders import check_output_folder
 
     dumps = check_input_files(args.dumps, "dump file")  # bad input is told before the pipeline's imports
     check_output_folder(args.out, "psg2sum", args.overwrite)

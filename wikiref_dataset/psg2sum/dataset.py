@@ -1,9 +1,9 @@
 """The PSG2SUM dataset folder: deduplicated pairs, a page-disjoint random split, Parquet shards and a card.
 
-Same shape as WikiRef's (:func:`wikiref_dataset.builder.write_dataset_folder`): ``data/{train,validation,test}-
+Same shape as WikiRef's (:func:`wikiref_dataset.wikiref.dataset.write_dataset_folder`): ``data/{train,validation,test}-
 00000-of-00001.parquet`` written by the same deterministic writer, ``statistics.json`` and a ``README.md`` whose
 ``configs:`` block makes ``datasets.load_dataset(folder)`` load the three splits. The split is WikiRef's hashing
-split (:func:`wikiref_dataset.curation.assign_group_splits`) grouped by page: no page is in two splits. Dev and test
+split (:func:`wikiref_dataset.mining.splits.assign_group_splits`) grouped by page: no page is in two splits. Dev and test
 hold 4,000 pairs each at the paper's full scale (100,118 pairs); smaller builds get proportionally fewer (at least
 one each when there are three pages or more) unless sizes are given. An empty split gets no file and is left
 out of the card's ``configs:`` (``datasets`` cannot read an empty Parquet file), so small builds load too.
@@ -25,9 +25,9 @@ from typing import Any
 
 import datasets
 
-from ..builder import SPLITS, SplitFilesWriter, card_front_matter
-from ..curation import assign_group_splits
-from ..streaming import ExactMean
+from ..mining.dataset_folder import SPLITS, SplitFilesWriter, card_front_matter
+from ..mining.splits import assign_group_splits
+from ..utils.external_sort import ExactMean
 from .mining import PassageSummaryPair
 
 __all__ = ["FEATURES", "FULL_SCALE_PAIRS", "DedupPlan", "PairStatistics", "Psg2SumFolderWriter", "deduplicate",

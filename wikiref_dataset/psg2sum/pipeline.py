@@ -5,7 +5,7 @@ Stage ``pairs`` (``tasks`` tasks): :class:`~wikiref_dataset.psg2sum.steps.Psg2Su
 counters land in datatrove's ``work/logs/pairs/stats``. Stage ``dataset`` (one task): :class:`WritePsg2SumDataset`
 reads every shard, deduplicates across pages (earliest revision kept), splits by page, scores the baselines and writes
 the Parquet folder, card and ``build.json``, in two streaming passes (keys, then the kept pairs in id order through
-an external sort, :mod:`wikiref_dataset.streaming`), so its memory does not grow with the pairs' text.
+an external sort, :mod:`wikiref_dataset.utils.external_sort`), so its memory does not grow with the pairs' text.
 
 Determinism: a page's pairs depend on that page alone (the miner's dedup is per page), and the dataset stage sorts
 before deduplicating and splitting, so the folder is the same bytes for any ``tasks`` and ``workers``. Resumability:
@@ -25,9 +25,9 @@ from typing import Any
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from ..executors import ExecutorConfig, make_executor, submit_slurm_chain
-from ..folders import check_output_folder, empty_build_reason, finish_build, staging_folder
-from ..pipeline import file_identities, read_jsonl, restart_changed_stages, stage_done, stage_stats
+from ..mining.stages import file_identities, read_jsonl, restart_changed_stages, stage_done, stage_stats
+from ..process.executors import ExecutorConfig, make_executor, submit_slurm_chain
+from ..process.folders import check_output_folder, empty_build_reason, finish_build, staging_folder
 from ..wiki.dump import DAMAGED_DUMP_STAT, damaged_dumps
 from .mining import STAT_KEYS, MiningConfig
 from .steps import Psg2SumPairs, pair_from_document
@@ -39,7 +39,7 @@ STAGES = ("pairs", "dataset")
 
 @dataclass
 class Psg2SumBuildConfig(ExecutorConfig):
-    """What to mine and how (the output and executor fields are :class:`~wikiref_dataset.executors.ExecutorConfig`'s).
+    """What to mine and how (the output and executor fields are :class:`~wikiref_dataset.process.executors.ExecutorConfig`'s).
 
     Args:
         dumps (`list[str]`): ``pages-meta-history`` dumps (``.xml``, ``.bz2``, ``.gz``, ``.7z``).
@@ -51,7 +51,7 @@ class Psg2SumBuildConfig(ExecutorConfig):
         tasks (`int`): mining tasks; pages are dealt round-robin to them (the output is the same for any number);
             default 1.
         output_dir, work_dir, overwrite, workers, executor, executor_options: see
-            :class:`~wikiref_dataset.executors.ExecutorConfig`.
+            :class:`~wikiref_dataset.process.executors.ExecutorConfig`.
     """
 
     dumps: list[str]
@@ -110,8 +110,8 @@ class WritePsg2SumDataset(PipelineStep):
         self.config = config
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from ..curation import plan_group_splits
-        from ..streaming import external_sort
+        from ..mining.splits import plan_group_splits
+        from ..utils.external_sort import external_sort
         from .dataset import DedupPlan, Psg2SumFolderWriter, split_sizes
 
         config = self.config
@@ -196,7 +196,7 @@ def psg2sum_stages(config: Psg2SumBuildConfig) -> list[tuple[str, list[PipelineS
 
 def _check_inputs(config: Psg2SumBuildConfig) -> list[str]:
     """Redo the stages whose inputs changed since the previous run in the work folder (another λ, other dumps or
-    ``--tasks``): :func:`wikiref_dataset.pipeline.restart_changed_stages`."""
+    ``--tasks``): :func:`wikiref_dataset.mining.stages.restart_changed_stages`."""
     return restart_changed_stages(config.work, [
         ("pairs", {"dumps": file_identities(config.dumps), "tasks": config.tasks, "mining": config.mining.to_dict()},
          ["pairs"]),
@@ -223,7 +223,7 @@ def run_psg2sum_build(config: Psg2SumBuildConfig) -> Psg2SumSummary | None:
 
     With ``executor="ray"`` the tasks run on the Ray cluster and this call waits for them, as with the local executor.
     With ``executor="slurm"`` both stages are submitted at once, the dataset job waiting on the mining job
-    (:func:`~wikiref_dataset.executors.submit_slurm_chain`), and ``None`` is returned; run the same command again once
+    (:func:`~wikiref_dataset.process.executors.submit_slurm_chain`), and ``None`` is returned; run the same command again once
     they finished to get the summary.
 
     Raises:

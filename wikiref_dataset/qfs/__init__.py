@@ -142,7 +142,7 @@ def convert_benchmark(benchmark: str, path: str | os.PathLike, out_dir: str | os
         QfsError: as :func:`read_benchmark`, or no row could be converted.
         OutputFolderError: ``out_dir`` holds something else and ``overwrite`` is false (checked before reading).
     """
-    from ..folders import check_output_folder
+    from ..process.folders import check_output_folder
     from .common import QFS_KIND, write_benchmark
 
     check_output_folder(out_dir, QFS_KIND, overwrite)

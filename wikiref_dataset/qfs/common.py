@@ -1,6 +1,6 @@
 """What the three benchmark converters share: the row shape, the conversion statistics, writing and reading a folder.
 
-A converted benchmark has the row shape of a converted DUC year (:mod:`wikiref_dataset.duc`), so that the baselines,
+A converted benchmark has the row shape of a converted DUC year (:mod:`wikiref_dataset.duc.reader`), so that the baselines,
 the oracle, the training scripts and the evaluation read both the same way:
 
 * ``topic_id`` — the row's id, unique in the folder (``Bed002/specific-3``, ``63833/q2``, ``valid/17``);
@@ -16,7 +16,7 @@ and adds each benchmark's own fields (:data:`BENCHMARK_FIELDS`): ``benchmark``; 
 
 Storage: ``data/<split>-00000-of-00001-<sha256>.parquet`` per split (content-addressed, so the `datasets` cache never
 serves an earlier conversion) and a ``README.md`` card whose ``configs`` block names each split's file, written in a
-staging folder and renamed into place (:func:`wikiref_dataset.folders.publish_folder`): an interrupted conversion
+staging folder and renamed into place (:func:`wikiref_dataset.process.folders.publish_folder`): an interrupted conversion
 leaves the previous one intact. Splits are named ``train``, ``validation`` and ``test`` (the released ``val``,
 ``dev`` and ``valid`` are the validation split); the card says which released file each came from.
 """
@@ -40,7 +40,7 @@ __all__ = ["BENCHMARKS", "BENCHMARK_FIELDS", "QFS_KIND", "QfsError", "QfsStats",
 BENCHMARKS: tuple[str, ...] = ("qmsum", "squality", "debatepedia")  # qfs/cli.py repeats it to stay light
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
 QFS_KIND = "qfs"
-"""The folder kind (:data:`wikiref_dataset.folders.KINDS`) of a converted benchmark."""
+"""The folder kind (:data:`wikiref_dataset.process.folders.KINDS`) of a converted benchmark."""
 
 BENCHMARK_FIELDS: dict[str, tuple[str, ...]] = {
     "qmsum": ("query_type", "domain", "answer_spans", "answer_sentences"),
@@ -160,8 +160,8 @@ def write_benchmark(rows_by_split: Mapping[str, Sequence[Mapping[str, Any]]], ou
     """
     import json
 
-    from ..builder import card_front_matter, write_split_files
-    from ..folders import check_output_folder, publish_folder, staging_folder
+    from ..mining.dataset_folder import card_front_matter, write_split_files
+    from ..process.folders import check_output_folder, publish_folder, staging_folder
 
     check_output_folder(out_dir, QFS_KIND, overwrite)
     staging = staging_folder(out_dir)
@@ -181,7 +181,7 @@ def converted_splits(path: str | os.PathLike) -> dict[str, list[Path]]:
     Raises:
         QfsError: ``path`` is not a folder written by ``wikiref qfs convert``.
     """
-    from ..folders import card_data_files
+    from ..process.folders import card_data_files
 
     folder = Path(path)
     if not (folder / "README.md").is_file() or not (folder / "conversion.json").is_file():
@@ -200,7 +200,7 @@ def read_converted(path: str | os.PathLike, split: str) -> list[dict[str, Any]]:
     Raises:
         QfsError: ``path`` is not a converted benchmark, has no split ``split``, or a file is not Parquet.
     """
-    from ..folders import read_parquet_rows
+    from ..process.folders import read_parquet_rows
 
     files = converted_splits(path)
     if split not in files:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..command import add_subcommand, check_run_folder
-from ..executors import positive_int
+from ..process.executors import positive_int
 
 if TYPE_CHECKING:
     from .documents import DocumentSources
@@ -56,7 +56,7 @@ def warc_files(paths: list[str]) -> list[Path]:
     Raises:
         FileNotFoundError: a path does not exist, or a folder holds no WARC file.
     """
-    from ..walk import find_files
+    from ..utils.walk import find_files
 
     return find_files(paths, WARC_SUFFIXES, "WARC files (*.warc, *.warc.gz, *.arc, *.arc.gz)")
 

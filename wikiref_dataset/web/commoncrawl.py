@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from ..command import format_seconds
+from ..utils.formatting import format_seconds
 from .captures import capture_time, choose_capture, iso_utc
 from .extract import is_html_content_type, media_type
 from .faults import IncompleteBody, NetworkFault, NetworkFaults, get_with_retries

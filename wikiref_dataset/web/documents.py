@@ -38,7 +38,7 @@ bytes. The scheduler reaches only ``HttpConfig.lookahead`` URLs past the next do
 pages held); in URL order a host cited thousands of times (a news site) leaves it one host, at one host's polite
 rate, for as long as its URLs last, whereas in crawl order every stretch holds every host in its share, and a
 batch's downloads finish early enough for its extraction to overlap the next ones. Nothing downstream needs URL
-order: stage 3 (:class:`~wikiref_dataset.pipeline.CurationExamples`) sorts the documents by statement id, the reuse
+order: stage 3 (:class:`~wikiref_dataset.wikiref.build.CurationExamples`) sorts the documents by statement id, the reuse
 of a documents folder looks them up by normalized URL, and files are named by task. Keeping URL order and bounding
 the finished-but-unwritten pages instead (spilled to the HTTP cache) would need the cache on, and the whole task's
 archive and Common Crawl reads, which hold bodies too, started ahead of the writer.
@@ -65,9 +65,9 @@ from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.filters.base_filter import BaseFilter
 
-from ..jsonl import iter_json_objects
 from ..text import TextConfig, TextPipeline
-from ..walk import find_files, walk_files  # noqa: F401 (find_files: re-exported)
+from ..utils.jsonl import iter_json_objects
+from ..utils.walk import find_files, walk_files  # noqa: F401 (find_files: re-exported)
 from .captures import target_date
 from .commoncrawl import CaptureRequest, CaptureTable, CommonCrawl, CommonCrawlConfig, CrawlResult
 from .extract import ExtractedPage, ExtractionConfig, ExtractionError, extract_pages
@@ -1082,7 +1082,7 @@ def run_documents(
         ValueError: no source at all, bad numbers, or `output_dir` holds a run with other inputs.
         FileNotFoundError: a statement path or the named index does not exist.
     """
-    from ..executors import local_executor  # datatrove's LocalPipelineExecutor, quiet under --quiet
+    from ..process.executors import local_executor  # datatrove's LocalPipelineExecutor, quiet under --quiet
 
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")

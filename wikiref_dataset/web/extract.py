@@ -24,8 +24,8 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..batching import batched
 from ..text import TextPipeline, default_pipeline
+from ..utils.batching import batched
 
 logger = logging.getLogger(__name__)
 

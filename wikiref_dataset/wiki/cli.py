@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..command import RunFailed, add_subcommand, check_input_files, check_run_folder, cleaned_up_on_input_error
-from ..executors import positive_int
+from ..process.executors import positive_int
 from .defaults import DEFAULT_KEEP_TYPES, DEFAULT_SKIP_SECTIONS
 
 if TYPE_CHECKING:  # the parser imports only the standard library; the extraction (mwparserfromhell) when it runs

@@ -27,7 +27,7 @@ from typing import Any
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from ..jsonl import iter_json_objects
+from ..utils.jsonl import iter_json_objects
 from .dump import DamagedDumpError, damaged_dump_stat, damaged_dumps, iter_pages, plan_dump_parts
 from .statements import Statement, StatementConfig, StatementExtractor
 
@@ -146,7 +146,7 @@ def build_statements_pipeline(
     """
     from datatrove.pipeline.writers import JsonlWriter
 
-    from ..executors import local_executor  # datatrove's LocalPipelineExecutor, quiet under --quiet
+    from ..process.executors import local_executor  # datatrove's LocalPipelineExecutor, quiet under --quiet
 
     dumps = [str(path) for path in dumps]
     if not dumps:

@@ -22,8 +22,8 @@ def test_standalone_source_makes_published_imports_relative_and_refuses_others()
     assert standalone_source("from wikiref_dataset.rouge import RougeConfig\n") == "from .rouge import RougeConfig\n"
     assert standalone_source("from wikiref_dataset.text import default_pipeline\n") == (
         "from .text import default_pipeline\n")  # the sentence splitter travels with model folders
-    with pytest.raises(StandaloneError, match="x.py, line 1: imports wikiref_dataset.curation"):
-        standalone_source("from wikiref_dataset.curation import curate\n", "x.py")
+    with pytest.raises(StandaloneError, match="x.py, line 1: imports wikiref_dataset.wikiref.curation"):
+        standalone_source("from wikiref_dataset.wikiref.curation import curate\n", "x.py")
     with pytest.raises(StandaloneError, match="imports modeling_qbert"):
         standalone_source("def f():\n    import modeling_qbert\n")
     optional = "try:\n    from wikiref_dataset.oracle import ExtractiveOracle\nexcept ImportError:\n    pass\n"

@@ -106,7 +106,7 @@ class SampleSplit:
 def _split_sample(data: Path, root: Path) -> tuple[SampleSplit, Path]:
     from warcio.archiveiterator import ArchiveIterator
 
-    from wikiref_dataset.pipeline import sample_inputs
+    from wikiref_dataset.wikiref.build import sample_inputs
 
     records = []
     with open(sample_inputs()[1][0], "rb") as handle:
@@ -526,7 +526,7 @@ def test_build_with_warc_files_then_common_crawl(archive: Archive, tmp_path: Pat
     Crawl — gives the examples the one-WARC build gives, each with the provenance of the source that served it."""
     import pyarrow.parquet as pq
 
-    from wikiref_dataset.pipeline import BuildConfig, run_build, sample_inputs
+    from wikiref_dataset.wikiref.build import BuildConfig, run_build, sample_inputs
 
     dumps, warcs = sample_inputs()
     plain = run_build(BuildConfig(dumps=dumps, warcs=warcs, output_dir=str(tmp_path / "plain"), tasks=2),
@@ -602,7 +602,7 @@ def test_build_command_with_crawl_and_cdx_api(archive: Archive, tmp_path: Path) 
     """``wikiref build DUMP --warc LOCAL --crawl C --cdx-api URL --cc-data URL``: the command line reaches the same
     sources as the Python API; the published rows point at the records that served them."""
 
-    from wikiref_dataset.pipeline import sample_inputs
+    from wikiref_dataset.wikiref.build import sample_inputs
 
     dumps, _ = sample_inputs()
     result = _wikiref(["build", *dumps, "--warc", str(archive.sample.local_warc), "--crawl", SAMPLE_CRAWL,
@@ -713,7 +713,7 @@ def test_a_page_the_network_keeps_from_us_is_failed_and_the_next_build_gets_it(a
     those pages only and publishes what a build without faults publishes; the run after that redoes nothing."""
     from archive_servers import faulty_proxy
 
-    from wikiref_dataset.pipeline import sample_inputs
+    from wikiref_dataset.wikiref.build import sample_inputs
 
     dumps, _ = sample_inputs()
 
@@ -792,7 +792,7 @@ def test_build_command_with_the_columnar_index_joins_each_index_file_once(archiv
     target, in the files whose key range holds it; the rows point at the records that served them."""
     import surt
 
-    from wikiref_dataset.pipeline import sample_inputs
+    from wikiref_dataset.wikiref.build import sample_inputs
 
     dumps, _ = sample_inputs()
     index = tmp_path / "index"
@@ -864,7 +864,7 @@ def test_a_bad_columnar_index_fails_before_any_stage(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from wikiref_dataset.pipeline import sample_inputs
+    from wikiref_dataset.wikiref.build import sample_inputs
 
     dumps, _ = sample_inputs()
     empty = tmp_path / "empty-index"

@@ -1,7 +1,7 @@
 """``wikiref duc convert``: convert the DUC 2005-2007 folders NIST distributes into `datasets` folders.
 
 ``wikiref duc convert NIST_DIR --year 2006 --out duc2006`` writes one year as a `datasets` folder
-(``wikiref_dataset.duc``). :func:`add_duc_parser` registers ``duc`` with its ``convert`` subcommand and returns the set
+(``wikiref_dataset.duc.reader``). :func:`add_duc_parser` registers ``duc`` with its ``convert`` subcommand and returns the set
 of ``duc`` subcommands, where the model side adds ``evaluate`` (``trainer_scripts/cli.py``: this package imports
 neither the model nor the training scripts). ``func`` returns the exit status 0; bad input raises (``DucError``,
 ``OSError``), which the command's dispatch prints as one line naming the file, exit status 2.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from .command import add_subcommand, warn
+from ..command import add_subcommand, warn
 
 # The reader (datasets, spaCy) is imported inside the commands: the `wikiref` command builds this parser on every call.
 DUC_YEARS = (2005, 2006, 2007)
@@ -21,7 +21,7 @@ __all__ = ["add_duc_parser", "run_convert"]
 
 def run_convert(args: argparse.Namespace) -> int:
     """``wikiref duc convert``: one year → ``--out`` (Parquet + dataset card); prints the counts."""
-    from .duc import convert_duc
+    from .reader import convert_duc
 
     stats = convert_duc(args.nist_dir, args.year, args.out, topics=args.topics, docs=args.docs, models=args.models,
                         progress=not args.quiet, overwrite=args.overwrite)

@@ -2,7 +2,7 @@
 
     wikiref build DUMP... [--warc FILE...] --out DIR [--tasks N] [--workers N] [--executor local|slurm|ray]
 
-Registered by :func:`add_build_parser`; also runnable as ``python -m wikiref_dataset.build_cli``. The options come in
+Registered by :func:`add_build_parser`; also runnable as ``python -m wikiref_dataset.wikiref.cli``. The options come in
 groups: inputs, document sources (where the cited pages come from), statements (shared with ``wikiref statements``),
 curation, output and execution (shared with ``wikiref psg2sum`` and ``wikiref aquamuse``: :mod:`.executors`).
 """
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .command import (
+from ..command import (
     ArgumentParser,
     CliError,
     RunFailed,
@@ -26,8 +26,8 @@ from .command import (
     deprecated_alias,
     dispatch,
 )
-from .executors import add_executor_arguments, executor_settings, positive_int
-from .wiki.cli import add_statement_arguments, dumps_language, statement_config
+from ..process.executors import add_executor_arguments, executor_settings, positive_int
+from ..wiki.cli import add_statement_arguments, dumps_language, statement_config
 
 __all__ = ["add_build_parser", "add_document_source_arguments", "main", "run_build_command", "sample_command"]
 
@@ -52,7 +52,7 @@ def add_document_source_arguments(parser: argparse.ArgumentParser) -> argparse._
     previous documents folder (``--documents``), local WARC files (``--warc``), Common Crawl (``--crawl`` with
     ``--cdx-api`` or ``--cc-index``), the live web (``--http``); the same options as ``wikiref documents``
     (:func:`.web.cli.add_source_arguments`), read into ``BuildConfig.sources``."""
-    from .web.cli import add_source_arguments
+    from ..web.cli import add_source_arguments
 
     sources = parser.add_argument_group(
         "document sources", "where the cited pages come from, tried in this order: --documents, --warc, Common Crawl, "
@@ -112,8 +112,8 @@ def add_build_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentP
 def run_build_command(args: argparse.Namespace) -> int:
     """Run ``wikiref build``; returns 0. Bad input raises (one line, exit 2, from the command's dispatch); a build
     that keeps no example raises :class:`RunFailed` (exit 1) after its closing summary."""
-    from .folders import check_output_folder
-    from .web.cli import document_sources, warc_files
+    from ..process.folders import check_output_folder
+    from ..web.cli import document_sources, warc_files
 
     # bad input is told before the pipeline's imports (spaCy, and torch through it: seconds)
     dumps = check_input_files([*args.dumps, *(args.dump_option or [])], "dump file")
@@ -121,8 +121,8 @@ def run_build_command(args: argparse.Namespace) -> int:
         raise CliError("no dump file given: wikiref build DUMP... --out DIR")
     warcs = [str(path) for path in warc_files(args.warc)] if args.warc else []
     check_output_folder(args.out, "wikiref", args.overwrite)
+    from .build import BuildConfig, run_build
     from .curation import BOUNDED_QUANTITIES, CurationConfig
-    from .pipeline import BuildConfig, run_build
 
     curation = CurationConfig(
         min_unigram_recall=args.min_unigram_recall, low_percentile=args.percentiles[0],
@@ -143,7 +143,7 @@ def run_build_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``wikiref build`` alone: ``python -m wikiref_dataset.build_cli DUMP... --out DIR``."""
+    """``wikiref build`` alone: ``python -m wikiref_dataset.wikiref.cli DUMP... --out DIR``."""
     parser = ArgumentParser(prog="wikiref")
     add_build_parser(parser.add_subparsers(dest="command", required=True))
     return dispatch(parser, ["build", *(sys.argv[1:] if argv is None else argv)])

@@ -26,11 +26,10 @@ The filters are datatrove steps: each drop is counted by reason in the step's st
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -39,15 +38,14 @@ from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.filters.base_filter import BaseFilter
 
-from .oracle import ExtractiveOracle, OracleConfig
-from .text import TextConfig, TextPipeline
+from ..mining.splits import assign_group_splits, plan_group_splits
+from ..oracle import ExtractiveOracle, OracleConfig
+from ..text import TextConfig, TextPipeline
 
-__all__ = [
-    "BOUNDED_QUANTITIES", "CurationConfig", "Example", "LengthBounds", "LengthFilter", "LengthStatistics",
-    "OracleFilter", "OracleLabeler", "UnigramRecallFilter", "assign_group_splits", "assign_splits", "label_example",
-    "measure_example", "measure_examples", "merge_length_bounds", "percentile", "plan_group_splits", "plan_splits",
-    "split_group", "split_sizes", "unigram_recall",
-]  # fmt: skip
+__all__ = ["BOUNDED_QUANTITIES", "CurationConfig", "Example", "LengthBounds", "LengthFilter", "LengthStatistics",
+           "OracleFilter", "OracleLabeler", "UnigramRecallFilter", "assign_splits", "label_example",
+           "measure_example", "measure_examples", "merge_length_bounds", "percentile", "plan_splits", "split_group",
+           "split_sizes", "unigram_recall"]  # fmt: skip
 
 BOUNDED_QUANTITIES = ("document_tokens", "document_sentences", "summary_tokens", "summary_sentences")
 """The lengths rule 2 may bound (the paper bounds all four)."""
@@ -276,7 +274,7 @@ def percentile(sorted_values: Sequence[int], q: float) -> float:
 
 def merge_length_bounds(stat_files: Iterable[str | Path], config: CurationConfig) -> LengthBounds:
     """Exact percentiles over the values every task wrote (:class:`LengthStatistics`), merged in file order."""
-    from .streaming import ValueCounts
+    from ..utils.external_sort import ValueCounts
 
     values = {name: ValueCounts() for name in config.bounded}  # {length: count}: memory bounded by distinct lengths
     examples = 0
@@ -464,33 +462,3 @@ def assign_splits(examples: Sequence[Example], config: CurationConfig) -> dict[s
     dev_size, test_size = split_sizes(len(examples), n_groups, config)
     return assign_group_splits(examples, split_group, lambda e: e.id, dev_size, test_size, config.seed)
 
-
-def plan_group_splits(group_sizes: Mapping[str, int], dev_size: int, test_size: int, seed: int) -> dict[str, str]:
-    """The deterministic group-disjoint split behind :func:`assign_group_splits`, from the groups' sizes only
-    (``{group: records}``; keys, not records, so a build can count them in a first pass and stream the records
-    afterwards): groups in the order of ``sha256(seed:group)`` fill test, then validation, then train gets the
-    rest. Returns ``{group: split}``."""
-    order = sorted(group_sizes, key=lambda key: hashlib.sha256(f"{seed}:{key}".encode()).hexdigest())
-    filled = {"train": 0, "validation": 0, "test": 0}
-    plan: dict[str, str] = {}
-    for key in order:
-        if filled["test"] < test_size:
-            name = "test"
-        elif filled["validation"] < dev_size:
-            name = "validation"
-        else:
-            name = "train"
-        plan[key] = name
-        filled[name] += group_sizes[key]
-    return plan
-
-
-def assign_group_splits(items: Sequence[Any], group_of: Callable[[Any], str], id_of: Callable[[Any], str],
-                        dev_size: int, test_size: int, seed: int) -> dict[str, list[Any]]:
-    """:func:`plan_group_splits` applied to a list of records (PSG2SUM groups by page): a group never straddles two
-    splits; records inside a split are sorted by ``id_of``."""
-    plan = plan_group_splits(Counter(group_of(item) for item in items), dev_size, test_size, seed)
-    splits: dict[str, list[Any]] = {"train": [], "validation": [], "test": []}
-    for item in sorted(items, key=id_of):
-        splits[plan[group_of(item)]].append(item)
-    return splits

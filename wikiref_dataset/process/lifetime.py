@@ -10,7 +10,7 @@ ever, and a worker finishes its task and waits for the next.
 Linux has the signal for this: ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` makes the kernel send SIGTERM to a process
 when the thread that forked it ends. :func:`end_children_with_this_process` registers an at-fork hook, so that every
 process forked from then on (and every process they fork) asks for it; the fork server, which is started by
-``exec`` (no at-fork hook runs there), asks for it when it imports :mod:`wikiref_dataset._end_with_parent`, one of
+``exec`` (no at-fork hook runs there), asks for it when it imports :mod:`wikiref_dataset.process.end_with_parent`, one of
 the modules it preloads (``executors.WORKER_PRELOAD``). The chain main → manager / workers (or fork server →
 workers) then ends from the top. Elsewhere than Linux the hook does nothing.
 

@@ -19,24 +19,22 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 import shlex
 import subprocess
 import sys
 import typing
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from .folders import work_folder
+from .slurm import SLURM_JOBS, chain_jobs, default_slurm_partition, live_jobs
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["EXECUTORS", "ExecutorConfig", "add_executor_arguments", "connect_ray", "datatrove_console",
-           "default_slurm_partition", "executor_settings", "local_executor", "make_executor", "submit_slurm_chain",
-           "worker_start_method"]
+__all__ = ["EXECUTORS", "ExecutorConfig", "add_executor_arguments", "connect_ray", "executor_settings",
+           "local_executor", "make_executor", "submit_slurm_chain", "worker_start_method"]
 
 EXECUTORS = ("local", "slurm", "ray")
 
@@ -190,34 +188,13 @@ def executor_settings(args: argparse.Namespace) -> dict[str, Any]:
 # Console logs
 # ----------------------------------------------------------------------------------------------------------------
 
-_console = {"logs": True}
-
-
-@contextmanager
-def datatrove_console(logs: bool = False) -> Iterator[None]:
-    """Within this block, the executors :func:`make_executor` and :func:`local_executor` build print datatrove's
-    logs on the console (``logs``), or only its errors; each task's log file (``<logging dir>/logs/task_*.log``)
-    keeps everything either way. The setting travels with the executor to its tasks (other processes, Ray workers)."""
-    previous = _console["logs"]
-    _console["logs"] = logs
-    try:
-        yield
-    finally:
-        _console["logs"] = previous
-
-
-def console_logs() -> bool:
-    """Whether executors built now print datatrove's logs on the console (see :func:`datatrove_console`)."""
-    return _console["logs"]
-
-
-WORKER_PRELOAD = ("wikiref_dataset._end_with_parent", "spacy", "datatrove.pipeline.writers", "wikiref_dataset.text",
-                  "wikiref_dataset.curation", "wikiref_dataset.web.documents", "wikiref_dataset.wiki.steps",
+WORKER_PRELOAD = ("wikiref_dataset.process.end_with_parent", "spacy", "datatrove.pipeline.writers", "wikiref_dataset.text",
+                  "wikiref_dataset.wikiref.curation", "wikiref_dataset.web.documents", "wikiref_dataset.wiki.steps",
                   "wikiref_dataset.psg2sum.steps")
 """Modules the local executor's fork server imports once per run, where the workers cannot be forked from the
 command's process (:func:`worker_start_method`), so that each worker process of each stage starts with them loaded
 instead of importing them again (about a second per worker per stage). The first ties the fork server and its
-workers to the command's process (:mod:`wikiref_dataset.lifetime`)."""
+workers to the command's process (:mod:`wikiref_dataset.process.lifetime`)."""
 
 FORK_SAFE_THREADS = frozenset({"fsspecIO"})
 """Threads that may be running when the workers are forked: fsspec's event-loop thread (datatrove reads and writes
@@ -252,12 +229,12 @@ def local_executor(pipeline: Sequence[Any], **options: Any) -> Any:
     one worker, and no ``start_method`` given, its workers are forked from this process where that is safe (after
     building here the spaCy pipelines of the steps: :func:`wikiref_dataset.text.warm_pipelines`), else they come
     from a fork server that has imported :data:`WORKER_PRELOAD` (:func:`worker_start_method`)."""
-    from ._datatrove_executors import LocalExecutor
+    from .datatrove_executors import LocalExecutor
 
     if options.get("workers", 1) != 1:
         options.setdefault("start_method", worker_start_method())
         if options["start_method"] == "fork":  # the workers inherit the stage's spaCy pipelines, built once here
-            from .text import warm_pipelines
+            from ..text import warm_pipelines
 
             warm_pipelines(pipeline)
         elif options["start_method"] == "forkserver":
@@ -303,7 +280,7 @@ def make_executor(config: ExecutorConfig, stage: str, steps: list[Any], tasks: i
         return SlurmPipelineExecutor(steps, tasks=tasks, workers=config.workers, logging_dir=logging_dir,
                                      depends=depends, **options)
     if config.executor == "ray":
-        from ._datatrove_executors import RayExecutor
+        from .datatrove_executors import RayExecutor
 
         options = dict(config.executor_options)
         connect_ray(options.pop("address", None))
@@ -316,52 +293,6 @@ def make_executor(config: ExecutorConfig, stage: str, steps: list[Any], tasks: i
 # ----------------------------------------------------------------------------------------------------------------
 # Slurm: a whole build in one submission
 # ----------------------------------------------------------------------------------------------------------------
-
-SLURM_JOBS = "slurm_jobs.json"  # in the work folder: {stage: job id} of the last submission
-
-
-def default_slurm_partition() -> str:
-    """The partition ``sbatch`` picks when none is named (``sinfo`` marks it with ``*``)."""
-    try:
-        listing = subprocess.run(["sinfo", "-h", "-o", "%P"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as err:
-        raise ValueError(f"cannot reach the Slurm cluster (sinfo: {getattr(err, 'stderr', None) or err})") from err
-    for name in listing.split():
-        if name.endswith("*"):
-            return name[:-1]
-    raise ValueError("the Slurm cluster has no default partition: name one, e.g. --executor-options "
-                     "'{\"partition\": \"cpu\"}'")
-
-
-def _slurm_queue() -> list[tuple[str, str, str]]:
-    """(job id, Slurm's reason, its dependencies) of every queued or running job (array tasks share the id)."""
-    try:
-        listing = subprocess.run(["squeue", "-h", "-o", "%F|%r|%E"], capture_output=True, text=True,
-                                 check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as err:
-        raise ValueError(f"cannot reach the Slurm cluster (squeue: {getattr(err, 'stderr', None) or err})") from err
-    return [tuple(line.split("|", 2)) for line in listing.splitlines() if line.count("|") >= 2]  # type: ignore[misc]
-
-
-def chain_jobs(jobs: set[str] | Sequence[str], queue: Sequence[tuple[str, str, str]] | None = None) -> dict[str, str]:
-    """{job id: Slurm's reason} of those of `jobs`, and of the jobs waiting on them, that Slurm's queue
-    (:func:`_slurm_queue`, read when not given) still holds; a reason ``DependencyNeverSatisfied`` means the job
-    can never start.
-
-    Raises:
-        ValueError: ``squeue`` cannot be run.
-    """
-    wanted = set(jobs)
-    if not wanted:
-        return {}
-    return {job: reason for job, reason, depends in (_slurm_queue() if queue is None else queue)
-            if job in wanted or wanted & set(re.findall(r"\d+", depends))}
-
-
-def live_jobs(ours: dict[str, str]) -> list[str]:
-    """The jobs of :func:`chain_jobs` that can still start, in id order."""
-    return sorted((job for job, reason in ours.items() if reason != "DependencyNeverSatisfied"), key=int)
-
 
 def live_slurm_chain(work: str | Path, unreachable_ok: bool = False) -> list[str]:
     """The jobs of the Slurm chain last submitted from `work` (``slurm_jobs.json``), and the jobs waiting on them,
@@ -395,7 +326,7 @@ def submit_slurm_chain(config: ExecutorConfig, stages: Sequence[tuple[str, list[
     (``--dependency=afterok``), so the chain runs to its end unattended; a stage whose tasks all finished is not
     submitted. datatrove also submits a small ``merge_stats`` job after each stage. The ids are recorded in
     ``config.work/slurm_jobs.json``, and the folders the submitting command locked are leased to the jobs
-(:func:`~wikiref_dataset.locks.lease_to_slurm_jobs`: other runs are refused until they end). While jobs of the
+(:func:`~wikiref_dataset.process.locks.lease_to_slurm_jobs`: other runs are refused until they end). While jobs of the
 previous submission (or jobs waiting on them) are queued or
     running, nothing is submitted: the same tasks would run twice. Jobs waiting on a failed one (Slurm's reason
     ``DependencyNeverSatisfied``) can never start: they are cancelled and the unfinished tasks submitted again.

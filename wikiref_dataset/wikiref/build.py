@@ -9,7 +9,7 @@ task k joins bucket k's statements and documents, then measure, rule 1,
 exact per-task length values), ``curated/`` (stage 4: rules 2-3 and labels), ``rejects/`` (every dropped or bad
 record with its reason), ``logs/<stage>/`` (datatrove's completion markers and stats), ``build.json`` (the closing
 counts). Stage 5 (one task) sorts by id, splits, writes the folder (``data/*.parquet`` + card) under a staging
-folder and publishes it as ``out`` in one rename (:mod:`wikiref_dataset.folders`): ``out`` holds the previous
+folder and publishes it as ``out`` in one rename (:mod:`wikiref_dataset.process.folders`): ``out`` holds the previous
 complete build or this one, never a partial one; a build that keeps no example publishes nothing.
 
 Determinism: every stage's sharding depends on ``tasks`` (fixed by the config), never on ``workers``; stage 3
@@ -24,10 +24,9 @@ import gzip
 import hashlib
 import json
 import logging
-import shutil
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,16 @@ from typing import Any
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
+from ..mining.stages import clear_stage, file_identities, read_jsonl, restart_changed_stages, stage_done, stage_stats
+from ..process.executors import ExecutorConfig, connect_ray, live_slurm_chain, make_executor, submit_slurm_chain
+from ..process.folders import check_output_folder, empty_build_reason, finish_build, is_published, staging_folder
+from ..text import TextPipeline
+from ..utils.jsonl import iter_json_objects
+from ..web.documents import BucketByCitedUrl, DocumentSources, check_sources
+from ..web.faults import fault_counts
+from ..web.urls import url_key
+from ..wiki.languages import wiki_language
+from ..wiki.statements import Statement, StatementConfig
 from .curation import (
     CurationConfig,
     Example,
@@ -46,33 +55,10 @@ from .curation import (
     measure_examples,
     plan_splits,
     split_group,
-)  # fmt: skip
-from .executors import (  # noqa: F401  (re-exported: their home was this module)
-    ExecutorConfig,
-    connect_ray,
-    default_slurm_partition,
-    live_slurm_chain,
-    make_executor,
-    submit_slurm_chain,
 )
-from .folders import (
-    check_output_folder,
-    empty_build_reason,
-    finish_build,
-    is_published,
-    staging_folder,
-)
-from .jsonl import iter_json_objects
-from .text import TextPipeline
-from .web.documents import BucketByCitedUrl, DocumentSources, check_sources
-from .web.faults import fault_counts
-from .web.urls import url_key
-from .wiki.languages import wiki_language
-from .wiki.statements import Statement, StatementConfig
 
 __all__ = ["BuildConfig", "BuildSummary", "CurationExamples", "WriteDataset", "build_stages", "run_build",
-           "run_demo_build", "make_executor", "read_jsonl", "stage_stats", "stage_done", "file_identities",
-           "restart_changed_stages", "connect_ray", "submit_slurm_chain", "default_slurm_partition"]
+           "run_demo_build", "make_executor", "connect_ray", "submit_slurm_chain"]
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +68,7 @@ STAGES = ("statements", "documents", "statistics", "curation", "dataset")
 
 @dataclass
 class BuildConfig(ExecutorConfig):
-    """What to build and how (the output and executor fields are :class:`~wikiref_dataset.executors.ExecutorConfig`'s).
+    """What to build and how (the output and executor fields are :class:`~wikiref_dataset.process.executors.ExecutorConfig`'s).
 
     Args:
         dumps (`list[str]`): ``pages-articles`` dump files. warcs (`list[str]`): WARC files with the cited pages.
@@ -95,7 +81,7 @@ class BuildConfig(ExecutorConfig):
             cited URLs per task (stage 1 also takes at least one task per dump file). Fixes the output, not the speed
             (that is ``workers``); default 4.
         output_dir, work_dir, overwrite, workers, executor, executor_options: see
-            :class:`~wikiref_dataset.executors.ExecutorConfig`.
+            :class:`~wikiref_dataset.process.executors.ExecutorConfig`.
     """
 
     dumps: list[str]
@@ -132,17 +118,6 @@ def rouge_description(lang: str) -> str:
             "counting otherwise")
 
 
-def read_jsonl(path: Path, bad: list[str] | None = None) -> Iterator[dict]:
-    """The JSON objects of a (gzipped) JSON-lines file, one at a time; unreadable lines are skipped and described in
-    ``bad``."""
-    def note(location: str, reason: str) -> None:
-        if bad is not None:
-            bad.append(f"{location}: {reason}")
-
-    for _, record in iter_json_objects(path, on_error=note):
-        yield record
-
-
 class CurationExamples(PipelineStep):
     """Stage 3's reader: joins this task's bucket of statements (by cited URL) with their documents.
 
@@ -153,7 +128,7 @@ class CurationExamples(PipelineStep):
     sorted by id.
 
     The join is a merge join: the statements, and the documents as one record per statement they serve, are each
-    sorted by statement id with :func:`~wikiref_dataset.streaming.external_sort` (runs spilled under ``spill_dir``
+    sorted by statement id with :func:`~wikiref_dataset.utils.external_sort.external_sort` (runs spilled under ``spill_dir``
     past the sort buffer, counted ``sort_runs_spilled``), so the task's memory does not grow with its bucket.
     """
 
@@ -172,7 +147,7 @@ class CurationExamples(PipelineStep):
         return present
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from .streaming import external_sort
+        from ..utils.external_sort import external_sort
 
         folder = Path(self.rejects_dir)
         folder.mkdir(parents=True, exist_ok=True)
@@ -196,7 +171,7 @@ class CurationExamples(PipelineStep):
 
     def _documents(self, rank: int, bad_line: Any) -> Iterator[dict]:
         """``{"statement": id, "document": record}`` for every statement each fetched document serves."""
-        from .web.documents import CitedDocument
+        from ..web.documents import CitedDocument
 
         documents = [Path(self.documents_dir) / folder / f"{rank:05d}.jsonl.gz" for folder in ("documents", "failed")]
         for path in self._files(documents):
@@ -216,7 +191,7 @@ class CurationExamples(PipelineStep):
 
     def _join(self, statements: Iterator[dict], documents: Iterator[dict], reject: Any) -> DocumentsPipeline:
         """Both inputs sorted by statement id; a statement served by several documents gets the last one read."""
-        from .web.documents import CitedDocument
+        from ..web.documents import CitedDocument
 
         pending = next(documents, None)
         previous: tuple[str, dict | None] = ("", None)
@@ -284,7 +259,7 @@ def _example(statement: Statement, cited: Any) -> Example:
 
 
 class MeasureExamples(PipelineStep):
-    """Lengths and unigram recall of every example (:func:`~wikiref_dataset.curation.measure_examples`)."""
+    """Lengths and unigram recall of every example (:func:`~wikiref_dataset.wikiref.curation.measure_examples`)."""
 
     name = "🔤 lemmas + lengths"
     type = "🔢 - MEASURE"
@@ -326,8 +301,8 @@ class WriteDataset(PipelineStep):
     """Stage 5 (one task): read the curated shards, split, write Parquet + card + ``build.json``.
 
     Two streaming passes: the first counts the examples of each URL group (the split needs only those sizes,
-    :func:`~wikiref_dataset.curation.plan_splits`); the second merges the shards, each already in id order
-    (:func:`~wikiref_dataset.streaming.merge_sorted`), into :class:`~wikiref_dataset.builder.WikiRefFolderWriter`.
+    :func:`~wikiref_dataset.wikiref.curation.plan_splits`); the second merges the shards, each already in id order
+    (:func:`~wikiref_dataset.utils.external_sort.merge_sorted`), into :class:`~wikiref_dataset.wikiref.dataset.WikiRefFolderWriter`.
     Memory: one record per shard, one Parquet row group per split, and a count per URL group.
     """
 
@@ -339,8 +314,9 @@ class WriteDataset(PipelineStep):
         self.config = config
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        from .builder import SPLITS, WikiRefFolderWriter
-        from .streaming import merge_sorted
+        from ..mining.dataset_folder import SPLITS
+        from ..utils.external_sort import merge_sorted
+        from .dataset import WikiRefFolderWriter
 
         work = self.config.work
         shards = sorted((work / "curated").glob("*.jsonl.gz"))
@@ -388,8 +364,8 @@ def build_stages(config: BuildConfig) -> list[tuple[str, list[PipelineStep], int
     when it is built, so all stages can be built (and submitted to a cluster) before stage 1 has run."""
     from datatrove.pipeline.writers import JsonlWriter
 
-    from .web.documents import columnar_join_stages, documents_pipeline
-    from .wiki.steps import WikiDumpStatements
+    from ..web.documents import columnar_join_stages, documents_pipeline
+    from ..wiki.steps import WikiDumpStatements
 
     work = config.work
     rejects = work / "rejects"
@@ -465,7 +441,7 @@ def stage_steps(config: BuildConfig, stage: str) -> tuple[list[PipelineStep], in
 
 def _check_something_was_read(work: Path) -> None:
     """Stage 1 wrote no statement and a dump was damaged: say so, rather than let stage 2 miss its input folder."""
-    from .wiki.dump import damaged_dumps
+    from ..wiki.dump import damaged_dumps
 
     if any((work / "statements").glob("*.jsonl.gz")):
         return
@@ -481,22 +457,11 @@ def _check_something_was_read(work: Path) -> None:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def stage_stats(work: Path, stage: str) -> dict[str, Counter]:
-    """Per step name, the summed counters of a stage's finished tasks."""
-    steps: dict[str, Counter] = {}
-    for path in sorted((work / "logs" / stage / "stats").glob("*.json")):
-        for step in json.loads(path.read_text(encoding="utf-8")):
-            counter = steps.setdefault(step["name"], Counter())
-            for key, value in step.get("stats", {}).items():
-                counter[key] += int(value["total"] if isinstance(value, dict) else value)
-    return steps
-
-
 def collect_counts(work: Path) -> dict[str, int]:
     """The closing table: raw statements, each loss and drop, the examples after each rule; damaged inputs by file
     (dumps: pages read before the damage; WARC files: truncated and corrupt records skipped)."""
-    from .web.warc import WarcIndex, warc_damage_counts
-    from .wiki.dump import damaged_dumps
+    from ..web.warc import WarcIndex, warc_damage_counts
+    from ..wiki.dump import damaged_dumps
 
     counts: dict[str, int] = {}
     statements = stage_stats(work, "statements")
@@ -599,7 +564,7 @@ def _source_options(config: BuildConfig) -> dict[str, Any]:
     sources = _document_sources(config)
     http_config = None
     if sources.http:
-        from .web.http import HttpConfig
+        from ..web.http import HttpConfig
 
         http_config = sources.http_config or HttpConfig()
         if http_config.cache_dir is None:
@@ -614,7 +579,7 @@ def _sources_input(config: BuildConfig) -> dict[str, Any]:
 
 
 def _index_warcs(config: BuildConfig) -> None:
-    from .web.warc import WarcIndex
+    from ..web.warc import WarcIndex
 
     with WarcIndex(config.work / "warc_index.sqlite") as index:
         index.add_many(config.warcs)
@@ -689,58 +654,6 @@ def _republish_if_missing(work: Path, output_dir: str) -> None:
             marker.unlink()
 
 
-def file_identities(paths: Sequence[str | Path]) -> list[list[Any]]:
-    """``[resolved path, size, mtime_ns]`` of each input file, sorted: a file replaced in place is another input."""
-    identities = []
-    for path in paths:
-        resolved = Path(path).resolve()
-        try:
-            info = resolved.stat()
-            identities.append([str(resolved), info.st_size, info.st_mtime_ns])
-        except OSError:
-            identities.append([str(resolved), None, None])
-    return sorted(identities, key=lambda item: item[0])
-
-
-def restart_changed_stages(work: Path, stages: Sequence[tuple[str, dict[str, Any], Sequence[str]]]) -> list[str]:
-    """Make a rerun with other inputs start over where they matter, instead of reusing stale outputs.
-
-    ``stages`` lists, in order, each stage's name, its inputs (its options and the files it reads) and its outputs
-    (paths relative to ``work``). From the first stage whose inputs differ from those ``work/inputs.json`` recorded on
-    the previous run, every stage's outputs, logs and completion markers are deleted, so those stages run again;
-    earlier stages are reused. Returns the stages restarted (empty for a new work folder)."""
-    record = work / "inputs.json"
-    try:
-        previous = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
-    except ValueError:
-        previous = {}
-    current = {name: json.loads(json.dumps(inputs, default=str)) for name, inputs, _ in stages}
-    restarted: list[str] = []
-    changed = False
-    for name, _, outputs in stages:
-        changed = changed or not isinstance(previous, dict) or previous.get(name) != current[name]
-        if changed and previous is not None:
-            if not restarted and (live := live_slurm_chain(work, unreachable_ok=True)):
-                raise RuntimeError(f"{work}: the Slurm jobs of the last submission still run (squeue -j "
-                                   f"{','.join(live)}) with other inputs; wait for them to end or cancel them "
-                                   f"(scancel {' '.join(live)}), then run again")
-            clear_stage(work, name, outputs)
-            restarted.append(name)
-    work.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps(current, indent=1, sort_keys=True), encoding="utf-8")
-    return restarted
-
-
-def clear_stage(work: Path, name: str, outputs: Sequence[str]) -> None:
-    """Delete a stage's outputs (paths relative to `work`), its logs and completion markers: it runs again."""
-    for relative in [*outputs, f"logs/{name}"]:
-        target = work / relative
-        if target.is_dir():
-            shutil.rmtree(target)
-        else:
-            target.unlink(missing_ok=True)
-
-
 def _check_inputs(config: BuildConfig) -> list[str]:
     """Restart the stages whose inputs changed since the previous run in this work folder (see
     :func:`restart_changed_stages`)."""
@@ -751,7 +664,7 @@ def _retry_transient_failures(config: BuildConfig) -> int:
     """A rerun tries again the cited pages the last run could not get because of the network: their documents
     tasks run again (:func:`~wikiref_dataset.web.documents.reopen_transient_failures`), and every stage after them
     too, so that the published folder takes in what the retry gets. Returns the number of pages retried."""
-    from .web.documents import reopen_transient_failures
+    from ..web.documents import reopen_transient_failures
 
     work = config.work
     pages = reopen_transient_failures(work / "documents", work / "logs" / "documents", config.tasks)
@@ -801,8 +714,3 @@ def dataset_hashes(output_dir: str | Path) -> dict[str, str]:
     return {path.name: hashlib.sha256(path.read_bytes()).hexdigest()
             for path in sorted((Path(output_dir) / "data").glob("*.parquet"))}
 
-
-def stage_done(work: str | Path, stage: str, tasks: int) -> bool:
-    """Whether all ``tasks`` tasks of ``stage`` left their completion marker under the ``work`` folder."""
-    completions = Path(work) / "logs" / stage / "completions"
-    return all((completions / f"{rank:05d}").is_file() for rank in range(tasks))

@@ -15,8 +15,8 @@ from typing import Any
 from datatrove.executor import LocalPipelineExecutor, RayPipelineExecutor
 from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, setup_default_logger
 
-from .command import disk_full
-from .executors import console_logs
+from .console import console_logs
+from .disk import disk_full
 
 __all__ = ["LocalExecutor", "RayExecutor"]
 

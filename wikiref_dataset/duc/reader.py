@@ -52,12 +52,12 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
-from .walk import walk
+from ..utils.walk import walk
 
 if TYPE_CHECKING:  # spaCy (the build extra) is imported only where raw text is split: read_duc, convert_duc
     import datasets
 
-    from .text import TextPipeline
+    from ..text import TextPipeline
 
 __all__ = [
     "DUC_YEARS",
@@ -601,7 +601,7 @@ def read_duc(
     statistics); topics without reference summaries are kept with ``references=[]``.
     """
     if pipeline is None:
-        from .text import TextPipeline
+        from ..text import TextPipeline
 
         pipeline = TextPipeline()
     stats = DucStats(year=sources.year)
@@ -684,15 +684,15 @@ def write_duc(rows: Sequence[Mapping[str, Any]], out_dir: str | os.PathLike, sta
     """Write rows as ``out_dir/data/test-00000-of-00001-<sha256>.parquet`` + ``out_dir/README.md``; returns the
     Parquet path.
 
-    The folder is written beside ``out_dir`` and renamed into place (:func:`wikiref_dataset.folders.publish_folder`),
+    The folder is written beside ``out_dir`` and renamed into place (:func:`wikiref_dataset.process.folders.publish_folder`),
     so an interrupted run leaves the previous conversion intact, and the file name follows its content, so
     ``load_dataset`` never serves an earlier conversion from its cache.
 
     Raises:
         OutputFolderError: ``out_dir`` holds something other than a converted DUC year and ``overwrite`` is false.
     """
-    from .builder import write_split_files
-    from .folders import check_output_folder, publish_folder, staging_folder
+    from ..mining.dataset_folder import write_split_files
+    from ..process.folders import check_output_folder, publish_folder, staging_folder
 
     check_output_folder(out_dir, "duc", overwrite)
     staging = staging_folder(out_dir)
@@ -720,12 +720,12 @@ def convert_duc(
     Raises:
         DucError: missing topics file or documents folder, or no cluster could be converted.
     """
-    from .folders import check_output_folder
+    from ..process.folders import check_output_folder
 
     check_output_folder(out_dir, "duc", overwrite)  # before reading a year for minutes
     sources = locate_duc(root, year, topics=topics, docs=docs, models=models)
     if pipeline is None:
-        from .text import TextPipeline
+        from ..text import TextPipeline
 
         pipeline = TextPipeline()
     rows, stats = read_duc(sources, pipeline=pipeline, progress=progress)
@@ -751,7 +751,7 @@ def load_duc(path: str | os.PathLike, cache_dir: str | None = None) -> datasets.
         DucError: ``path`` is not a folder written by :func:`convert_duc`.
     """
     _converted_files(path)
-    from .folders import load_dataset_folder
+    from ..process.folders import load_dataset_folder
 
     return load_dataset_folder(Path(path), split=DUC_SPLIT, cache_dir=cache_dir)
 
@@ -765,7 +765,7 @@ def read_converted(path: str | os.PathLike) -> list[dict[str, Any]]:
     Raises:
         DucError: ``path`` is not a folder written by :func:`convert_duc`, or a file of it is not Parquet.
     """
-    from .folders import read_parquet_rows
+    from ..process.folders import read_parquet_rows
 
     return read_parquet_rows(_converted_files(path), DucError)
 

@@ -95,7 +95,7 @@ def lease_to_slurm_jobs(jobs: Sequence[str]) -> list[Path]:
 def _live_jobs(jobs: Sequence[str]) -> list[str]:
     """Those of `jobs`, and the jobs waiting on them, that Slurm still has queued or running (jobs that can never
     start, ``DependencyNeverSatisfied``, do not count). Without a reachable Slurm, none (with a warning)."""
-    from .executors import chain_jobs, live_jobs
+    from .slurm import chain_jobs, live_jobs
 
     try:
         return live_jobs(chain_jobs(jobs))
