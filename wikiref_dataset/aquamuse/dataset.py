@@ -30,7 +30,7 @@ import datasets
 from ..mining.dataset_folder import SPLITS, SplitFilesWriter, card_front_matter
 from ..mining.splits import assign_group_splits, plan_group_splits
 from ..text import TextPipeline
-from ..utils.external_sort import ExactMean
+from ..utils.running_stats import ExactMean
 from .matching import AQuaMuSeExample
 
 __all__ = ["FEATURES", "VARIANTS", "AQuaMuSeFolderWriter", "Table1Statistics", "extractive_fragments",

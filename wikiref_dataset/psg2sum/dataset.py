@@ -27,7 +27,7 @@ import datasets
 
 from ..mining.dataset_folder import SPLITS, SplitFilesWriter, card_front_matter
 from ..mining.splits import assign_group_splits
-from ..utils.external_sort import ExactMean
+from ..utils.running_stats import ExactMean
 from .mining import PassageSummaryPair
 
 __all__ = ["FEATURES", "FULL_SCALE_PAIRS", "DedupPlan", "PairStatistics", "Psg2SumFolderWriter", "deduplicate",

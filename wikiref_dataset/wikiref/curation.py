@@ -274,7 +274,7 @@ def percentile(sorted_values: Sequence[int], q: float) -> float:
 
 def merge_length_bounds(stat_files: Iterable[str | Path], config: CurationConfig) -> LengthBounds:
     """Exact percentiles over the values every task wrote (:class:`LengthStatistics`), merged in file order."""
-    from ..utils.external_sort import ValueCounts
+    from ..utils.running_stats import ValueCounts
 
     values = {name: ValueCounts() for name in config.bounded}  # {length: count}: memory bounded by distinct lengths
     examples = 0

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import datasets
 
 from ..mining.dataset_folder import SPLITS, SplitFilesWriter, card_front_matter
-from ..utils.external_sort import ValueCounts
+from ..utils.running_stats import ValueCounts
 
 if TYPE_CHECKING:  # curation needs datatrove (the build extra); loading a folder with WikiRef does not
     from .curation import Example

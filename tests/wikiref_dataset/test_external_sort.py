@@ -10,8 +10,9 @@ from collections import Counter
 
 import pytest
 
-from wikiref_dataset.utils import streaming
-from wikiref_dataset.utils.external_sort import ExactMean, ValueCounts, external_sort, merge_sorted, sort_buffer_bytes
+from wikiref_dataset.utils import external_sort as sorting
+from wikiref_dataset.utils.external_sort import external_sort, merge_sorted, sort_buffer_bytes
+from wikiref_dataset.utils.running_stats import ExactMean, ValueCounts
 from wikiref_dataset.wikiref.curation import percentile
 
 
@@ -44,17 +45,17 @@ def test_many_runs_are_merged_in_rounds(tmp_path, monkeypatch):
 
 
 def test_sort_buffer_comes_from_the_environment(monkeypatch):
-    monkeypatch.setenv(streaming.SORT_BUFFER_ENV, "0.5")
+    monkeypatch.setenv(sorting.SORT_BUFFER_ENV, "0.5")
     assert sort_buffer_bytes() == 2**19
-    monkeypatch.setenv(streaming.SORT_BUFFER_ENV, "lots")
+    monkeypatch.setenv(sorting.SORT_BUFFER_ENV, "lots")
     with pytest.raises(ValueError, match="WIKIREF_SORT_BUFFER_MB='lots'"):
         sort_buffer_bytes()
-    monkeypatch.delenv(streaming.SORT_BUFFER_ENV)
+    monkeypatch.delenv(sorting.SORT_BUFFER_ENV)
     assert sort_buffer_bytes() == 64 * 2**20
 
 
 def test_external_sort_reads_its_buffer_setting(monkeypatch, tmp_path):
-    monkeypatch.setenv(streaming.SORT_BUFFER_ENV, "0.001")  # about 1 KB: this input spills
+    monkeypatch.setenv(sorting.SORT_BUFFER_ENV, "0.001")  # about 1 KB: this input spills
     stats: Counter[str] = Counter()
     assert len(list(external_sort(records(), key=lambda r: r["id"], folder=tmp_path, stats=stats))) == 600
     assert stats["sort_runs_spilled"] > 10
