@@ -107,11 +107,11 @@ def test_split_files_stream_row_group_by_row_group_into_the_bytes_of_one_write(t
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from wikiref_dataset.mining import dataset_folder
     from wikiref_dataset.mining.dataset_folder import SplitFilesWriter
-    from wikiref_dataset.wikiref import dataset as builder
     from wikiref_dataset.wikiref.dataset import feature_row
 
-    monkeypatch.setattr(builder, "ROW_GROUP_SIZE", 4)
+    monkeypatch.setattr(dataset_folder, "ROW_GROUP_SIZE", 4)
     examples = [feature_row(make_example(i)) for i in range(10, 10 + rows)]
     writer = SplitFilesWriter(tmp_path / "out", FEATURES, ordered_by="id")
     held = []

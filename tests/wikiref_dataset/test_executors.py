@@ -79,7 +79,8 @@ QUIET_RUN = textwrap.dedent("""
     import sys
     from datatrove.data import Document
     from datatrove.pipeline.writers import JsonlWriter
-    from wikiref_dataset.process.executors import datatrove_console, local_executor
+    from wikiref_dataset.process.console import datatrove_console
+    from wikiref_dataset.process.executors import local_executor
 
     def main(logs, workers, folder):
         with datatrove_console(logs=logs):
@@ -115,7 +116,8 @@ def test_quiet_console_keeps_the_log_files(tmp_path, workers):
 FAILING_RUN = textwrap.dedent("""
     import sys
     from datatrove.pipeline.base import PipelineStep
-    from wikiref_dataset.process.executors import datatrove_console, local_executor
+    from wikiref_dataset.process.console import datatrove_console
+    from wikiref_dataset.process.executors import local_executor
 
     class Fails(PipelineStep):
         name = "fails"
@@ -210,7 +212,8 @@ WARMED_RUN = textwrap.dedent("""
     import json, os, sys
     from datatrove.pipeline.base import PipelineStep
     from wikiref_dataset import text
-    from wikiref_dataset.process.executors import datatrove_console, local_executor
+    from wikiref_dataset.process.console import datatrove_console
+    from wikiref_dataset.process.executors import local_executor
 
     built = sys.argv[2] + "/built"
     real_build = text._build_pipeline

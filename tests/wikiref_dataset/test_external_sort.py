@@ -34,7 +34,7 @@ def test_external_sort_is_stable_and_the_same_whatever_the_buffer(tmp_path, buff
 
 
 def test_many_runs_are_merged_in_rounds(tmp_path, monkeypatch):
-    monkeypatch.setattr(streaming, "MAX_MERGE_FILES", 3)
+    monkeypatch.setattr(sorting, "MAX_MERGE_FILES", 3)
     data = records(200)
     stats: Counter[str] = Counter()
     ordered = list(external_sort(data, key=lambda r: (r["id"], -r["arrival"] % 7), folder=tmp_path, buffer_bytes=1,

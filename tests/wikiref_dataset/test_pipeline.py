@@ -58,6 +58,47 @@ def test_demo_build_counts_and_outputs(demo_build):
     assert "raw statements" in summary.format()
 
 
+def test_stage_stats_reader_gives_the_counts_the_build_printed(demo_build, tmp_path):
+    """The one reader of datatrove's per-task stats on a real build's logs: each step's counters summed over the two
+    tasks (as the raw files add up), the counts the build printed; a task without its stats file is named, a file
+    that is not datatrove's stats is named too, or left out when asked."""
+    import shutil
+    from collections import Counter
+
+    from wikiref_dataset.mining.stages import read_stage_stats
+    from wikiref_dataset.wikiref.build import collect_counts
+
+    out, summary = demo_build
+    work = work_of(out)
+    for stage in ("statements", "documents", "statistics", "curation"):
+        raw: dict[str, Counter] = {}
+        for path in sorted((work / "logs" / stage / "stats").glob("*.json")):
+            for step in json.loads(path.read_text(encoding="utf-8")):
+                counter = raw.setdefault(step["name"], Counter())
+                for key, value in step["stats"].items():
+                    counter[key] += value["total"] if isinstance(value, dict) else value
+        stats = read_stage_stats(work / "logs" / stage, tasks=2)
+        assert stats.steps == raw and list(stats.steps) == list(raw)
+        assert set(stats.tasks.values()) == {2} and stats.missing == [] and stats.unreadable == []
+    statements = read_stage_stats(work / "logs" / "statements")
+    assert statements.totals()["statements"] == summary.counts["raw statements"] == 29
+    assert collect_counts(work).items() <= summary.counts.items()
+
+    logs = tmp_path / "statements"
+    shutil.copytree(work / "logs" / "statements", logs)
+    (logs / "stats" / "00001.json").unlink()
+    alone = read_stage_stats(logs, tasks=2)
+    assert alone.missing == [1] and set(alone.tasks.values()) == {1}
+    first = [step["stats"].get("statements", 0) for step in json.loads((logs / "stats" / "00000.json").read_bytes())]
+    assert alone.totals()["statements"] == sum(v["total"] if isinstance(v, dict) else v for v in first)
+    assert read_stage_stats(logs).missing == []  # without `tasks`, only the files there are read
+    (logs / "stats" / "00000.json").write_text('[{"name": "cut', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"00000\.json: not a datatrove stats file"):
+        read_stage_stats(logs)
+    skipped = read_stage_stats(logs, skip_unreadable=True)
+    assert skipped.steps == {} and [path.name for path, _ in skipped.unreadable] == ["00000.json"]
+
+
 def test_one_and_two_workers_give_identical_parquet(demo_build, tmp_path):
     out, _ = demo_build
     dumps, warcs = sample_inputs()

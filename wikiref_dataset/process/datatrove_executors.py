@@ -1,8 +1,8 @@
-"""datatrove's local and Ray executors with a switch for their console logs (:func:`.executors.datatrove_console`).
+"""datatrove's local and Ray executors with a switch for their console logs (:func:`.console.datatrove_console`).
 
 datatrove sends a task's logs to its log file (everything) and to the console (INFO and up for local rank 0, errors
 only for the others), and the executor's own messages (skipped tasks, the closing statistics) to a default console
-sink. With ``console_logs`` false (set from :func:`.executors.console_logs` when the executor is built, and pickled
+sink. With ``console_logs`` false (set from :func:`.console.console_logs` when the executor is built, and pickled
 with it to the tasks' processes), every task runs as a non-zero local rank, which datatrove documents as affecting
 logging only, and the default console sink shows errors only; the log files are unchanged.
 """
@@ -84,7 +84,7 @@ class _ConsoleSwitch:
 
 
 class LocalExecutor(_ConsoleSwitch, LocalPipelineExecutor):
-    """``LocalPipelineExecutor`` following :func:`.executors.datatrove_console`."""
+    """``LocalPipelineExecutor`` following :func:`.console.datatrove_console`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -92,7 +92,7 @@ class LocalExecutor(_ConsoleSwitch, LocalPipelineExecutor):
 
 
 class RayExecutor(_ConsoleSwitch, RayPipelineExecutor):
-    """``RayPipelineExecutor`` following :func:`.executors.datatrove_console`."""
+    """``RayPipelineExecutor`` following :func:`.console.datatrove_console`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

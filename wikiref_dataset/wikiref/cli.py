@@ -31,7 +31,7 @@ from ..wiki.cli import add_statement_arguments, dumps_language, statement_config
 
 __all__ = ["add_build_parser", "add_document_source_arguments", "main", "run_build_command", "sample_command"]
 
-SAMPLE = Path(__file__).resolve().parent / "data" / "sample" / "wikiref"
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "wikiref"
 TASKS_HELP = ("tasks of every stage but the last: each writes (stage 1) or reads (stages 2-4) one bucket of the cited "
               "URLs; fixes the output, not the speed (that is --workers); default 4")
 

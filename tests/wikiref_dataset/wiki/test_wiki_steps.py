@@ -85,6 +85,16 @@ def test_pipeline_writes_shards_and_summary(two_dumps, tmp_path):
     assert read_summary(out) == summary
 
 
+def test_summary_leaves_out_an_unreadable_stats_file_and_names_it(two_dumps, tmp_path, caplog):
+    out = tmp_path / "statements"
+    summary = run_statements(two_dumps, out, workers=1)
+    (out / "logs" / "stats" / "00001.json").write_text("[{", encoding="utf-8")
+    with caplog.at_level("WARNING"):
+        partial = read_summary(out)
+    assert "00001.json: unreadable stats file" in caplog.text
+    assert partial.tasks == 1 and 0 < partial.statements < summary.statements
+
+
 def test_pipeline_with_two_workers(two_dumps, tmp_path):
     out = tmp_path / "parallel"
     summary = run_statements(two_dumps, out, workers=2)
