@@ -31,7 +31,7 @@ from ..process.folders import (
     work_folder,
 )
 from .matching import MatchingConfig
-from .questions import QuestionConfig
+from .questions import Question, QuestionConfig
 
 __all__ = ["AQuaMuSeBuildConfig", "AQuaMuSeSummary", "build_released_folder", "run_aquamuse"]
 
@@ -132,15 +132,6 @@ def _check_inputs(config: AQuaMuSeBuildConfig) -> list[str]:
     ])
 
 
-def _stage_counts(work: Path) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for path in sorted((work / "logs" / "corpus" / "stats").glob("*.json")):
-        for step in json.loads(path.read_text(encoding="utf-8")):
-            for key, value in step.get("stats", {}).items():
-                counts[key] += int(value["total"] if isinstance(value, dict) else value)
-    return counts
-
-
 def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: Any = None) -> AQuaMuSeSummary | None:
     """Run the build and return its summary. The questions stage runs here; the corpus stage runs on the executor (the
     local and Ray executors wait for it; with Slurm this call submits it, prints the job id and returns ``None``: the
@@ -151,38 +142,43 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     Raises:
         OutputFolderError: ``output_dir`` holds something other than a previous AQuaMuSe build (see ``overwrite``).
     """
-    from datatrove.pipeline.writers import JsonlWriter
-    from tqdm.auto import tqdm
-
-    from ..mining.stages import read_jsonl, stage_done
-    from ..process.executors import make_executor, submit_slurm_chain
-    from ..text import default_pipeline
-    from .dataset import VARIANTS, AQuaMuSeFolderWriter, plan_query_splits
     from .embedding import SentenceEncoder
-    from .matching import ExampleAssembly
-    from .questions import QuestionReader
-    from .steps import (
-        CorpusReader,
-        MatchAnswerSentences,
-        SplitCorpusSentences,
-        matched_from_document,
-        read_questions_file,
-        write_answer_side,
-    )
 
+    _check_paths(config)
+    restarted = _check_inputs(config)
+    if restarted and progress:
+        print(f"inputs changed since the last run in {config.work}: redoing {', '.join(restarted)}", flush=True)
+    seconds: dict[str, float] = {}
+    encoder = encoder if encoder is not None else SentenceEncoder(config.model, config.device,
+                                                                  config.encode_batch_size)
+    started = time.perf_counter()
+    questions, question_log = _question_stage(config, encoder, progress)
+    seconds["questions"] = time.perf_counter() - started
+    if not _corpus_stage(config, encoder, progress, seconds):
+        return None
+    return _example_stage(config, encoder, questions, question_log, seconds, progress)
+
+
+def _check_paths(config: AQuaMuSeBuildConfig) -> None:
+    """Every input file exists, and the output folder is empty or holds a previous AQuaMuSe build (or ``overwrite``
+    is on): checked before anything is read."""
     for path in [*config.nq, *config.corpus]:
         if not Path(path).is_file():
             raise ValueError(f"{path}: no such file")
     check_output_folder(config.output_dir, "aquamuse", config.overwrite)
-    work = config.work
-    restarted = _check_inputs(config)
-    if restarted and progress:
-        print(f"inputs changed since the last run in {work}: redoing {', '.join(restarted)}", flush=True)
-    seconds: dict[str, float] = {}
-    encoder = encoder if encoder is not None else SentenceEncoder(config.model, config.device,
-                                                                  config.encode_batch_size)
-    answers = work / "answers"
-    started = time.perf_counter()
+
+
+def _question_stage(config: AQuaMuSeBuildConfig, encoder: Any,
+                    progress: bool) -> tuple[list[Question], dict[str, Any]]:
+    """Stage 1, here: the questions the filter keeps and their long answers' sentence embeddings, written to
+    ``answers/`` in the work folder (a rerun reuses them). Returns the kept questions and the stage's log (the
+    filter's counts under ``stats``, the unreadable lines under ``errors``)."""
+    from tqdm.auto import tqdm
+
+    from .questions import QuestionReader
+    from .steps import read_questions_file, write_answer_side
+
+    answers = config.work / "answers"
     reader = QuestionReader(config.questions)
     if not (answers / "answer_vectors.npy").is_file():
         if progress:
@@ -197,14 +193,35 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
         (answers / "stats.json").write_text(json.dumps({"stats": reader.stats, "errors": reader.errors}),
                                             encoding="utf-8")
     questions = read_questions_file(answers / "questions.jsonl")
-    question_log = json.loads((answers / "stats.json").read_text(encoding="utf-8"))
-    seconds["questions"] = time.perf_counter() - started
+    return questions, json.loads((answers / "stats.json").read_text(encoding="utf-8"))
 
+
+def _corpus_steps(config: AQuaMuSeBuildConfig, encoder: Any) -> list[Any]:
+    """The corpus stage's datatrove steps: read the corpus, split it into sentences, match them against the answer
+    sentences, write the matched documents to ``matches/<rank>.jsonl.gz``."""
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from .steps import CorpusReader, MatchAnswerSentences, SplitCorpusSentences
+
+    return [CorpusReader(config.corpus), SplitCorpusSentences(),
+            MatchAnswerSentences(config.work / "answers", config.matching, encoder, config.documents_per_batch,
+                                 {"exact_below": config.exact_below, "nprobe": config.nprobe}),
+            JsonlWriter(str(config.work / "matches"), output_filename="${rank}.jsonl.gz", compression="gzip")]
+
+
+def _corpus_stage(config: AQuaMuSeBuildConfig, encoder: Any, progress: bool, seconds: dict[str, float]) -> bool:
+    """Stage 2, on the executor (finished tasks are skipped): the local and Ray executors run it and its time goes
+    to ``seconds``; Slurm gets it submitted unless it already finished. Returns whether it is done (False: submitted,
+    the next run goes on).
+
+    Raises:
+        RuntimeError: some tasks ended without their completion marker."""
+    from ..mining.stages import stage_done
+    from ..process.executors import make_executor, submit_slurm_chain
+
+    work = config.work
     tasks = config.tasks or len(config.corpus)
-    steps = [CorpusReader(config.corpus), SplitCorpusSentences(),
-             MatchAnswerSentences(answers, config.matching, encoder, config.documents_per_batch,
-                                  {"exact_below": config.exact_below, "nprobe": config.nprobe}),
-             JsonlWriter(str(work / "matches"), output_filename="${rank}.jsonl.gz", compression="gzip")]
+    steps = _corpus_steps(config, encoder)
     if progress:
         print(f"[2/3] corpus: {len(config.corpus)} file(s), {tasks} task(s), {config.workers} worker(s)", flush=True)
     started = time.perf_counter()
@@ -212,15 +229,30 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
         if not stage_done(work, "corpus", tasks):
             submit_slurm_chain(config, [("corpus", steps, tasks)], "AQuaMuSe corpus stage",
                                afterwards="it assembles the examples here and prints the summary", progress=progress)
-            return None
+            return False
     else:  # the Slurm jobs' time is not this call's: no corpus timing then
         make_executor(config, "corpus", steps, tasks).run()
         seconds["corpus"] = time.perf_counter() - started
     if not stage_done(work, "corpus", tasks):
         raise RuntimeError(f"corpus stage: some tasks failed; see {work / 'logs' / 'corpus'}")
+    return True
+
+
+def _example_stage(config: AQuaMuSeBuildConfig, encoder: Any, questions: list[Question], question_log: dict[str, Any],
+                   seconds: dict[str, float], progress: bool) -> AQuaMuSeSummary:
+    """Stage 3, here: rank each question's matched documents and keep the examples
+    (:class:`~.matching.ExampleAssembly`, two passes over ``matches/``), split them by query, write both variants'
+    folders and publish them together (a build that keeps no example publishes nothing and says why). Returns the
+    summary."""
+    from ..mining.stages import read_jsonl, read_stage_stats
+    from ..text import default_pipeline
+    from .dataset import VARIANTS, AQuaMuSeFolderWriter, plan_query_splits
+    from .matching import ExampleAssembly
+    from .steps import matched_from_document
 
     if progress:
         print("[3/3] examples: ranking documents, recall filter, splits, dataset folders", flush=True)
+    work = config.work
     started = time.perf_counter()
     shards = sorted((work / "matches").glob("*.jsonl.gz"))
 
@@ -233,9 +265,33 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
     assembly = examples.select()
     split_of = plan_query_splits((kept.question.query for kept in examples.kept), config.seed, config.dev_size,
                                  config.test_size)
-    corpus_counts = _stage_counts(work)
+    counts = _closing_counts(question_log["stats"], questions, read_stage_stats(work / "logs" / "corpus").totals(),
+                             assembly)
     pipeline = default_pipeline()
-    q_stats = question_log["stats"]
+    build = {"nq": [Path(p).name for p in config.nq], "corpus": [Path(p).name for p in config.corpus],
+             "config": config.matching.to_dict(), "counts": counts,
+             "encoder": getattr(encoder, "description", type(encoder).__name__)}
+    staging = staging_folder(config.output_dir)
+    writers = {variant: AQuaMuSeFolderWriter(variant, staging / variant, pipeline) for variant in VARIANTS}
+    for _, abstractive, extractive in examples.examples(matched(), spill_dir=work / "spill"):
+        split = split_of(abstractive.query)  # both variants get the same split
+        writers["abstractive"].add(split, abstractive)
+        writers["extractive"].add(split, extractive)
+    statistics = {variant: writer.close(build) for variant, writer in writers.items()}
+    seconds["examples"] = time.perf_counter() - started
+    sizes = {variant: writer.sizes for variant, writer in writers.items()}
+    record = {**build, "splits": sizes, "seconds": seconds, "statistics": statistics}
+    empty_reason = _empty_reason(counts, len(questions))
+    finish_build(staging, config.output_dir, "aquamuse", work, record, empty_reason, config.overwrite)
+    return AQuaMuSeSummary(config.output_dir, counts, sizes, statistics["abstractive"], seconds,
+                           question_log["errors"], empty_reason)
+
+
+def _closing_counts(q_stats: dict[str, int], questions: list[Question], corpus_counts: Counter[str],
+                    assembly: Counter[str]) -> dict[str, int]:
+    """The closing table, in its order: the NQ lines and each drop of the question filter, the kept questions, the
+    corpus stage's counters (summed over its tasks and steps; damaged files by name), the matches and the
+    examples."""
     counts = {"NQ lines read": q_stats.get("lines", 0)}
     counts |= {f"NQ dropped: {key[8:].replace('_', ' ')}": value for key, value in sorted(q_stats.items())
                if key.startswith("dropped/")}
@@ -254,28 +310,17 @@ def run_aquamuse(config: AQuaMuSeBuildConfig, progress: bool = True, encoder: An
                "questions with a match": assembly.get("questions_with_matches", 0),
                "dropped: summary recall below minimum": assembly.get("dropped/low_recall", 0),
                "examples (each variant)": assembly.get("examples", 0)}
-    build = {"nq": [Path(p).name for p in config.nq], "corpus": [Path(p).name for p in config.corpus],
-             "config": config.matching.to_dict(), "counts": counts,
-             "encoder": getattr(encoder, "description", type(encoder).__name__)}
-    staging = staging_folder(config.output_dir)
-    writers = {variant: AQuaMuSeFolderWriter(variant, staging / variant, pipeline) for variant in VARIANTS}
-    for _, abstractive, extractive in examples.examples(matched(), spill_dir=work / "spill"):
-        split = split_of(abstractive.query)  # both variants get the same split
-        writers["abstractive"].add(split, abstractive)
-        writers["extractive"].add(split, extractive)
-    statistics = {variant: writer.close(build) for variant, writer in writers.items()}
-    seconds["examples"] = time.perf_counter() - started
-    sizes = {variant: writer.sizes for variant, writer in writers.items()}
-    record = {**build, "splits": sizes, "seconds": seconds, "statistics": statistics}
-    empty_reason = None
-    if not counts["examples (each variant)"]:
-        drops = {name: value for name, value in counts.items() if name.startswith(("NQ dropped", "corpus skipped"))}
-        drops["questions without a sentence match"] = len(questions) - counts["questions with a match"]
-        drops["dropped: summary recall below minimum"] = counts["dropped: summary recall below minimum"]
-        empty_reason = empty_build_reason(("NQ lines read", counts["NQ lines read"]), drops)
-    finish_build(staging, config.output_dir, "aquamuse", work, record, empty_reason, config.overwrite)
-    return AQuaMuSeSummary(config.output_dir, counts, sizes, statistics["abstractive"], seconds,
-                           question_log["errors"], empty_reason)
+    return counts
+
+
+def _empty_reason(counts: dict[str, int], questions: int) -> str | None:
+    """Why a build kept no example (None when it kept some): the NQ lines read against each loss on the way."""
+    if counts["examples (each variant)"]:
+        return None
+    drops = {name: value for name, value in counts.items() if name.startswith(("NQ dropped", "corpus skipped"))}
+    drops["questions without a sentence match"] = questions - counts["questions with a match"]
+    drops["dropped: summary recall below minimum"] = counts["dropped: summary recall below minimum"]
+    return empty_build_reason(("NQ lines read", counts["NQ lines read"]), drops)
 
 
 def build_released_folder(files: list[str], output_dir: str | Path, warcs: list[str] | None = None,

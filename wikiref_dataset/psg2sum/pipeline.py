@@ -25,7 +25,7 @@ from typing import Any
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from ..mining.stages import file_identities, read_jsonl, restart_changed_stages, stage_done, stage_stats
+from ..mining.stages import file_identities, read_jsonl, read_stage_stats, restart_changed_stages, stage_done
 from ..process.executors import ExecutorConfig, make_executor, submit_slurm_chain
 from ..process.folders import check_output_folder, empty_build_reason, finish_build, staging_folder
 from ..wiki.dump import DAMAGED_DUMP_STAT, damaged_dumps
@@ -139,9 +139,7 @@ class WritePsg2SumDataset(PipelineStep):
                     scored.append(asdict(pair))
         if sorting["sort_runs_spilled"]:
             self.stat_update("sort_runs_spilled", value=sorting["sort_runs_spilled"])
-        mined = Counter()
-        for counter in stage_stats(config.work, "pairs").values():
-            mined.update(counter)
+        mined = read_stage_stats(config.work / "logs" / "pairs").totals()
         counts = {key: mined.get(key, 0) for key in STAT_KEYS}
         counts["duplicates"] += plan.duplicates
         counts["pairs"] = plan.kept

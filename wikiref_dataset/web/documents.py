@@ -1084,19 +1084,49 @@ def run_documents(
     """
     from ..process.executors import local_executor  # datatrove's LocalPipelineExecutor, quiet under --quiet
 
+    tasks = _check_task_counts(workers, tasks)
+    warc_paths = [Path(p) for p in warc_paths]
+    statement_paths = list(statement_paths)
+    statements = [str(path.resolve()) for path in statement_files(statement_paths)]  # fails early on a bad path
+    output = Path(output_dir)
+    sources = sources or DocumentSources()
+    http = http or sources.http
+    http_config = http_config or sources.http_config
+    index_path = _warc_index_path(output, warc_paths, warc_index, http, sources)
+    output.mkdir(parents=True, exist_ok=True)
+    check_sources(sources)
+    archive = _index_archives(output, index_path, warc_paths, statements, http, tasks, sources, progress)
+    http_config = _http_config_of_run(output, http, http_config)
+
+    summary = DocumentsSummary(archive=archive, output_dir=str(output))
+    captures_dir = _join_columnar_index(summary, statements, output, sources.common_crawl, http_config, tasks, workers)
+    retrying = reopen_transient_failures(output, output / "logs", tasks)
+    if retrying and progress:
+        print(f"retrying {retrying} cited page(s) that failed on the last run because of the network", flush=True)
+    pipeline = documents_pipeline(statement_paths, output, index_path, http_config, extraction, text_config,
+                                  progress=progress and workers == 1, common_crawl=sources.common_crawl,
+                                  reuse_documents=sources.documents, captures_dir=captures_dir)
+    local_executor(pipeline, tasks=tasks, workers=workers, logging_dir=str(output / "logs")).run()
+    _add_task_counts(summary, output / "logs", tasks, reader_name=str(pipeline[0]), fetch_name=str(pipeline[1]))
+    return summary
+
+
+def _check_task_counts(workers: int, tasks: int | None) -> int:
+    """The number of tasks (``workers`` when None), after checking both are positive integers."""
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     tasks = workers if tasks is None else tasks
     if not isinstance(tasks, int) or tasks < 1:
         raise ValueError(f"tasks must be a positive integer, got {tasks!r}")
-    warc_paths = [Path(p) for p in warc_paths]
-    statement_paths = list(statement_paths)
-    statements = [str(path.resolve()) for path in statement_files(statement_paths)]  # fails early on a bad path
-    output = Path(output_dir)
+    return tasks
+
+
+def _warc_index_path(output: Path, warc_paths: list[Path], warc_index: str | os.PathLike | None, http: bool,
+                     sources: DocumentSources) -> Path | None:
+    """Where the WARC index lives: `warc_index`, else ``output/warc_index.sqlite`` when WARC files are given, else
+    none. Refuses a run with no source at all, and a named index that does not exist when no WARC file would make
+    it."""
     index_path: Path | None = Path(warc_index) if warc_index is not None else None
-    sources = sources or DocumentSources()
-    http = http or sources.http
-    http_config = http_config or sources.http_config
     if index_path is None and not warc_paths and not http and not sources.any:
         raise ValueError("nothing to fetch from: give WARC files (or an index), Common Crawl, a documents folder "
                          "and/or enable HTTP")
@@ -1104,9 +1134,14 @@ def run_documents(
         raise FileNotFoundError(f"{index_path}: no such WARC index")
     if warc_paths:
         index_path = index_path or output / "warc_index.sqlite"
-    output.mkdir(parents=True, exist_ok=True)
+    return index_path
 
-    check_sources(sources)
+
+def _index_archives(output: Path, index_path: Path | None, warc_paths: list[Path], statements: list[str],
+                    http: bool, tasks: int, sources: DocumentSources, progress: bool) -> IndexStats | None:
+    """Refuse a rerun with other inputs (:func:`_check_same_inputs`; the WARC files the index already holds are
+    inputs too), then add `warc_paths` to the index (files already in it are not read again). Returns the index's
+    totals (None without an index)."""
     archive: IndexStats | None = None
     index = WarcIndex(index_path) if index_path is not None else None
     try:
@@ -1122,69 +1157,73 @@ def run_documents(
     finally:
         if index is not None:
             index.close()
-    if http:
-        http_config = http_config or HttpConfig()
-        if http_config.cache_dir is None:
-            http_config = dataclasses.replace(http_config, cache_dir=str(output / "http_cache"))
-    else:
-        http_config = None
-
-    summary = DocumentsSummary(archive=archive, output_dir=str(output))
-    captures_dir = None
-    crawl = sources.common_crawl
-    if crawl is not None and crawl.cc_index:  # one join of all cited URLs with the index, split by index file
-        captures_dir = output / "captures"
-        for name, steps in columnar_join_stages(statements, captures_dir, crawl,
-                                                partition_by="host" if http_config is not None else "url"):
-            local_executor(steps, tasks=tasks, workers=workers, logging_dir=str(output / "logs" / name)).run()
-        for step in _task_stats(output / "logs" / "index_join", tasks):
-            summary.index_files_joined += int(_totals(step).get("index_files", 0))
-    retrying = reopen_transient_failures(output, output / "logs", tasks)
-    if retrying and progress:
-        print(f"retrying {retrying} cited page(s) that failed on the last run because of the network", flush=True)
-    pipeline = documents_pipeline(statement_paths, output, index_path, http_config, extraction, text_config,
-                                  progress=progress and workers == 1, common_crawl=sources.common_crawl,
-                                  reuse_documents=sources.documents, captures_dir=captures_dir)
-    executor = local_executor(pipeline, tasks=tasks, workers=workers, logging_dir=str(output / "logs"))
-    executor.run()
-
-    reader_name, fetch_name = str(pipeline[0]), str(pipeline[1])
-    for step in _task_stats(output / "logs", tasks):
-        totals = _totals(step)
-        if step["name"] == reader_name:
-            summary.bad_statements += totals.get("bad_records", 0) + totals.get("bad_files", 0)
-        elif step["name"] == fetch_name:
-            summary.statements += totals.get("statements", 0)
-            summary.statements_without_url += totals.get("statements_without_url", 0)
-            summary.urls += totals.get("urls", 0)
-            summary.citing_statements += totals.get("citing_statements", 0)
-            summary.reused += totals.get("reused", 0)
-            summary.transient += totals.get("transient", 0)
-            summary.retried += totals.get("retried", 0)
-            for label, value in totals.items():
-                kind, _, name = label.partition("/")
-                if kind == "status" and name != "ok":
-                    summary.add_status(name, "", value)
-                elif kind == "source":
-                    summary.add_status("ok", name, value)
-                elif kind == "cc":
-                    summary.common_crawl[name] += value
-                elif kind == "faults":
-                    summary.faults[name] += value
-            summary.index_files_reread += totals.get("cc_index/files_read", 0)
-    return summary
+    return archive
 
 
-def _task_stats(logs: Path, tasks: int) -> Iterator[dict]:
-    """Every step's statistics of every task under a datatrove logging folder (a task without any is named)."""
-    for rank in range(tasks):
-        stats_file = logs / "stats" / f"{rank:05d}.json"
-        if not stats_file.is_file():
-            logger.warning("task %d left no statistics (%s): it failed, see %s", rank, stats_file, logs)
-            continue
-        yield from json.loads(stats_file.read_text(encoding="utf-8"))
+def _http_config_of_run(output: Path, http: bool, http_config: HttpConfig | None) -> HttpConfig | None:
+    """The HTTP rules of the run (None: HTTP off); its cache goes to ``output/http_cache`` when it names none."""
+    if not http:
+        return None
+    http_config = http_config or HttpConfig()
+    if http_config.cache_dir is None:
+        http_config = dataclasses.replace(http_config, cache_dir=str(output / "http_cache"))
+    return http_config
 
 
-def _totals(step: dict) -> dict[str, int]:
-    # datatrove writes a counter as its total, or as {"total": ..., ...} when it has more to say
-    return {k: int(v["total"] if isinstance(v, dict) else v) for k, v in step.get("stats", {}).items()}
+def _join_columnar_index(summary: DocumentsSummary, statements: list[str], output: Path,
+                         crawl: CommonCrawlConfig | None, http_config: HttpConfig | None, tasks: int,
+                         workers: int) -> Path | None:
+    """With Common Crawl's columnar index, join all cited URLs with it once, split by index file, into
+    ``output/captures`` (:func:`columnar_join_stages`; partitioned by host when HTTP is on, as the fetch tasks are);
+    counts the index files read in `summary`. Returns the captures folder (None without a columnar index)."""
+    from ..mining.stages import read_stage_stats
+    from ..process.executors import local_executor
+
+    if crawl is None or not crawl.cc_index:
+        return None
+    captures_dir = output / "captures"
+    for name, steps in columnar_join_stages(statements, captures_dir, crawl,
+                                            partition_by="host" if http_config is not None else "url"):
+        local_executor(steps, tasks=tasks, workers=workers, logging_dir=str(output / "logs" / name)).run()
+    logs = output / "logs" / "index_join"
+    stats = read_stage_stats(logs, tasks)
+    _warn_failed_tasks(stats.missing, logs)
+    summary.index_files_joined += stats.totals().get("index_files", 0)
+    return captures_dir
+
+
+def _add_task_counts(summary: DocumentsSummary, logs: Path, tasks: int, reader_name: str, fetch_name: str) -> None:
+    """Add to `summary` the counters the documents tasks left in datatrove's stats (summed over the tasks): the
+    statement reader's unreadable records, and the fetch step's statements, URLs, statuses by reason, sources,
+    Common Crawl outcomes and network faults."""
+    from ..mining.stages import read_stage_stats
+
+    stats = read_stage_stats(logs, tasks)
+    _warn_failed_tasks(stats.missing, logs)
+    reader, fetch = stats.step(reader_name), stats.step(fetch_name)
+    summary.bad_statements += reader.get("bad_records", 0) + reader.get("bad_files", 0)
+    summary.statements += fetch.get("statements", 0)
+    summary.statements_without_url += fetch.get("statements_without_url", 0)
+    summary.urls += fetch.get("urls", 0)
+    summary.citing_statements += fetch.get("citing_statements", 0)
+    summary.reused += fetch.get("reused", 0)
+    summary.transient += fetch.get("transient", 0)
+    summary.retried += fetch.get("retried", 0)
+    for label, value in fetch.items():
+        kind, _, name = label.partition("/")
+        if kind == "status" and name != "ok":
+            summary.add_status(name, "", value)
+        elif kind == "source":
+            summary.add_status("ok", name, value)
+        elif kind == "cc":
+            summary.common_crawl[name] += value
+        elif kind == "faults":
+            summary.faults[name] += value
+    summary.index_files_reread += fetch.get("cc_index/files_read", 0)
+
+
+def _warn_failed_tasks(missing: list[int], logs: Path) -> None:
+    """A task that left no stats file failed: its counts are missing from the summary, so say which one."""
+    for rank in missing:
+        logger.warning("task %d left no statistics (%s): it failed, see %s", rank, logs / "stats" / f"{rank:05d}.json",
+                       logs)

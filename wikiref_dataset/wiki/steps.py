@@ -16,9 +16,7 @@ while being read (truncated, corrupt) keeps the statements of the pages read bef
 
 from __future__ import annotations
 
-import json
 import logging
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,30 +257,18 @@ class StatementsSummary:
         return "\n".join(lines)
 
 
-def _total(value: Any) -> int:
-    if isinstance(value, dict):
-        value = value.get("total", 0)
-    return int(value or 0)
-
-
 def read_summary(output_dir: str | Path, logging_dir: str | Path | None = None) -> StatementsSummary:
-    """Sum the per-task stats files (``<logging_dir>/stats/*.json``) of :class:`WikiDumpStatements`."""
+    """Sum the per-task stats files (``<logging_dir>/stats/*.json``) of :class:`WikiDumpStatements`
+    (:func:`~wikiref_dataset.mining.stages.read_stage_stats`); an unreadable stats file is named in a warning and
+    left out."""
+    from ..mining.stages import read_stage_stats
+
     logging_dir = Path(logging_dir) if logging_dir is not None else Path(output_dir) / "logs"
-    counts: Counter = Counter()
-    tasks = 0
+    stats = read_stage_stats(logging_dir, skip_unreadable=True)
+    for path, reason in stats.unreadable:
+        logger.warning("%s: unreadable stats file (%s)", path, reason)
     step_name = f"{WikiDumpStatements.type}: {WikiDumpStatements.name}"
-    for path in sorted((logging_dir / "stats").glob("*.json")):
-        try:
-            steps = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as err:
-            logger.warning("%s: unreadable stats file (%s)", path, err)
-            continue
-        for step in steps:
-            if step.get("name") == step_name:
-                tasks += 1
-                for key, value in step.get("stats", {}).items():
-                    counts[key] += _total(value)
-    return StatementsSummary.from_counts(dict(counts), output_dir, tasks)
+    return StatementsSummary.from_counts(dict(stats.step(step_name)), output_dir, stats.tasks[step_name])
 
 
 def run_statements(

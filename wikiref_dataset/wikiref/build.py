@@ -34,7 +34,14 @@ from typing import Any
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from ..mining.stages import clear_stage, file_identities, read_jsonl, restart_changed_stages, stage_done, stage_stats
+from ..mining.stages import (
+    clear_stage,
+    file_identities,
+    read_jsonl,
+    read_stage_stats,
+    restart_changed_stages,
+    stage_done,
+)
 from ..process.executors import ExecutorConfig, connect_ray, live_slurm_chain, make_executor, submit_slurm_chain
 from ..process.folders import check_output_folder, empty_build_reason, finish_build, is_published, staging_folder
 from ..text import TextPipeline
@@ -62,7 +69,7 @@ __all__ = ["BuildConfig", "BuildSummary", "CurationExamples", "WriteDataset", "b
 
 logger = logging.getLogger(__name__)
 
-SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "sample" / "wikiref"
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "data" / "sample" / "wikiref"  # wikiref_dataset/data/
 STAGES = ("statements", "documents", "statistics", "curation", "dataset")
 
 
@@ -445,7 +452,8 @@ def _check_something_was_read(work: Path) -> None:
 
     if any((work / "statements").glob("*.jsonl.gz")):
         return
-    counts = {key: value for counter in stage_stats(work, "statements").values() for key, value in counter.items()}
+    statements = read_stage_stats(work / "logs" / "statements").steps
+    counts = {key: value for counter in statements.values() for key, value in counter.items()}
     damaged = damaged_dumps(counts)
     if damaged and not counts.get("pages"):
         raise ValueError(f"nothing could be read: {len(damaged)} damaged dump(s), no page read before the damage: "
@@ -464,7 +472,7 @@ def collect_counts(work: Path) -> dict[str, int]:
     from ..wiki.dump import damaged_dumps
 
     counts: dict[str, int] = {}
-    statements = stage_stats(work, "statements")
+    statements = read_stage_stats(work / "logs" / "statements").steps
     counts["raw statements"] = sum(c.get("statements", 0) for c in statements.values())
     damaged = damaged_dumps({key: value for counter in statements.values() for key, value in counter.items()})
     if damaged:
@@ -473,14 +481,16 @@ def collect_counts(work: Path) -> dict[str, int]:
     if (work / "warc_index.sqlite").is_file():
         with WarcIndex(work / "warc_index.sqlite") as index:
             counts |= warc_damage_counts(index.file_stats())
-    counts |= _document_counts(stage_stats(work, "documents"))
-    joined = sum(counter.get("index_files", 0) for counter in stage_stats(work, "index_join").values())
+    documents = read_stage_stats(work / "logs" / "documents").steps
+    counts |= _document_counts(documents)
+    joined = sum(counter.get("index_files", 0)
+                 for counter in read_stage_stats(work / "logs" / "index_join").steps.values())
     if joined:
         counts["Common Crawl index files joined (each once)"] = joined
         counts["Common Crawl index files read again (redirects)"] = sum(
-            counter.get("cc_index/files_read", 0) for counter in stage_stats(work, "documents").values())
-    stats = stage_stats(work, "statistics")
-    curated = stage_stats(work, "curation")
+            counter.get("cc_index/files_read", 0) for counter in documents.values())
+    stats = read_stage_stats(work / "logs" / "statistics").steps
+    curated = read_stage_stats(work / "logs" / "curation").steps
     for name, counter in stats.items():
         if "join" in name:
             for key in sorted(counter):
@@ -635,7 +645,7 @@ def run_build(config: BuildConfig, progress: bool = True) -> BuildSummary | None
 
 def _read_summary(config: BuildConfig, seconds: dict[str, float]) -> BuildSummary:
     build = json.loads((config.work / "build.json").read_text(encoding="utf-8"))
-    documents = stage_stats(config.work, "documents")
+    documents = read_stage_stats(config.work / "logs" / "documents").steps
     waited = [counter["cdx/waited_ms"] for counter in documents.values() if "cdx/waited_ms" in counter]
     return BuildSummary(config.output_dir, build["counts"], build["splits"], seconds, build.get("empty_reason"),
                         str(config.work), waited_s=sum(waited) / 1000 if waited else None)
