@@ -108,7 +108,7 @@ def report_fold(fold: int, record: dict, done: int, folds: int, elapsed: float) 
 
 def pooled_scores(converted: Path, fold_dirs: list[Path]) -> dict:
     """Every system's summaries of all folds, scored together on the whole year (official settings)."""
-    from trainer_scripts.evaluate_duc import evaluate_systems, load_years, read_summaries_jsonl
+    from trainer_scripts.duc_evaluation import evaluate_systems, load_years, read_summaries_jsonl
 
     systems: dict[str, dict[str, str]] = {}
     for folder in fold_dirs:
@@ -185,7 +185,7 @@ def speed(args: argparse.Namespace, work: Path) -> None:
     import torch
 
     from trainer_scripts.common import ModelArguments, load_model_and_processor
-    from trainer_scripts.finetune_duc import label_clusters
+    from trainer_scripts.finetuning import label_clusters
     from wikiref_dataset.duc.reader import load_duc
 
     rows = label_clusters(list(load_duc(convert(args.duc, work)))[:40], "oracle_score", scaling="cluster_max")

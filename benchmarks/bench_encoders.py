@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from trainer_scripts.evaluate_duc import MEASURES, DucYear, evaluate_systems, format_cell, load_years
+    from trainer_scripts.duc_evaluation import MEASURES, DucYear, evaluate_systems, format_cell, load_years
 
     torch.set_num_threads(1)
     encoders = pairs(args.encoder, "--encoder")

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from wikiref_dataset.cli import add_data_commands
 from wikiref_dataset.command import ArgumentParser, CliError, add_subcommand, dispatch
 
-from .evaluate_duc import add_arguments as add_evaluate_arguments
+from .dataclass_options import add_arguments as add_evaluate_arguments
 from .experiments import add_arguments as add_experiments_arguments
 from .experiments import keep_unknown_options
 from .summarize_cli import add_summarize_parser
@@ -64,7 +64,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
 def run_duc_evaluate(args: argparse.Namespace) -> int:
     """``wikiref duc evaluate``: see ``evaluate_duc.py`` (its errors are the command's: one line, exit 2)."""
-    from .evaluate_duc import evaluate, to_arguments
+    from .duc_evaluation import evaluate, to_arguments
 
     return evaluate(to_arguments(args))
 
@@ -98,7 +98,7 @@ def add_demo_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPa
 
 
 def add_duc_evaluate_parser(duc_commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``evaluate`` on the ``duc`` subcommands (those :func:`wikiref_dataset.duc.reader.cli.add_duc_parser` returns),
+    """Register ``evaluate`` on the ``duc`` subcommands (those :func:`wikiref_dataset.duc.cli.add_duc_parser` returns),
     with the options of ``evaluate_duc.py``."""
     evaluate = add_subcommand(
         duc_commands, "evaluate", help="score baselines or system summaries with the official settings",
@@ -118,7 +118,7 @@ def add_duc_evaluate_parser(duc_commands: argparse._SubParsersAction) -> argpars
 
 def run_qfs_evaluate(args: argparse.Namespace) -> int:
     """``wikiref qfs evaluate``: see ``evaluate_qfs.py`` (its errors are the command's: one line, exit 2)."""
-    from .evaluate_qfs import evaluate, to_arguments
+    from .qfs_evaluation import evaluate, to_arguments
 
     return evaluate(to_arguments(args))
 
@@ -126,8 +126,8 @@ def run_qfs_evaluate(args: argparse.Namespace) -> int:
 def add_qfs_evaluate_parser(qfs_commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``evaluate`` on the ``qfs`` subcommands (those :func:`wikiref_dataset.qfs.cli.add_qfs_parser`
     returns), with the options of ``evaluate_qfs.py``."""
-    from .evaluate_duc import add_arguments
-    from .evaluate_qfs import QfsEvaluateArguments
+    from .dataclass_options import add_arguments
+    from .qfs_evaluation import QfsEvaluateArguments
 
     evaluate = add_subcommand(
         qfs_commands, "evaluate", help="score baselines, summaries or a model as the benchmark's papers do",

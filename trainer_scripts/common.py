@@ -8,7 +8,8 @@ config file, as in the transformers example scripts. A bad command line (an unkn
 `TrainingArguments` refuses) ends in one line on stderr and exit status 2, as do bad values of the scripts' own options
 (``--pooling foo``: `check_model_arguments`, raising `ScriptError`).
 
-``results.json`` records the subnetwork a run trained under ``results["subnetwork"]`` (`subnetwork_results`).
+``results.json`` (`trainer_scripts.results.TrainingResults`) records the subnetwork a run trained under
+``results["subnetwork"]`` (`subnetwork_results`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainer_scripts.results import RESULTS_NAME, RunInfo, SubnetworkResults, TrainingResults, results_json
 from wikiref_dataset.command import one_line_errors
 
 logger = logging.getLogger(__name__)
@@ -53,7 +55,6 @@ RUN_DEFAULTS: dict[str, Any] = {
 HYPERPARAMETER_NAMES = ("learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type",
                         "num_train_epochs", "per_device_train_batch_size", "gradient_accumulation_steps",
                         "max_steps", "seed")
-RESULTS_NAME = "results.json"
 
 
 class ScriptError(ValueError):
@@ -158,7 +159,12 @@ def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None 
     `trainer_scripts.recipes.default_recipe`) supplies that stage's settings as defaults over :data:`RUN_DEFAULTS`; an
     option given on the command line (or in the ``.json`` config) wins. The choice and the overridden settings are left
     in ``ModelArguments.recipe_choice``. ``--bf16`` on a machine without an accelerator sets ``use_cpu`` (CPU autocast)
-    unless ``--use_cpu`` is given, instead of `TrainingArguments`' "Your setup doesn't support bf16/gpu"."""
+    unless ``--use_cpu`` is given, instead of `TrainingArguments`' "Your setup doesn't support bf16/gpu".
+
+    Raises:
+        ScriptError: a value one of the scripts' own dataclasses refuses in its ``__post_init__`` (the script logs it
+            as one line and exits 2: :func:`script_argument_error`); other bad command lines exit 2 here.
+    """
     from transformers import HfArgumentParser
 
     parser = one_line_errors(HfArgumentParser(tuple(dataclass_types), description=description))
@@ -191,6 +197,8 @@ def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None 
             if unknown:  # refused before TrainingArguments is built (its checks import transformers' models: ~7 s)
                 raise ValueError(f"Some specified arguments are not used by the HfArgumentParser: {unknown}")
             parsed = parser.parse_args_into_dataclasses(args=argv)
+    except ScriptError:  # a value the scripts' own dataclasses refuse (DucArguments.__post_init__): the script says it
+        raise
     except ValueError as error:  # unknown options, or a dataclass's own validation (TrainingArguments.__post_init__)
         parser.error(str(error))
     if choice is not None:
@@ -431,6 +439,15 @@ def output_lock(training_args: Any, wait: bool = False) -> Any:
     return FolderLock(training_args.output_dir, wait=wait)
 
 
+def script_argument_error(error: ScriptError, script_logger: logging.Logger) -> int:
+    """How a training script's ``main`` reports an option its arguments dataclass refused when parsed: one logged
+    line (as a `ScriptError` of the run is), exit status 2."""
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S",
+                        handlers=[logging.StreamHandler(sys.stderr)])
+    script_logger.error(str(error))
+    return 2
+
+
 def run_training_script(run: Callable[[], int], training_args: Any, wait: bool, script_logger: logging.Logger) -> int:
     """How a training script's ``main`` runs ``run()``: holding :func:`output_lock`; a `ScriptError` or a folder
     another run holds is one logged line and exit 2; the process group ends cleanly whatever happens (no abort at exit
@@ -467,7 +484,7 @@ def hyperparameters(training_args: Any, max_length: int) -> dict[str, Any]:
 
 def subnetwork_results(config: Any, masks: Mapping[str, Any] | None, total_steps: int | None = None,
                        mask_file: str | None = None, source: str | None = None,
-                       schedule: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                       schedule: Mapping[str, Any] | None = None) -> SubnetworkResults:
     """``results["subnetwork"]``, what the model card reports about the subnetwork a run trained:
 
     ``method`` (``one_step``, ``iterative``, or ``full`` when ``config`` is ``None``: every weight trained),
@@ -481,26 +498,26 @@ def subnetwork_results(config: Any, masks: Mapping[str, Any] | None, total_steps
     from modeling_qbert.sparse import mask_density
 
     if config is None:
-        return {"method": "full", "fraction": 0.0, "final_density": 1.0, "include_vectors": None,
-                "masked_tensors": 0, "schedule": None, "mask_file": None, "source": source}
+        return SubnetworkResults(method="full", fraction=0.0, final_density=1.0, include_vectors=None,
+                                 masked_tensors=0, schedule=None, mask_file=None, source=source)
     record = None
     if config.method == "iterative":
         record = {name: getattr(config, name) for name in ("initial_fraction", "begin_step", "end_step",
                                                            "update_frequency")}
         if total_steps is not None and config.prunes:
             record.update(steps=total_steps, reached_target=config.reaches_target(total_steps))
-    return {"method": config.method, "fraction": config.fraction,
-            "final_density": mask_density(masks) if masks else None, "include_vectors": config.include_vectors,
-            "masked_tensors": len(masks or {}), "schedule": dict(schedule) if schedule else record,
-            "mask_file": mask_file, "source": source}
+    return SubnetworkResults(method=config.method, fraction=config.fraction,
+                             final_density=mask_density(masks) if masks else None,
+                             include_vectors=config.include_vectors, masked_tensors=len(masks or {}),
+                             schedule=dict(schedule) if schedule else record, mask_file=mask_file, source=source)
 
 
-def run_info(kind: str) -> dict[str, str]:
-    """``{"kind", "date", "command"}`` of this run."""
+def run_info(kind: str) -> RunInfo:
+    """``results["run"]``: the kind, date and command of this run."""
     if kind not in ("demo", "full"):
         raise ScriptError(f"--run_kind must be 'demo' or 'full', got {kind!r}")
-    return {"kind": kind, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])}
+    return RunInfo(kind=kind, date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                   command=shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]))
 
 
 def read_results(folder: str | os.PathLike) -> dict[str, Any] | None:
@@ -514,27 +531,27 @@ def read_results(folder: str | os.PathLike) -> dict[str, Any] | None:
         raise ScriptError(f"{path}: not valid JSON ({error})") from None
 
 
-def write_results(folder: str | os.PathLike, results: Mapping[str, Any]) -> Path:
+def read_training_results(folder: str | os.PathLike) -> TrainingResults:
+    """The `TrainingResults` of the ``results.json`` in ``folder`` (every key absent when there is none: a plain
+    encoder's folder).
+
+    Raises:
+        ScriptError: the file is not valid JSON or not shaped like a training run's results.
+    """
+    from trainer_scripts.results import ResultsError
+
+    try:
+        return TrainingResults.from_dict(read_results(folder) or {}, f"{Path(folder) / RESULTS_NAME}")
+    except ResultsError as error:
+        raise ScriptError(str(error)) from None
+
+
+def write_results(folder: str | os.PathLike, results: TrainingResults | Mapping[str, Any]) -> Path:
     """Write ``results.json`` into ``folder`` and return its path."""
     path = Path(folder) / RESULTS_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
+    path.write_text(results_json(results), encoding="utf-8")
     return path
-
-
-def write_model_card(folder: str | os.PathLike, results: Mapping[str, Any], model_repo: str | None = None,
-                     dataset_repo: str | None = None) -> Path | None:
-    """Render the model card (``trainer_scripts.model_card``) from ``results`` into ``folder/README.md``."""
-    try:
-        from trainer_scripts.model_card import write_card
-    except ImportError as error:  # a library the renderer needs is missing: training is still worth keeping
-        missing = (error.name or "").split(".")[0]
-        if not missing or missing in ("trainer_scripts", "wikiref_dataset", "modeling_qbert"):
-            raise  # the project's own code is broken: say so, never hide it as "not available"
-        logger.warning("no model card written: the card's renderer needs %s, which is not installed (%s)", missing,
-                       error)
-        return None
-    return write_card(folder, dict(results), model_repo=model_repo or Path(folder).name, dataset_repo=dataset_repo)
 
 
 def configure_logging(training_args: Any) -> None:

@@ -71,12 +71,21 @@ def _check(status: int, what: str) -> None:
         raise RuntimeError(f"the demo's {what} step failed (exit status {status}); see the log above")
 
 
+def run_script(name: str, argv: Sequence[str]) -> int:
+    """Run the training script ``trainer_scripts/<name>.py`` with ``argv`` in this process, as a program is run (its
+    file executed, not imported as a module: library code never depends on a script), and return its exit status.
+    In-process because the chain imports torch and transformers once instead of once per step."""
+    import runpy
+
+    script = runpy.run_path(str(Path(__file__).with_name(f"{name}.py")), run_name=f"{name}_script")
+    return int(script["main"](list(argv)) or 0)
+
+
 def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_steps: int = 6) -> dict[str, Any]:
     """Run the chain; returns what it produced (paths and the fine-tuned model's DUC scores)."""
     import datasets
     import torch
 
-    from trainer_scripts import finetune_duc, pretrain_wikiref
     from wikiref_dataset.wikiref.build import run_demo_build
 
     out = Path(out)
@@ -103,7 +112,7 @@ def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_step
     common = ["--use_cpu", "--run_kind", "demo", "--max_length", "256", "--per_device_train_batch_size", "8",
               "--logging_steps", "2", "--disable_tqdm", "true", "--save_strategy", "no", "--seed", "0",
               "--dataloader_num_workers", "0"]
-    _check(pretrain_wikiref.main(["--dataset", str(out / "wikiref"), "--output_dir", str(out / "qbert-wikiref"),
+    _check(run_script("pretrain_wikiref", ["--dataset", str(out / "wikiref"), "--output_dir", str(out / "qbert-wikiref"),
                                   "--max_steps", str(pretrain_steps), "--learning_rate", "1e-4", *common]),
            "pre-training")
 
@@ -115,7 +124,7 @@ def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_step
 
     _step(4, f"10% subnetwork fine-tuned on {'+'.join(str(y) for y in SAMPLE_YEARS if y != TEST_YEAR)}, tested on "
              f"{TEST_YEAR} ({finetune_steps} steps) -> {out / 'qbert-duc'}")
-    _check(finetune_duc.main(["--model_name_or_path", str(out / "qbert-wikiref"), "--duc_dirs",
+    _check(run_script("finetune_duc", ["--model_name_or_path", str(out / "qbert-wikiref"), "--duc_dirs",
                               *map(str, folders.values()), "--test_year", str(TEST_YEAR), "--subnetwork_fraction",
                               "0.1", "--save_sparse_delta", "true", "--output_dir", str(out / "qbert-duc"),
                               "--max_steps", str(finetune_steps), "--learning_rate", "1e-4", *common]),
@@ -164,7 +173,7 @@ def summarize_cluster(model_dir: Path, cluster: Mapping[str, Any]) -> str:
 
 def evaluate_everything(model_dir: Path, folders: Mapping[int, Path], clusters: Sequence[Mapping[str, Any]]) -> Any:
     """Table VI-shaped scores of the model, the three baselines and the sample's hand-written systems."""
-    from trainer_scripts.evaluate_duc import (
+    from trainer_scripts.duc_evaluation import (
         baseline_summaries,
         evaluate_systems,
         format_table,

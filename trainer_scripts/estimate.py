@@ -84,9 +84,9 @@ class Estimator:
         from trainer_scripts.common import ModelArguments, parse_arguments
 
         if kind == "finetune":
-            from trainer_scripts.finetune_duc import DucArguments as ScriptArguments
+            from trainer_scripts.finetuning import DucArguments as ScriptArguments
         else:
-            from trainer_scripts.pretrain_wikiref import WikiRefArguments as ScriptArguments
+            from trainer_scripts.pretraining import WikiRefArguments as ScriptArguments
         with contextlib.redirect_stderr(io.StringIO()):  # an argparse error is the unit's: its run says it
             return parse_arguments((ModelArguments, ScriptArguments, TrainingArguments), list(argv), stage=kind)
 
@@ -141,7 +141,7 @@ class Estimator:
     def _measure(self, model_args: Any, bf16: bool, batch: int) -> Speed:
         import torch
 
-        from trainer_scripts.finetune_duc import label_clusters
+        from trainer_scripts.finetuning import label_clusters
 
         processor, model = self._processor_and_model(model_args, with_model=True)
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -210,7 +210,7 @@ class Estimator:
 
     def wikiref_windows(self, model_args: Any, data_args: Any) -> tuple[float, dict[str, int]]:
         """``(windows per example, {split: examples})`` of the WikiRef folder, from a sample of its training split."""
-        from trainer_scripts.pretrain_wikiref import load_wikiref
+        from trainer_scripts.pretraining import load_wikiref
 
         key = (*self._packing_key(model_args), data_args.dataset)
         if key not in self._wikiref_windows:
@@ -228,9 +228,11 @@ class Estimator:
 
     def estimate(self, kind: str, argv: Sequence[str]) -> UnitEstimate:
         """The estimate of one ``finetune`` or ``pretrain`` unit from its rendered argv."""
+        from trainer_scripts.common import ScriptError
+
         try:
             model_args, script_args, training_args = self.settings(kind, argv)
-        except SystemExit:
+        except (SystemExit, ScriptError):  # refused by argparse, or by the arguments' own checks (__post_init__)
             return UnitEstimate(None, note="its options are refused (the unit will fail and say why)")
         if kind == "finetune" and script_args.qfs_dir:
             return UnitEstimate(None, note="a benchmark's fine-tuning (its training windows are not counted ahead: "
@@ -272,9 +274,9 @@ class Estimator:
 
     def _fold_clusters(self, script_args: Any, counts: Mapping[tuple[int, str], int]
                        ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
-        """The training and test clusters (with references) of a finetune unit, dealt as ``finetune_duc.split_folds``
+        """The training and test clusters (with references) of a finetune unit, dealt as ``finetuning_data.split_folds``
         deals them."""
-        from trainer_scripts.finetune_duc import fold_clusters
+        from trainer_scripts.finetuning_data import fold_clusters
 
         clusters = sorted(counts)
         if script_args.folds is not None and script_args.fold is not None:

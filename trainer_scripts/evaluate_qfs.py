@@ -21,202 +21,20 @@ with ``--summaries`` are scored as they are (the benchmarks' scoring has no leng
 summaries imports neither torch nor transformers.
 """
 
+
 from __future__ import annotations
 
-import json
 import logging
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
-from trainer_scripts.evaluate_duc import (
-    BASELINE_CHOICES,
-    EvaluationError,
-    baseline_summaries,
-    format_cell,
-    load_model_pipeline,
-    model_summaries,
-    read_summaries_jsonl,
-    write_summaries,
-)
-
-logger = logging.getLogger(__name__)
-
-MEASURE_NAMES = {"rouge_1": "ROUGE-1", "rouge_2": "ROUGE-2", "rouge_l": "ROUGE-L"}
-VALUE_CHOICES = ("f", "recall")
-
-
-@dataclass
-class QfsSplit:
-    """One split of a converted benchmark: its folder, benchmark, split name and rows."""
-
-    path: Path
-    benchmark: str
-    split: str
-    rows: list[dict[str, Any]]
-
-    @property
-    def key(self) -> str:
-        """How tables and JSON name it: ``qmsum/validation``."""
-        return f"{self.benchmark}/{self.split}"
-
-
-def load_split(path: str | Path, split: str = "validation") -> QfsSplit:
-    """A split of a converted benchmark, read with pyarrow (no `datasets`).
-
-    Raises:
-        EvaluationError: not a converted benchmark, no such split, or rows of several benchmarks.
-    """
-    from wikiref_dataset.qfs import QfsError, read_converted
-
-    try:
-        rows = read_converted(path, split)
-    except QfsError as error:
-        raise EvaluationError(str(error)) from None
-    benchmarks = sorted({row["benchmark"] for row in rows})
-    if len(benchmarks) != 1:
-        raise EvaluationError(f"{path}: expected the rows of one benchmark, found {benchmarks or 'none'}")
-    without = [row["topic_id"] for row in rows if not any(row["references"])]
-    if without:
-        raise EvaluationError(f"{path} {split}: {len(without)} row(s) without a reference ({', '.join(without[:3])})")
-    return QfsSplit(Path(path), benchmarks[0], split, rows)
-
-
-def score_system(data: QfsSplit, scoring: Any, summaries: Mapping[str, str], system: str) -> dict[str, float]:
-    """The scoring's values for one system on the split (every row needs a summary).
-
-    Raises:
-        EvaluationError: the system misses some rows.
-    """
-    missing = [row["topic_id"] for row in data.rows if row["topic_id"] not in summaries]
-    if missing:
-        raise EvaluationError(f"system {system!r}: no summary for {len(missing)} of the {len(data.rows)} "
-                              f"{data.key} queries ({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''})")
-    result = scoring.score([summaries[row["topic_id"]] for row in data.rows],
-                           [list(row["references"]) for row in data.rows])
-    return {"queries": len(data.rows), **result.to_dict()}
-
-
-def evaluation_record(data: QfsSplit, scoring: Any, scores: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
-    """The JSON of an evaluation (``--out``; ``finetune_duc.py --qfs_dir``'s ``benchmark_evaluation``): the scoring,
-    the split and, per system, every value and interval under ``duc evaluate``'s keys."""
-    return {"settings": scoring.describe(), "source": scoring.source, "scale": "0-1 (the printed table shows x100)",
-            "datasets": {data.key: {"path": str(data.path), "queries": len(data.rows),
-                                    "budgets": dict(scoring.budgets)}},
-            "systems": {system: {data.key: dict(values)} for system, values in scores.items()}}
-
-
-def format_table(scores: Mapping[str, Mapping[str, float]], data: QfsSplit, value: str) -> str:
-    """One row per system: ROUGE-1 / ROUGE-2 / ROUGE-L (``value``) ×100 with the 95% interval."""
-    from wikiref_dataset.qfs.scoring import MEASURES
-
-    header = ["System"] + [f"{MEASURE_NAMES[m]} {'F1' if value == 'f' else 'R'}" for m in MEASURES]
-    body = []
-    for system, values in scores.items():
-        body.append([system, *(format_cell(values, measure, value) for measure in MEASURES)])
-    table = [header, *body]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
-    return "\n".join([f"{data.key} ({len(data.rows)} queries)", lines[0], "  ".join("-" * w for w in widths),
-                      *lines[1:]])
-
-
-@dataclass
-class QfsEvaluateArguments:
-    """What to score (exactly one of ``--baseline``, ``--summaries``, ``--model``) on which converted split."""
-
-    dataset: str | None = field(default=None, metadata={
-        "metavar": "DIR", "help": "A folder written by `wikiref qfs convert` (required)."})
-    split: str = field(default="validation", metadata={"metavar": "NAME", "help": "The split to score on."})
-    baseline: list[str] = field(default_factory=list, metadata={
-        "metavar": "NAME", "help": f"Baselines to score: {', '.join(BASELINE_CHOICES)}."})
-    summaries: str | None = field(default=None, metadata={
-        "metavar": "FILE", "help": "System summaries: JSON lines {topic_id, summary[, system]}."})
-    model: str | None = field(default=None, metadata={"metavar": "DIR", "help": "A Q-BERT model folder."})
-    value: str = field(default="f", metadata={
-        "metavar": "VALUE", "help": "The value reported: f (F1, the benchmarks' default) or recall."})
-    out: str | None = field(default=None, metadata={
-        "metavar": "TABLE.json", "help": "Write every score (0-1 scale) as JSON."})
-    save_summaries: str | None = field(default=None, metadata={
-        "metavar": "FILE.jsonl", "help": "Write the summaries generated by baselines or the model as JSON lines."})
-    quiet: bool = field(default=False, metadata={"help": "No progress bars."})
-
-
-def check_arguments(arguments: QfsEvaluateArguments) -> None:
-    """Refuse a command line without a dataset, without exactly one kind of system (as ``wikiref duc evaluate``
-    does), or with an unknown value.
-
-    Raises:
-        EvaluationError: in one line.
-    """
-    from trainer_scripts.evaluate_duc import check_arguments as check_systems
-
-    check_systems(arguments, converter="wikiref qfs convert")
-    if arguments.value not in VALUE_CHOICES:
-        raise EvaluationError(f"--value: expected one of {', '.join(VALUE_CHOICES)}, got {arguments.value!r}")
-
-
-def evaluate(arguments: QfsEvaluateArguments) -> int:
-    """Check the arguments, score the systems, print the table; returns 0.
-
-    Raises:
-        EvaluationError: bad arguments or input, in one line naming the file or option.
-    """
-    from wikiref_dataset.baselines import BASELINE_NAMES
-    from wikiref_dataset.qfs.scoring import scoring_for
-
-    check_arguments(arguments)
-    data = load_split(arguments.dataset, arguments.split)
-    scoring = scoring_for(data.benchmark, arguments.value)
-    progress = not arguments.quiet
-    systems: dict[str, dict[str, str]] = {}
-    if arguments.baseline:
-        names = list(BASELINE_NAMES) if "all" in arguments.baseline else list(dict.fromkeys(arguments.baseline))
-        for name in names:
-            systems[BASELINE_NAMES[name]] = baseline_summaries(name, data.rows, progress, budget=scoring.budget)
-    elif arguments.summaries:
-        path = Path(arguments.summaries)
-        if not path.is_file():
-            raise EvaluationError(f"{path}: no such file")
-        systems = read_summaries_jsonl(path, normalize=lambda topic_id: topic_id.strip())
-        known = {row["topic_id"] for row in data.rows}
-        for system, summaries in systems.items():
-            unknown = sorted(set(summaries) - known)
-            if unknown:
-                logger.warning("system %r: %d summaries for queries not in %s ignored (e.g. %s)", system,
-                               len(unknown), data.key, unknown[0])
-    else:
-        summarize = load_model_pipeline(arguments.model)
-        systems[Path(arguments.model).name] = model_summaries(summarize, data.rows, progress, budget=scoring.budget)
-    scores = {system: score_system(data, scoring, summaries, system) for system, summaries in systems.items()}
-    value = "F1" if scoring.value == "f" else "recall"
-    print(f"{data.benchmark}: ROUGE {value} x100 as its papers score it ({scoring.describe()}); 95% confidence "
-          "intervals in brackets.\n")
-    print(format_table(scores, data, scoring.value))
-    if arguments.out:
-        output = evaluation_record(data, scoring, scores)
-        Path(arguments.out).write_text(json.dumps(output, indent=1) + "\n", encoding="utf-8")
-    generated = not arguments.summaries
-    if arguments.save_summaries and generated:
-        write_summaries(Path(arguments.save_summaries), systems)
-    wrote = [path for path in (arguments.out, arguments.save_summaries if generated else None) if path]
-    print(f"\n{len(scores)} system(s) scored on {data.key} ({len(data.rows)} queries)"
-          + (f"; wrote {', '.join(wrote)}" if wrote else ""), file=sys.stderr)
-    return 0
-
-
-def to_arguments(args: Any) -> QfsEvaluateArguments:
-    """:class:`QfsEvaluateArguments` from a parsed namespace (``wikiref qfs evaluate``) or as given."""
-    if isinstance(args, QfsEvaluateArguments):
-        return args
-    return QfsEvaluateArguments(**{item.name: getattr(args, item.name) for item in fields(QfsEvaluateArguments)})
+from trainer_scripts.dataclass_options import add_arguments
+from trainer_scripts.duc_evaluation import EvaluationError
+from trainer_scripts.qfs_evaluation import QfsEvaluateArguments, evaluate, to_arguments
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The script: the same options as ``wikiref qfs evaluate`` (one-line errors, exit 2)."""
-    from trainer_scripts.evaluate_duc import add_arguments
     from wikiref_dataset.command import ArgumentParser
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

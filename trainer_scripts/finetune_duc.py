@@ -42,13 +42,13 @@ model card ``README.md``; ``summaries.jsonl`` (every test summary); ``sentence_s
 score of every test sentence, one line per cluster: for choosing a selection rule or averaging runs afterwards).
 """
 
+
 from __future__ import annotations
 
 import logging
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,790 +58,127 @@ from trainer_scripts.common import (
     check_model_arguments,
     configure_logging,
     hyperparameters,
-    is_qbert_folder,
     load_model_and_processor,
     model_folder_callback,
     parse_arguments,
-    read_results,
+    read_training_results,
     run_info,
     run_training_script,
     save_model_folder,
-    subnetwork_results,
+    script_argument_error,
     windows_cache_dir,
-    write_model_card,
     write_results,
 )
+from trainer_scripts.finetuning import (
+    DucArguments,
+    EpochSelection,
+    choose_training_setup,
+    finetuning_results,
+    finetuning_subnetwork,
+    pretraining_record,
+    sample_documents,
+    split_validation,
+)
+from trainer_scripts.finetuning_data import load_finetuning_data
+from trainer_scripts.model_card import write_model_card
+from trainer_scripts.results import RecipeRecord, SparseDeltaRecord, TrainingResults
 
 logger = logging.getLogger("finetune_duc")
-
-NEW_HEAD_LR_FACTOR = 30.0
-"""A new head (from a plain encoder) learns at --learning_rate x this unless --head_learning_rate says otherwise."""
-
-QBERT_SYSTEM = "Q-BERT"
-"""The fine-tuned model's name in the evaluation table (the model card looks for it)."""
-
-
-@dataclass
-class DucArguments:
-    """The DUC years, the fold and the subnetwork."""
-
-    duc_dirs: list[str] = field(default_factory=list, metadata={
-        "help": "Folders written by `wikiref duc convert`, one per year (two or three)."})
-    test_year: int | None = field(default=None, metadata={"help": "The year to test on; the others train."})
-    finetuning_objective: str | None = field(default=None, metadata={
-        "help": "Loss on each sentence's ROUGE-2 recall: regression (MSE, the paper's DUC training) or classification "
-                "(binary cross-entropy with the recall as a soft target). Default: the pre-trained model's objective; "
-                "another one needs --switch_objective."})
-    switch_objective: bool = field(default=False, metadata={
-        "help": "Allow --finetuning_objective to differ from the pre-trained model's (its scoring head, trained for "
-                "the other loss, is then fine-tuned for this one)."})
-    subnetwork_fraction: float | None = field(default=None, metadata={
-        "help": "Trainable share of every encoder matrix for one_step (0 = full fine-tuning); a saved mask keeps "
-                "its own. Default: 0.1 (the paper's) from a pre-trained Q-BERT folder, 0 (full fine-tuning) from a "
-                "plain encoder (the rows without data augmentation)."})
-    subnetwork_method: str | None = field(default=None, metadata={
-        "help": "one_step (the paper's: the top --subnetwork_fraction of each encoder matrix of the pre-trained "
-                "model) or iterative (the mask iterative pre-training saved in the pre-trained folder, fine-tuned as "
-                "it is; an error when there is none). Default: the saved mask when the folder has one, else "
-                "one_step."})
-    subnetwork_include_vectors: bool = field(default=False, metadata={
-        "help": "one_step: also mask the encoder's biases and LayerNorm vectors; by default only its matrices are "
-                "masked (the paper's choice) and the vectors stay fully trainable, like embeddings and head."})
-    folds: int | None = field(default=None, metadata={
-        "help": "k-fold over the clusters of the given years instead of a held-out year: the clusters (sorted by "
-                "year and topic) are dealt round-robin into --folds folds; --fold i is tested, the others train. "
-                "Works with a single DUC year."})
-    fold: int | None = field(default=None, metadata={"help": "The fold tested with --folds (0 … folds-1)."})
-    target_scaling: str = field(default="cluster_max", metadata={
-        "help": "How each sentence's ROUGE-2 recall becomes its training target: cluster_max (divided by the "
-                "largest recall in its cluster, so the best sentence of every cluster is 1), per_word (recall per "
-                "word of the sentence, then divided by the cluster's largest: the value of a sentence for the "
-                "250-word budget, free of the length bias of recall) or none (the raw recall, the paper's: values "
-                "mostly below 0.05, which leaves MSE almost no gradient)."})
-    ranking_loss_weight: float = field(default=0.0, metadata={
-        "help": "Add this times a listwise ranking loss (ListNet top-one cross-entropy over the sentences of each "
-                "window, against their targets normalised to sum to 1) to the objective's loss. 0: the paper's loss "
-                "alone."})
-    head_learning_rate: float | None = field(default=None, metadata={
-        "help": "Learning rate of the pooling and scoring head (the encoder keeps --learning_rate). Default: "
-                "--learning_rate x 30 for a new head (from a plain encoder), --learning_rate for a pre-trained one."})
-    max_train_documents: int | None = field(default=None, metadata={
-        "help": "Train on at most this many documents of each training cluster (chosen at random with --seed): a "
-                "reduced setting for CPU runs. Default: all (the paper's)."})
-    baselines: list[str] = field(default_factory=lambda: ["lead", "query-sim", "oracle"], metadata={
-        "help": "Baselines scored on the test year next to the model (lead, query-sim, oracle; 'none' for none)."})
-    save_sparse_delta: bool = field(default=False, metadata={
-        "help": "Also write sparse_delta.safetensors: the changed entries over the pre-trained model."})
-    eval_window_batch_size: int = field(default=16, metadata={"help": "Windows per forward pass at test time."})
-    qfs_dir: str | None = field(default=None, metadata={
-        "help": "A folder written by `wikiref qfs convert` (QMSum, SQuALITY, Debatepedia) instead of --duc_dirs: "
-                "train on its --qfs_train_split, test on its --qfs_test_split, scored as the benchmark's papers score "
-                "it (wikiref qfs evaluate), the summaries within the benchmark's word budget."})
-    qfs_train_split: str = field(default="train", metadata={"help": "With --qfs_dir: the split trained on."})
-    qfs_test_split: str = field(default="validation", metadata={"help": "With --qfs_dir: the split tested on."})
-    qfs_labels: str = field(default="oracle", metadata={
-        "help": "With --qfs_dir, each training sentence's target: oracle (its ROUGE-2 recall against the references, "
-                "scaled by --target_scaling, as on DUC) or spans (QMSum: 1 inside the annotators' answer spans, 0 "
-                "elsewhere; the general queries, which have no spans, are not trained on)."})
-    preprocessing_num_workers: int | None = field(default=None, metadata={
-        "help": "Processes that pack the training rows into windows (datasets.map's num_proc): a QMSum training split "
-                "is 1,257 queries over meetings of ~800 sentences. Default: this process alone."})
-    query_format: str = field(default="levels", metadata={
-        "help": "How a DUC topic is given to the model, in training and test: levels (the title, then each sentence "
-                "of the narrative as a level of its own, as `wikiref duc convert` writes it), joined (the title and "
-                "the narrative as one level), narrative (the narrative alone, one level) or title (the title alone)."})
-    extra_train_dirs: list[str] = field(default_factory=list, metadata={
-        "help": "Folders written by `wikiref qfs convert` (QMSum, SQuALITY, ...) whose train split is added to the "
-                "DUC training clusters, labelled as DUC's are (each sentence's ROUGE-2 recall, --target_scaling): "
-                "more training data from other query-focused benchmarks. The test stays DUC's."})
-    selection: str = field(default="duc", metadata={
-        "help": "The rule that turns the test sentences' scores into each summary, saved as the model's "
-                "cluster_selection (the pipeline's rule for several documents): duc (the paper's: by score, skipping "
-                "a sentence with more than half its bigrams in the summary), mmr (maximal marginal relevance) or ilp "
-                "(the bigram concepts of the 300 best-scored sentences, weighted by their scores, covered under the "
-                "word budget by integer linear programming; Gillick and Favre, 2009). `wikiref rescore` compares "
-                "them on saved scores."})
-    validation_clusters: int = field(default=0, metadata={
-        "help": "Hold out this many training clusters (drawn with --seed) as a validation share: after every epoch the "
-                "model summarizes them with the DUC rule, and the epoch with the best ROUGE-2 recall there is the "
-                "model kept, tested and saved (the training length chosen without the test clusters). 0: train on "
-                "every training cluster and keep the last epoch (the paper's)."})
-
-
-# ---- data -------------------------------------------------------------------------------------------------------
-
-
-TARGET_SCALINGS = {
-    "none": "as it is (the paper's)",
-    "cluster_max": "divided by the largest recall in its cluster",
-    "per_word": "divided by the sentence's length in words, then by the largest such value in its cluster",
-}
-"""How ``--target_scaling`` turns ROUGE-2 recall into training targets (the model card states the one that ran)."""
-
-
-def check_target_scaling(scaling: str) -> None:
-    """Refuse a ``--target_scaling`` not in :data:`TARGET_SCALINGS`, in one line."""
-    if scaling not in TARGET_SCALINGS:
-        raise ScriptError(f"--target_scaling must be one of {', '.join(TARGET_SCALINGS)}, got {scaling!r}")
-
-
-def label_clusters(rows: Sequence[Mapping[str, Any]], label_field: str,
-                   scaling: str = "none") -> list[dict[str, Any]]:
-    """Copies of DUC rows whose documents carry ``label_field``: each sentence's ROUGE-2 recall against the cluster's
-    references (stemmed ROUGE-1.5.5 tokens, hits clipped per reference and summed over references, as ``-f A``),
-    scaled as ``scaling`` says (:data:`TARGET_SCALINGS`).
-
-    Why ``cluster_max``: raw recall is tiny (on DUC 2006 the mean is 0.005, the largest 0.064 and a quarter of the
-    sentences score 0), so a mean squared error on it is about 1e-5 whatever the model does and the gradients vanish;
-    the DUC rule only ranks sentences within a cluster, so dividing by the cluster's best sentence keeps the order
-    that matters and puts every cluster's targets on [0, 1].
-
-    Rows without references cannot be labelled and are left out with a warning."""
-    from wikiref_dataset.oracle import ExtractiveOracle, OracleConfig
-
-    check_target_scaling(scaling)
-    oracle = ExtractiveOracle(OracleConfig(n=2, objective="recall", max_sentences=None))
-    labelled = []
-    for row in rows:
-        if not row["references"]:
-            logger.warning("DUC topic %s has no reference summary: not used for training", row["topic_id"])
-            continue
-        scores = [oracle.sentence_scores(oracle.prepare(list(document["sentences"]), list(row["references"])),
-                                         objective="recall") for document in row["documents"]]
-        if scaling == "per_word":  # what a sentence adds per word of the 250-word budget the DUC rule fills
-            scores = [[value / max(1, len(sentence.split())) for value, sentence in zip(values, document["sentences"])]
-                      for values, document in zip(scores, row["documents"])]
-        if scaling in ("cluster_max", "per_word"):
-            top = max((value for values in scores for value in values), default=0.0)
-            scores = [[value / top if top > 0 else 0.0 for value in values] for values in scores]
-        documents = [{**document, label_field: values} for document, values in zip(row["documents"], scores)]
-        labelled.append({**row, "documents": documents})
-    return labelled
-
-
-QUERY_FORMATS = ("levels", "joined", "narrative", "title")
-"""How ``--query_format`` gives a DUC topic (the row's ``query``: the title, then the narrative's sentences)."""
-
-
-def check_lever_arguments(duc_args: DucArguments) -> None:
-    """Refuse, in one line, a ``--selection`` or ``--query_format`` no run knows, and DUC-only options with
-    ``--qfs_dir``."""
-    from wikiref_dataset.selection import CLUSTER_RULES
-
-    if duc_args.selection not in CLUSTER_RULES:
-        raise ScriptError(f"--selection must be one of {', '.join(CLUSTER_RULES)}, got {duc_args.selection!r}")
-    if duc_args.query_format not in QUERY_FORMATS:
-        raise ScriptError(f"--query_format must be one of {', '.join(QUERY_FORMATS)}, got {duc_args.query_format!r}")
-    if duc_args.qfs_dir and (duc_args.extra_train_dirs or duc_args.query_format != "levels"):
-        raise ScriptError("--extra_train_dirs and --query_format change DUC training; with --qfs_dir give neither")
-
-
-def format_queries(rows: Sequence[Mapping[str, Any]], how: str) -> list[dict[str, Any]]:
-    """Copies of the rows whose ``query`` is given as ``how`` says (:data:`QUERY_FORMATS`); ``levels`` keeps it.
-
-    Raises:
-        ScriptError: an unknown format.
-    """
-    if how not in QUERY_FORMATS:
-        raise ScriptError(f"--query_format must be one of {', '.join(QUERY_FORMATS)}, got {how!r}")
-    if how == "levels":
-        return [dict(row) for row in rows]
-    formatted = []
-    for row in rows:
-        levels = list(row["query"])
-        title, narrative = levels[:1], levels[1:]
-        query = {"joined": [" ".join(levels)], "narrative": [" ".join(narrative or title)], "title": title}[how]
-        formatted.append({**row, "query": query})
-    return formatted
-
-
-def extra_training_rows(folders: Sequence[str]) -> list[dict[str, Any]]:
-    """The train split of each converted benchmark of ``--extra_train_dirs``, its rows as DUC rows are (``query``,
-    ``documents`` with ``sentences``, ``references``).
-
-    Raises:
-        ScriptError: a folder that is not a converted benchmark with a train split.
-    """
-    from trainer_scripts.evaluate_duc import EvaluationError
-    from trainer_scripts.evaluate_qfs import load_split
-
-    rows: list[dict[str, Any]] = []
-    for folder in folders:
-        try:
-            split = load_split(folder, "train")
-        except EvaluationError as error:
-            raise ScriptError(f"--extra_train_dirs: {error}") from None
-        rows.extend(dict(row) for row in split.rows)
-        logger.info("extra training data: %d queries of %s (%s)", len(split.rows), split.benchmark, folder)
-    return rows
-
-
-QFS_LABELS = {
-    "oracle": "each sentence's ROUGE-2 recall against the references",
-    "spans": "1 for a sentence inside the annotators' answer spans, 0 elsewhere",
-}
-"""What ``--qfs_labels`` trains against on a converted benchmark."""
-
-
-def span_labels(rows: Sequence[Mapping[str, Any]], label_field: str) -> list[dict[str, Any]]:
-    """Copies of converted QMSum rows whose meeting carries ``label_field``: 1.0 for the sentences inside the query's
-    answer spans (``answer_sentences``), 0.0 for the others. Rows without spans (the general queries) are left out.
-
-    Raises:
-        ScriptError: the rows have no answer spans (a benchmark other than QMSum), or none has a span.
-    """
-    labelled = []
-    for row in rows:
-        if "answer_sentences" not in row:
-            raise ScriptError(f"--qfs_labels spans: {row.get('benchmark', 'this benchmark')} has no answer spans "
-                              "(QMSum's specific queries have them); use --qfs_labels oracle")
-        if not row["answer_spans"]:
-            continue
-        inside = set(row["answer_sentences"])
-        documents = [{**document, label_field: [1.0 if index in inside else 0.0
-                                                for index in range(len(document["sentences"]))]}
-                     for document in row["documents"]]
-        labelled.append({**row, "documents": documents})
-    if not labelled:
-        raise ScriptError("--qfs_labels spans: no training row has an answer span")
-    return labelled
-
-
-@dataclass
-class BenchmarkRun:
-    """What ``--qfs_dir`` trains and tests on: the training rows, the test split and the benchmark's scoring."""
-
-    train_rows: list[dict[str, Any]]
-    test: Any  # evaluate_qfs.QfsSplit
-    scoring: Any  # wikiref_dataset.qfs.scoring.BenchmarkScoring
-    train_split: str = "train"
-
-    def record(self, labels: str) -> dict[str, Any]:
-        from wikiref_dataset.qfs import benchmark_title
-
-        return {"dataset": str(self.test.path), "benchmark": self.test.benchmark,
-                "title": benchmark_title(self.test.benchmark), "train_split": self.train_split,
-                "train_queries": len(self.train_rows), "test_split": self.test.split,
-                "test_queries": len(self.test.rows), "labels": labels, "label_meaning": QFS_LABELS[labels],
-                "scoring": self.scoring.describe(), "budgets": dict(self.scoring.budgets)}
-
-
-def load_benchmark_run(duc_args: DucArguments) -> BenchmarkRun:
-    """The training rows and the test split of ``--qfs_dir``.
-
-    Raises:
-        ScriptError: DUC options given too, an unknown label kind, the same split for training and test, or a folder
-            that is not a converted benchmark with those splits.
-    """
-    from trainer_scripts.evaluate_duc import EvaluationError
-    from trainer_scripts.evaluate_qfs import load_split
-    from wikiref_dataset.qfs.scoring import scoring_for
-
-    given = [name for name in ("duc_dirs", "test_year", "folds", "fold") if getattr(duc_args, name)]
-    if given:
-        raise ScriptError(f"--qfs_dir trains and tests on a converted benchmark; {', '.join('--' + g for g in given)} "
-                          "belong to DUC runs: give one or the other")
-    if duc_args.qfs_labels not in QFS_LABELS:
-        raise ScriptError(f"--qfs_labels must be one of {', '.join(QFS_LABELS)}, got {duc_args.qfs_labels!r}")
-    if duc_args.qfs_train_split == duc_args.qfs_test_split:
-        raise ScriptError(f"--qfs_train_split and --qfs_test_split are both {duc_args.qfs_test_split!r}: a model is "
-                          "not tested on what it was trained on")
-    if duc_args.validation_clusters:
-        raise ScriptError("--validation_clusters chooses the epoch with DUC's metric; with --qfs_dir train a fixed "
-                          "number of epochs (or use --qfs_test_split on a split of your own)")
-    try:
-        train = load_split(duc_args.qfs_dir, duc_args.qfs_train_split)
-        test = load_split(duc_args.qfs_dir, duc_args.qfs_test_split)
-    except EvaluationError as error:
-        raise ScriptError(str(error)) from None
-    return BenchmarkRun(train_rows=train.rows, test=test, scoring=scoring_for(test.benchmark),
-                        train_split=train.split)
-
-
-def sample_documents(rows: Sequence[Mapping[str, Any]], limit: int | None, seed: int) -> list[Mapping[str, Any]]:
-    """The rows with at most ``limit`` documents each, drawn at random (reproducibly from ``seed`` and the topic) and
-    kept in their order; ``None`` keeps every document."""
-    import random
-
-    if limit is None:
-        return list(rows)
-    if limit < 1:
-        raise ScriptError(f"--max_train_documents must be at least 1, got {limit}")
-    sampled = []
-    for row in rows:
-        documents = list(row["documents"])
-        if len(documents) > limit:
-            keep = sorted(random.Random(f"{seed}:{row['topic_id']}").sample(range(len(documents)), limit))
-            documents = [documents[index] for index in keep]
-        sampled.append({**row, "documents": documents})
-    return sampled
-
-
-def _load_years(duc_dirs: Sequence[str]) -> list[Any]:
-    from trainer_scripts.evaluate_duc import EvaluationError, load_years
-    from wikiref_dataset.duc.reader import DucError
-
-    try:
-        return load_years(duc_dirs)
-    except (DucError, EvaluationError) as error:
-        raise ScriptError(str(error)) from None
-
-
-def fold_clusters(years: Sequence[Any], folds: int, fold: int) -> set[tuple[int, str]]:
-    """The ``(year, topic_id)`` of the clusters fold ``fold`` tests: every cluster of the years (with references or
-    not), sorted by year and topic, dealt round-robin into ``folds`` folds."""
-    clusters = sorted((year.year, row["topic_id"]) for year in years for row in year.rows)
-    return {key for position, key in enumerate(clusters) if position % folds == fold}
-
-
-def split_folds(duc_dirs: Sequence[str], folds: int, fold: int | None) -> tuple[list[Any], list[Any]]:
-    """``(train years, test years)`` for cluster-level k-fold: the clusters of every given year, sorted by year and
-    topic, are dealt round-robin into ``folds`` folds; fold ``fold`` is tested, the rest train. Each "year" is an
-    `evaluate_duc.DucYear` holding only that fold's clusters of that year (ROUGE is reported per year)."""
-    from trainer_scripts.evaluate_duc import DucYear
-
-    if not duc_dirs:
-        raise ScriptError("--duc_dirs needs at least one converted DUC year")
-    if folds < 2:
-        raise ScriptError(f"--folds must be at least 2, got {folds}")
-    if fold is None or not 0 <= fold < folds:
-        raise ScriptError(f"--fold must be one of 0 … {folds - 1} with --folds {folds}, got {fold}")
-    years = _load_years(duc_dirs)
-    clusters = sum(len(year.rows) for year in years)
-    if clusters < folds:
-        raise ScriptError(f"--folds {folds}: only {clusters} clusters in {', '.join(map(str, duc_dirs))}")
-    tested = fold_clusters(years, folds, fold)
-
-    def part(year: Any, test: bool) -> Any:
-        return DucYear(path=year.path, year=year.year,
-                       rows=[row for row in year.rows if ((year.year, row["topic_id"]) in tested) == test])
-
-    train = [part(year, False) for year in years]
-    test = [part(year, True) for year in years]
-    return [year for year in train if year.rows], [year for year in test if year.rows]
-
-
-def split_years(duc_dirs: Sequence[str], test_year: int | None) -> tuple[list[Any], list[Any]]:
-    """``(train years, [test year])`` as `evaluate_duc.DucYear` objects: train on every year but ``test_year``."""
-    if len(duc_dirs) < 2:
-        raise ScriptError("--duc_dirs needs at least two converted DUC years (train on the others, test on one), "
-                          "or --folds to test on held-out clusters of one year")
-    years = _load_years(duc_dirs)
-    by_year = {year.year: year for year in years}
-    if len(by_year) != len(years):
-        raise ScriptError(f"--duc_dirs holds the same year twice: {[year.year for year in years]}")
-    if test_year is None:
-        raise ScriptError(f"--test_year is required (one of {sorted(by_year)})")
-    if test_year not in by_year:
-        raise ScriptError(f"--test_year {test_year} is not among the given years {sorted(by_year)}")
-    return [by_year[year] for year in sorted(by_year) if year != test_year], [by_year[test_year]]
-
-
-def split_validation(rows: Sequence[Mapping[str, Any]], count: int, seed: int
-                     ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
-    """``(training rows, validation rows)``: ``count`` of the training clusters drawn at random (reproducibly from
-    ``seed``), kept in their order.
-
-    Raises:
-        ScriptError: ``count`` is negative or leaves no cluster to train on.
-    """
-    import random
-
-    if count < 0:
-        raise ScriptError(f"--validation_clusters must be 0 or more, got {count}")
-    if count == 0:
-        return list(rows), []
-    if count >= len(rows):
-        raise ScriptError(f"--validation_clusters {count}: only {len(rows)} training clusters, none would be left to "
-                          "train on")
-    chosen = set(random.Random(f"validation:{seed}").sample(range(len(rows)), count))
-    return ([row for index, row in enumerate(rows) if index not in chosen],
-            [row for index, row in enumerate(rows) if index in chosen])
-
-
-class EpochSelection:
-    """The validation share's judge (``--validation_clusters``): after every epoch, the model summarizes the
-    validation clusters with the run's selection rule (``--selection``; scores as the pipeline gives them: `modeling_qbert.inference.score_rows`)
-    and ROUGE-2 recall is measured with the official settings; the weights of the best epoch so far are kept in memory
-    (:meth:`restore` puts them back after training). Only the main process judges (it alone tests and saves)."""
-
-    def __init__(self, model: Any, processor: Any, rows: Sequence[Mapping[str, Any]], batch_size: int,
-                 rule: str = "duc") -> None:
-        from trainer_scripts.evaluate_duc import DucYear, load_metric
-
-        self.model, self.processor, self.batch_size, self.rule = model, processor, batch_size, rule
-        self.year = DucYear(path=Path("validation"), year=0, rows=[dict(row) for row in rows])
-        self.metric = load_metric()
-        self.by_epoch: list[float] = []
-        self.best_epoch: int | None = None
-        self._best_state: dict[str, Any] | None = None
-
-    def rouge_2(self) -> float:
-        """ROUGE-2 recall of the model's summaries of the validation clusters."""
-        from modeling_qbert.inference import score_rows
-        from trainer_scripts.evaluate_duc import score_year
-        from wikiref_dataset.selection import ClusterSentences
-
-        rows = self.year.scorable
-        summaries = {}
-        for row, documents in zip(rows, score_rows(self.model, self.processor, rows, batch_size=self.batch_size)):
-            cluster = ClusterSentences.from_row(row)
-            summaries[row["topic_id"]] = cluster.summary(cluster.select(cluster.flatten_scores(documents),
-                                                                        rule=self.rule))
-        return float(score_year(self.metric, self.year, summaries, "validation")["rouge_2_recall"])
-
-    def callback(self) -> Any:
-        from transformers import TrainerCallback
-
-        judge = self
-
-        class EpochSelectionCallback(TrainerCallback):
-            def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-                if state.is_world_process_zero:
-                    judge.judge()
-
-        return EpochSelectionCallback()
-
-    def judge(self) -> None:
-        value = self.rouge_2()
-        self.by_epoch.append(value)
-        epoch = len(self.by_epoch)
-        logger.info("epoch %d: validation ROUGE-2 recall %.2f (%d clusters)", epoch, 100 * value,
-                    len(self.year.scorable))
-        if self.best_epoch is None or value > self.by_epoch[self.best_epoch - 1]:
-            self.best_epoch = epoch
-            self._best_state = {name: tensor.detach().clone() for name, tensor in self.model.state_dict().items()}
-
-    def restore(self) -> None:
-        """Put the best epoch's weights back into the model (nothing to do when the last epoch was the best)."""
-        if self._best_state is not None and self.best_epoch != len(self.by_epoch):
-            self.model.load_state_dict(self._best_state)
-            logger.info("kept epoch %d of %d (validation ROUGE-2 recall %.2f)", self.best_epoch, len(self.by_epoch),
-                        100 * self.by_epoch[self.best_epoch - 1])
-        self._best_state = None
-
-    def record(self) -> dict[str, Any]:
-        return {"clusters": [row["topic_id"] for row in self.year.scorable],
-                "rouge_2_recall_by_epoch": list(self.by_epoch), "chosen_epoch": self.best_epoch}
-
-
-# ---- the run ----------------------------------------------------------------------------------------------------
-
-OBJECTIVE_TARGETS = {
-    "regression": "mean squared error against each sentence's ROUGE-2 recall",
-    "classification": "binary cross-entropy with each sentence's ROUGE-2 recall (in [0, 1]) as a soft target",
-}
-"""What each objective trains against on DUC (the model card states the one that ran)."""
-
-
-def choose_objective(duc_args: DucArguments, pretrained_objective: str, base: str) -> str:
-    """The fine-tuning objective: ``--finetuning_objective``, else the pre-trained model's. Another objective than the
-    pre-trained one is refused unless ``--switch_objective`` says it is meant (the paper's "classification
-    pre-training" rows fine-tune with regression; nobody should get that by accident)."""
-    objective = duc_args.finetuning_objective or pretrained_objective
-    if objective not in OBJECTIVE_TARGETS:
-        raise ScriptError(f"--finetuning_objective must be one of {sorted(OBJECTIVE_TARGETS)}, got {objective!r}")
-    if objective != pretrained_objective and not duc_args.switch_objective:
-        raise ScriptError(f"--finetuning_objective {objective}: {base} was pre-trained with {pretrained_objective}; "
-                          f"pass --switch_objective true to fine-tune its head for {objective} on purpose, or leave "
-                          f"--finetuning_objective out to keep {pretrained_objective}")
-    return objective
-
-
-@dataclass
-class SubnetworkChoice:
-    """The subnetwork fine-tuning trains: ``config`` ``None`` for full fine-tuning; ``masks`` when a saved mask is
-    used as it is; ``source`` says where it comes from; ``schedule`` the pre-training run's record of the iterative
-    schedule that found it."""
-
-    config: Any
-    masks: dict[str, Any] | None
-    source: str
-    schedule: Mapping[str, Any] | None = None
-
-
-def choose_subnetwork(duc_args: DucArguments, base: str) -> SubnetworkChoice:
-    """Full fine-tuning (``--subnetwork_fraction 0``); the mask saved in the pre-trained folder
-    (``--subnetwork_method iterative``, or no method given and a saved mask present), loaded with
-    ``fixed_mask=True`` so the trainer never prunes it; else one-step identification at ``--subnetwork_fraction``.
-
-    Raises:
-        ScriptError: an unknown method, ``iterative`` without a saved mask (or with ``--subnetwork_fraction 0``),
-            or a mask file that cannot be read.
-    """
-    from modeling_qbert.sparse import (
-        METHODS,
-        SUBNETWORK_MASK_NAME,
-        SubnetworkConfig,
-        load_subnetwork_mask,
-        mask_density,
-    )
-
-    method = duc_args.subnetwork_method
-    if method not in (None, *METHODS):
-        raise ScriptError(f"--subnetwork_method must be one of {', '.join(METHODS)}, got {method!r}")
-    if duc_args.subnetwork_fraction == 0:
-        if method == "iterative":
-            raise ScriptError("--subnetwork_method iterative fine-tunes the saved iterative subnetwork; "
-                              "--subnetwork_fraction 0 asks for full fine-tuning instead")
-        return SubnetworkChoice(config=None, masks=None, source="full fine-tuning: every weight trainable")
-    saved = Path(base) / SUBNETWORK_MASK_NAME
-    if method == "iterative" or (method is None and saved.is_file()):
-        if not saved.is_file():
-            raise ScriptError(f"--subnetwork_method iterative fine-tunes the mask that iterative pre-training saved, "
-                              f"but {base} has no {SUBNETWORK_MASK_NAME}: pre-train it with pretrain_wikiref.py "
-                              "--subnetwork_method iterative, or use --subnetwork_method one_step")
-        try:
-            masks, config = load_subnetwork_mask(saved)
-        except (OSError, ValueError) as error:
-            raise ScriptError(f"{saved}: cannot read the subnetwork mask ({error})") from None
-        if config is None:  # a mask file without its config: all that is known is its density
-            config = SubnetworkConfig(fraction=max(mask_density(masks), 1e-12), method="iterative")
-        if method == "iterative" and config.method != "iterative":
-            raise ScriptError(f"{saved} was identified by {config.method}, not by iterative pruning; leave "
-                              "--subnetwork_method out to fine-tune it anyway")
-        pretrained = (read_results(base) or {}).get("subnetwork") or {}
-        return SubnetworkChoice(config=replace(config, fixed_mask=True), masks=masks,
-                                source=f"{SUBNETWORK_MASK_NAME} of the pre-trained model ({config.method}), as it is",
-                                schedule=pretrained.get("schedule"))
-    if saved.is_file():
-        logger.warning("%s has a saved subnetwork mask; --subnetwork_method one_step identifies a new one instead",
-                       base)
-    config = SubnetworkConfig(fraction=duc_args.subnetwork_fraction, method="one_step",
-                              include_vectors=duc_args.subnetwork_include_vectors)
-    return SubnetworkChoice(config=config, masks=None,
-                            source="one-step identification on the pre-trained weights")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     from transformers import TrainingArguments
 
-    model_args, duc_args, training_args = parse_arguments(
-        (ModelArguments, DucArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0],
-        stage="finetune")
+    try:
+        model_args, duc_args, training_args = parse_arguments(
+            (ModelArguments, DucArguments, TrainingArguments), argv, description=__doc__.split("\n\n")[0],
+            stage="finetune")
+    except ScriptError as error:  # a value DucArguments.__post_init__ refuses: one line, exit 2
+        return script_argument_error(error, logger)
     configure_logging(training_args)
     return run_training_script(lambda: _run(model_args, duc_args, training_args), training_args, model_args.wait, logger)
 
 
 def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any) -> int:
-    from wikiref_dataset.baselines import BASELINE_NAMES
-
-    check_model_arguments(model_args)  # bad values of the options are refused before anything is loaded
-    if model_args.recipe_choice is not None:
-        logger.info("%s", model_args.recipe_choice.describe())
-    baselines = [] if duc_args.baselines in (["none"], []) else list(dict.fromkeys(duc_args.baselines))
-    unknown = [name for name in baselines if name not in BASELINE_NAMES]
-    if unknown:
-        raise ScriptError(f"unknown baseline(s) {unknown}: choose from {sorted(BASELINE_NAMES)} or 'none'")
-    check_target_scaling(duc_args.target_scaling)  # before any model is loaded
-    check_lever_arguments(duc_args)
-    if duc_args.preprocessing_num_workers is not None and duc_args.preprocessing_num_workers < 1:
-        raise ScriptError(f"--preprocessing_num_workers must be at least 1, got {duc_args.preprocessing_num_workers}")
-    if not duc_args.ranking_loss_weight >= 0:
-        raise ScriptError(f"--ranking_loss_weight must be at least 0, got {duc_args.ranking_loss_weight}")
-    extra_rows = extra_training_rows(duc_args.extra_train_dirs)
-    fraction = duc_args.subnetwork_fraction  # None: chosen once the model is loaded (from what training starts from)
-    if fraction is not None and not 0.0 <= fraction <= 1.0:
-        raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {fraction}")
-    info = run_info(model_args.run_kind)
-    benchmark = load_benchmark_run(duc_args) if duc_args.qfs_dir else None
-    if benchmark is not None:
-        train_years, test_years = [], []
-    elif duc_args.folds is not None:
-        if duc_args.test_year is not None:
-            raise ScriptError("--folds tests on held-out clusters of every given year; --test_year holds out a year: "
-                              "give one of them")
-        train_years, test_years = split_folds(duc_args.duc_dirs, duc_args.folds, duc_args.fold)
-    else:
-        if duc_args.fold is not None:
-            raise ScriptError("--fold needs --folds")
-        train_years, test_years = split_years(duc_args.duc_dirs, duc_args.test_year)
     import datasets
     from transformers import set_seed
 
     from modeling_qbert.pipeline_qfs import QueryFocusedSummarizationPipeline
-    from modeling_qbert.trainer import QBertTrainer
-    from trainer_scripts.evaluate_duc import (
-        baseline_summaries,
-        evaluate_systems,
-        format_table,
-        model_summaries,
-        write_sentence_scores,
-        write_summaries,
-    )
 
+    # Options (DucArguments checked its own when parsed) and the data: DUC years or another benchmark.
+    check_model_arguments(model_args)
+    if model_args.recipe_choice is not None:
+        logger.info("%s", model_args.recipe_choice.describe())
+    info = run_info(model_args.run_kind)
+    data = load_finetuning_data(duc_args)
+
+    # The model: a saved Q-BERT folder or a plain encoder with a new head; its objective and subnetwork.
     set_seed(training_args.seed)  # before the model: a new head's weights and the [L#] embeddings come from --seed
     model, processor, base = load_model_and_processor(model_args)
-    new_head = not is_qbert_folder(base)
-    if duc_args.subnetwork_fraction is None:
-        duc_args.subnetwork_fraction = 0.0 if new_head else 0.1
-    head_learning_rate = duc_args.head_learning_rate
-    if head_learning_rate is None and new_head:
-        head_learning_rate = training_args.learning_rate * NEW_HEAD_LR_FACTOR
-    chosen = choose_subnetwork(duc_args, base)
-    pretrained_objective = model.config.objective
-    if new_head and duc_args.finetuning_objective is not None:  # nothing pre-trained to keep: --objective's twin
-        pretrained_objective = duc_args.finetuning_objective
-    objective = choose_objective(duc_args, pretrained_objective, base)
-    model.config.objective = processor.objective = objective
-    if benchmark is not None and duc_args.qfs_labels == "spans":
-        train_rows = span_labels(benchmark.train_rows, processor.label_field)
-    else:
-        duc_rows = format_queries([row for year in train_years for row in year.rows], duc_args.query_format)
-        train_rows = label_clusters(benchmark.train_rows if benchmark is not None else
-                                    duc_rows + extra_rows, processor.label_field, scaling=duc_args.target_scaling)
+    setup = choose_training_setup(model, processor, base, duc_args, training_args.learning_rate)
+
+    # Training rows (labelled), the validation share, the test rows, and the training windows.
+    train_rows = data.training_rows(processor.label_field)
     if not train_rows:
         raise ScriptError("no training cluster has reference summaries")
     train_rows, validation_rows = split_validation(train_rows, duc_args.validation_clusters, training_args.seed)
     train_rows = sample_documents(train_rows, duc_args.max_train_documents, training_args.seed)
-    test_rows = (benchmark.test.rows if benchmark is not None else
-                 format_queries([row for year in test_years for row in year.scorable], duc_args.query_format))
-    if not test_rows:
-        raise ScriptError(f"DUC {'+'.join(str(year.year) for year in test_years)}: no test cluster has reference "
-                          "summaries, nothing to test on")
+    test_rows = data.test_rows()
     with training_args.main_process_first(desc="packing windows"):
         windows = processor.prepare_dataset(datasets.Dataset.from_list(train_rows), cache_dir=windows_cache_dir(),
                                             num_proc=duc_args.preprocessing_num_workers)
-    if benchmark is not None:
-        trained = f"{benchmark.test.benchmark}/{duc_args.qfs_train_split} ({duc_args.qfs_labels} labels)"
-        tested = f"{benchmark.test.key} ({len(test_rows)} queries)"
-    else:
-        trained = "DUC " + "+".join(str(year.year) for year in train_years)
-        tested = "DUC " + "+".join(f"{year.year} ({len(year.scorable)} clusters)" for year in test_years)
     logger.info("fine-tuning %s on %s (%d clusters, %d documents, %d windows, %s packing), testing on %s",
-                base, trained, len(train_rows), sum(len(row["documents"]) for row in train_rows), len(windows),
-                processor.packing, tested)
+                base, data.trained(), len(train_rows), sum(len(row["documents"]) for row in train_rows),
+                len(windows), processor.packing, data.tested(test_rows))
 
+    # Training.
     model.config.cluster_selection = duc_args.selection  # saved with the model: the pipeline's rule for clusters
     selection = (EpochSelection(model, processor, validation_rows, duc_args.eval_window_batch_size,
                                 rule=duc_args.selection) if validation_rows else None)
-    common = dict(model=model, args=training_args, train_dataset=windows, data_collator=processor.collator(),
-                  head_learning_rate=head_learning_rate, ranking_loss_weight=duc_args.ranking_loss_weight,
-                  callbacks=[model_folder_callback(processor), *([selection.callback()] if selection else [])])
-    if chosen.config is not None:
-        from modeling_qbert.trainer import SubnetworkTrainer
-
-        base_state = ({name: parameter.detach().clone() for name, parameter in model.named_parameters()}
-                      if duc_args.save_sparse_delta else None)
-        try:
-            trainer = SubnetworkTrainer(subnetwork_config=chosen.config, subnetwork_mask=chosen.masks, **common)
-        except ValueError as error:
-            if chosen.masks is None:
-                raise
-            raise ScriptError(f"the saved subnetwork mask does not fit {base}: {error}") from None
-    else:
-        if duc_args.save_sparse_delta:
-            raise ScriptError("--save_sparse_delta needs a subnetwork (--subnetwork_fraction > 0)")
-        trainer = QBertTrainer(**common)
+    trainer, base_state = _trainer(model, processor, windows, setup, selection, duc_args, training_args, base)
     started = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     seconds = time.perf_counter() - started
-    from modeling_qbert.sparse import SUBNETWORK_MASK_NAME, trainable_share
-
-    masks = getattr(trainer, "subnetwork_mask", None) or {}
-    subnetwork_record = subnetwork_results(chosen.config, masks, mask_file=SUBNETWORK_MASK_NAME if masks else None,
-                                           source=chosen.source, schedule=chosen.schedule)
-    subnetwork = {"fraction": subnetwork_record["fraction"], "method": subnetwork_record["method"]}
-    if chosen.config is not None:
-        statistics = trainer.subnetwork_statistics()
-        subnetwork["changed_fraction"] = statistics.get("subnetwork/changed_fraction")
-        subnetwork["trainable_fraction"] = statistics.get("subnetwork/trainable_fraction")
-        subnetwork["final_density"] = subnetwork_record["final_density"]
-        subnetwork["source"] = chosen.source
-    subnetwork["share"] = trainable_share(trainer.accelerator.unwrap_model(trainer.model), masks)
+    subnetwork, subnetwork_record = finetuning_subnetwork(trainer, setup.subnetwork)
     logger.info("trained %d steps in %.1f s, loss %.4f; %s", output.global_step, seconds, output.training_loss,
-                subnetwork)
-
+                subnetwork.to_dict())
     if not trainer.is_world_process_zero():
         return 0  # the other data-parallel processes are done: evaluation and saving happen once, on the main one
+
+    # Test: the model's summaries of the test rows beside the baselines'.
     model = trainer.accelerator.unwrap_model(trainer.model)
     if selection is not None:
         selection.restore()
     summarize = QueryFocusedSummarizationPipeline(model=model, processor=processor, tokenizer=processor.tokenizer,
                                                   batch_size=duc_args.eval_window_batch_size)
     sentence_scores: dict[str, list[list[float]]] = {}
-    if benchmark is not None:
-        from trainer_scripts import evaluate_qfs
+    systems, evaluation = data.evaluate(summarize, test_rows, duc_args.baseline_names, duc_args.selection,
+                                        sentence_scores)
 
-        budget = benchmark.scoring.budget
-        systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows, scores=sentence_scores, budget=budget,
-                                                 rule=duc_args.selection)}
-        for name in baselines:
-            systems[BASELINE_NAMES[name]] = baseline_summaries(name, test_rows, budget=budget)
-        scored = {system: evaluate_qfs.score_system(benchmark.test, benchmark.scoring, summaries, system)
-                  for system, summaries in systems.items()}
-        evaluation_record = evaluate_qfs.evaluation_record(benchmark.test, benchmark.scoring, scored)
-        logger.info("%s, ROUGE x100 (%s):\n%s", tested, benchmark.scoring.describe(),
-                    evaluate_qfs.format_table(scored, benchmark.test, benchmark.scoring.value))
-    else:
-        systems = {QBERT_SYSTEM: model_summaries(summarize, test_rows, scores=sentence_scores,
-                                                 rule=duc_args.selection)}
-        for name in baselines:
-            systems[BASELINE_NAMES[name]] = baseline_summaries(name, test_rows)
-        evaluation = evaluate_systems(test_years, systems)
-        evaluation_record = evaluation.to_dict()
-        logger.info("%s, ROUGE recall x100 (%s):\n%s", tested, evaluation.settings, format_table(evaluation))
-
-    pretrained = read_results(base) or {}
-    recipe = model_args.recipe_choice.to_dict() if model_args.recipe_choice is not None else None
-    results = {
-        "script": "finetune_duc",
-        "run": info,
-        "recipe": recipe,
-        "base_model": pretrained.get("base_model", base),
-        "objective": objective,
-        "pretraining": _pretraining_record(pretrained, pretrained_objective),
-        "finetuning": {
-            "init_checkpoint": base,
-            "recipe": recipe,
-            "train_years": [year.year for year in train_years],
-            "test_year": test_years[0].year if duc_args.folds is None and benchmark is None else None,
-            "benchmark": benchmark.record(duc_args.qfs_labels) if benchmark is not None else None,
-            "folds": None if duc_args.folds is None else {
-                "folds": duc_args.folds, "fold": duc_args.fold,
-                "test_clusters": [row["topic_id"] for row in test_rows]},
-            "documents": sum(len(row["documents"]) for row in train_rows),
-            "max_train_documents": duc_args.max_train_documents,
-            "target_scaling": duc_args.target_scaling,
-            "packing": processor.packing,
-            "pooling": model.config.pooling,
-            "use_query": model.config.use_query,
-            "attention_scope": model.config.attention_scope,
-            "query_similarity": model.config.query_similarity,
-            "sentence_position_buckets": model.config.sentence_position_buckets,
-            "selection": duc_args.selection,
-            "query_format": duc_args.query_format,
-            "extra_train_dirs": list(duc_args.extra_train_dirs),
-            "extra_train_queries": len(extra_rows),
-            "head_learning_rate": head_learning_rate,
-            "ranking_loss_weight": duc_args.ranking_loss_weight,
-            "clusters": len(train_rows),
-            "epoch_selection": selection.record() if selection is not None else None,
-            "windows": len(windows),
-            "objective": objective,
-            "pretraining_objective": None if new_head else pretrained_objective,
-            "targets": f"{OBJECTIVE_TARGETS[objective]}, {TARGET_SCALINGS[duc_args.target_scaling]}" + (
-                f"; plus {duc_args.ranking_loss_weight:g} x a listwise ranking loss within each window"
-                if duc_args.ranking_loss_weight else ""),
-            "hyperparameters": hyperparameters(training_args, processor.max_length),
-            "subnetwork": subnetwork,
-            "steps": output.global_step,
-            "train_loss": output.training_loss,
-            "train_seconds": round(seconds, 2),
-        },
-        # a benchmark's scores are not DUC's: the model card's DUC table reads "evaluation" alone
-        "evaluation": evaluation_record if benchmark is None else None,
-        "benchmark_evaluation": evaluation_record if benchmark is not None else None,
-        "subnetwork": subnetwork_record,
-    }
+    # Results, the model folder, the summaries, the sentence scores and the model card.
+    pretrained = read_training_results(base)
+    recipe = (RecipeRecord.from_dict(model_args.recipe_choice.to_dict())
+              if model_args.recipe_choice is not None else None)
+    results = TrainingResults(
+        script="finetune_duc", run=info, recipe=recipe, base_model=pretrained.base_model if pretrained.recorded("base_model") else base,
+        objective=setup.objective,
+        pretraining=pretraining_record(pretrained.pretraining, setup.pretrained_objective, pretrained.objective),
+        finetuning=finetuning_results(
+            base=base, recipe=recipe, data=data, setup=setup, duc_args=duc_args, model_config=model.config,
+            processor=processor, train_rows=train_rows, test_rows=test_rows, windows=len(windows),
+            selection=selection, hyperparameters=hyperparameters(training_args, processor.max_length),
+            subnetwork=subnetwork, output=output, seconds=seconds),
+        **data.evaluation_fields(evaluation), subnetwork=subnetwork_record)
     out = Path(training_args.output_dir)
     save_model_folder(trainer, processor, out)
     if duc_args.save_sparse_delta:
         from modeling_qbert.sparse import SPARSE_DELTA_NAME
 
         delta = trainer.save_sparse_delta(out / SPARSE_DELTA_NAME, base_state)  # base recorded: the folder loaded
-        results["finetuning"]["sparse_delta"] = {"path": SPARSE_DELTA_NAME, "bytes": delta.num_bytes,
-                                                 "dense_bytes": delta.dense_num_bytes}
+        results.finetuning.sparse_delta = SparseDeltaRecord(path=SPARSE_DELTA_NAME, bytes=delta.num_bytes,
+                                                            dense_bytes=delta.dense_num_bytes)
+    from trainer_scripts.duc_evaluation import write_sentence_scores, write_summaries
+
     write_summaries(out / "summaries.jsonl", systems)
     write_sentence_scores(out / "sentence_scores.jsonl", sentence_scores)
     write_results(out, results)
@@ -851,13 +188,28 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     return 0
 
 
-def _pretraining_record(pretrained: Mapping[str, Any], objective: str) -> dict[str, Any] | None:
-    """The starting folder's pre-training results, with the objective it ran (older results name it only at the top
-    level)."""
-    record = pretrained.get("pretraining")
-    if not record:
-        return None
-    return {**record, "objective": record.get("objective") or pretrained.get("objective") or objective}
+def _trainer(model: Any, processor: Any, windows: Any, setup: Any, selection: EpochSelection | None,
+             duc_args: DucArguments, training_args: Any, base: str) -> tuple[Any, dict[str, Any] | None]:
+    """``(trainer, base_state)``: `SubnetworkTrainer` over the chosen subnetwork (``base_state``: the weights before
+    training, for ``--save_sparse_delta``), or `QBertTrainer` for full fine-tuning; a new head at its learning rate."""
+    from modeling_qbert.trainer import QBertTrainer, SubnetworkTrainer
+
+    chosen = setup.subnetwork
+    common = dict(model=model, args=training_args, train_dataset=windows, data_collator=processor.collator(),
+                  head_learning_rate=setup.head_learning_rate, ranking_loss_weight=duc_args.ranking_loss_weight,
+                  callbacks=[model_folder_callback(processor), *([selection.callback()] if selection else [])])
+    if chosen.config is None:
+        if duc_args.save_sparse_delta:
+            raise ScriptError("--save_sparse_delta needs a subnetwork (--subnetwork_fraction > 0)")
+        return QBertTrainer(**common), None
+    base_state = ({name: parameter.detach().clone() for name, parameter in model.named_parameters()}
+                  if duc_args.save_sparse_delta else None)
+    try:
+        return SubnetworkTrainer(subnetwork_config=chosen.config, subnetwork_mask=chosen.masks, **common), base_state
+    except ValueError as error:
+        if chosen.masks is None:
+            raise
+        raise ScriptError(f"the saved subnetwork mask does not fit {base}: {error}") from None
 
 
 if __name__ == "__main__":

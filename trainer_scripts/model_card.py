@@ -10,20 +10,15 @@ row is printed beside this run's only with what differs between the two (encoder
 A part the run did not do is rendered as "not evaluated" / "not part of this run", and a demo run
 (``results["run"]["kind"] == "demo"``) is flagged at the top of the card and in its limitations.
 
-``results`` is the dict the training scripts write (all scores on a 0-1 scale; the card prints them ×100)::
-
-    {"script": "finetune_duc" | "pretrain_wikiref", "run": {"kind": "demo" | "full", "date", "command"},
-     "base_model": str, "objective": "classification" | "regression",
-     "pretraining": {"dataset", "examples": {split: n}, "hyperparameters": {...}, "steps", "train_loss",
-                     "validation": {"examples", "threshold", "rouge_1_f", "rouge_2_f", "rouge_l_f"}} | None,
-     "finetuning": {"train_years", "test_year", "objective", "pretraining_objective", "targets", "hyperparameters",
-                    "subnetwork": {"fraction", "method", "changed_fraction", "trainable_fraction",
-                                   "share": modeling_qbert.sparse.trainable_share(...)}, "steps", "train_loss"} | None,
-     "evaluation": trainer_scripts.evaluate_duc.Evaluation.to_dict() | None}
+``results`` is what the training scripts write, read as `trainer_scripts.results.TrainingResults` (all scores on a
+0-1 scale; the card prints them ×100): its ``pretraining``, ``finetuning``, DUC ``evaluation`` (Table VI's shape),
+``benchmark_evaluation`` (another benchmark's) and ``subnetwork``. A results file written by an older version of the
+scripts is read as it is: what it does not record is "not recorded" on the card.
 
 The ``results.json`` of an experiments folder (``wikiref experiments``, ``run_experiments.py``) is read as the
 results of its best row's run (``results["best"]["card_results"]``), with that row's scores over the seeds under
-``results["experiments"]`` (:func:`experiments_results`): the card then states them under its DUC table.
+``results.experiments`` (:func:`experiments_results`): the card then states them under its DUC table.
+:func:`write_model_card` is how the training scripts write the card beside the model.
 
 Usage::
 
@@ -33,8 +28,9 @@ Usage::
 
 from __future__ import annotations
 
-import json
+import logging
 import math
+import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -42,14 +38,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainer_scripts.evaluate_duc import MEASURE_NAMES, MEASURES, format_cell
+from trainer_scripts.duc_evaluation import MEASURE_NAMES, MEASURES, format_cell
 from trainer_scripts.experiments.tables import PAPER_WIKIREF_TRAIN, published_values
+from trainer_scripts.results import (
+    MODEL_SYSTEM,
+    EvaluationResults,
+    ExperimentsSummary,
+    FinetuningResults,
+    ResultsError,
+    SystemScores,
+    TrainingResults,
+    read_results_file,
+)
 from wikiref_dataset.wikiref.dataset import WIKIREF_CITATION
 
-TEMPLATE_PATH = Path(__file__).resolve().with_name("model_card.md")  # package data; ./model_card.md links to it
-MODEL_SYSTEM = "Q-BERT"
-"""The name of this model's row in ``results["evaluation"]["systems"]``."""
+logger = logging.getLogger(__name__)
 
+TEMPLATE_PATH = Path(__file__).resolve().with_name("model_card.md")  # package data; ./model_card.md links to it
 CITATION = WIKIREF_CITATION  # the paper, as the WikiRef dataset card cites it
 PAPER = ("Zhu, Dong, Wei, Qin and Liu (2022), *Transforming Wikipedia into Augmented Data for Query-Focused "
          "Summarization*, IEEE/ACM Transactions on Audio, Speech, and Language Processing")
@@ -111,60 +116,88 @@ class ModelCardError(ValueError):
 # ---- reading the results ------------------------------------------------------------------------------------------
 
 
-def load_results(path: str | Path) -> dict[str, Any]:
-    """The results dict of a ``results.json``; a clear error for a missing or malformed file."""
+def load_results(path: str | Path) -> TrainingResults:
+    """The results of a ``results.json``; a clear error for a missing or malformed file. An experiments folder's
+    (``run_experiments.py``) is read as its best row's run (:func:`experiments_results`)."""
     path = Path(path)
     if not path.is_file():
         raise ModelCardError(f"{path}: no such results file (the training scripts write results.json into the model "
                              "folder)")
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ModelCardError(f"{path}: not valid JSON ({error})") from None
-    if isinstance(results, Mapping) and results.get("script") == "run_experiments":
-        return experiments_results(results, path.parent)
-    check_results(results, where=str(path))
-    return results
+        data = read_results_file(path)
+    except ResultsError as error:
+        raise ModelCardError(str(error)) from None
+    if isinstance(data, Mapping) and data.get("script") == "run_experiments":
+        return experiments_results(ExperimentsFolderResults.from_dict(data, str(path)), path.parent)
+    return check_results(data, where=str(path))
 
 
-def experiments_results(experiments: Mapping[str, Any], folder: str | Path) -> dict[str, Any]:
+@dataclass
+class ExperimentsFolderResults:
+    """What the card reads from an experiments folder's ``results.json`` (``run_experiments.py``): the best row
+    (``best``: its variant, published row, models and the ``card_results`` of the run the card describes), every
+    row's scores (``rows``) and the settings (seeds, benchmarks)."""
+
+    best: Mapping[str, Any] | None
+    rows: Mapping[str, Any]
+    settings: Mapping[str, Any]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "results") -> ExperimentsFolderResults:
+        for key in ("best", "rows", "settings"):
+            if data.get(key) is not None and not isinstance(data[key], Mapping):
+                raise ModelCardError(f"{where}: {key!r} must be an object or null")
+        return cls(best=data.get("best"), rows=data.get("rows") or {}, settings=data.get("settings") or {})
+
+    def row(self, key: str | None) -> Mapping[str, Any]:
+        return self.rows.get(key) or {}
+
+    def zero_shot(self, row: Mapping[str, Any], benchmark: str) -> Any:
+        return ((row.get("benchmarks") or {}).get(benchmark) or {}).get("zero_shot")
+
+    def baseline(self, key: str, benchmark: str) -> Any:
+        return ((self.row(key).get("benchmarks") or {}).get(benchmark) or {}).get("baseline")
+
+
+def experiments_results(experiments: ExperimentsFolderResults | Mapping[str, Any],
+                        folder: str | Path) -> TrainingResults:
     """The results of the best row's run in an experiments folder (``folder/results.json`` written by
     ``run_experiments.py``: its ``best`` names the row and the run's ``results.json``), with the row's scores over the
-    seeds added as ``results["experiments"]``: ``{"row", "published_row", "seeds", "duc": {year: {measure: {"mean",
-    "std", ...}}}, "folder", "models"}``.
+    seeds added as ``results.experiments`` (`ExperimentsSummary`).
 
     Raises:
         ModelCardError: the experiments have no finished DUC row, or its run's results are missing.
     """
-    best = experiments.get("best")
+    if not isinstance(experiments, ExperimentsFolderResults):
+        experiments = ExperimentsFolderResults.from_dict(experiments, str(folder))
+    best = experiments.best
     if not isinstance(best, Mapping) or not best.get("card_results"):
         raise ModelCardError(f"{folder}: the experiments have no finished DUC row to describe (results.json has no "
                              "'best')")
     results = load_results(Path(folder) / best["card_results"])
-    row = (experiments.get("rows") or {}).get(best.get("variant")) or {}
-    rows = experiments.get("rows") or {}
+    row = experiments.row(best.get("variant"))
     benchmarks = {}
-    for name, setting in ((experiments.get("settings") or {}).get("benchmarks") or {}).items():
-        zero_shot = ((row.get("benchmarks") or {}).get(name) or {}).get("zero_shot")
+    for name, setting in (experiments.settings.get("benchmarks") or {}).items():
+        zero_shot = experiments.zero_shot(row, name)
         if zero_shot:
             benchmarks[name] = {"split": setting.get("split"), "queries": setting.get("queries"),
                                 "zero_shot": zero_shot,
-                                "baselines": {(rows.get(key) or {}).get("published_row") or key:
-                                              ((rows.get(key) or {}).get("benchmarks") or {}).get(name, {}).get("baseline")
+                                "baselines": {experiments.row(key).get("published_row") or key:
+                                              experiments.baseline(key, name)
                                               for key in ("lead", "query_sim", "oracle")}}
-    results["experiments"] = {"row": best.get("variant"), "published_row": best.get("published_row"),
-                              "seeds": (experiments.get("settings") or {}).get("seeds"), "duc": row.get("duc") or {},
-                              "benchmarks": benchmarks, "folder": str(folder), "models": best.get("models") or []}
+    results.experiments = ExperimentsSummary(
+        row=best.get("variant"), published_row=best.get("published_row"), seeds=experiments.settings.get("seeds"),
+        duc=row.get("duc") or {}, benchmarks=benchmarks, folder=str(folder), models=best.get("models") or [])
     return results
 
 
-def experiments_benchmarks_table(results: Mapping[str, Any]) -> str | None:
+def experiments_benchmarks_table(results: TrainingResults) -> str | None:
     """The other benchmarks the experiments scored this row on zero-shot (``wikiref experiments --qfs_dirs``): its
     models as trained on DUC, mean ± std over the seeds of ROUGE-1/2/L F1 ×100, beside the baselines; ``None`` when
     there were none."""
     from wikiref_dataset.qfs import benchmark_title
 
-    benchmarks = (results.get("experiments") or {}).get("benchmarks") or {}
+    benchmarks = results.experiments.benchmarks if results.experiments else {}
     if not benchmarks:
         return None
     header = ["System", *(f"{benchmark_title(name)} {label} F1" for name in benchmarks
@@ -190,33 +223,35 @@ def experiments_benchmarks_table(results: Mapping[str, Any]) -> str | None:
             "over the seeds).")
 
 
-def experiments_note(results: Mapping[str, Any]) -> str | None:
+def experiments_note(results: TrainingResults) -> str | None:
     """One paragraph on the experiments this run belongs to: its row's mean ± std ROUGE recall over the seeds."""
-    experiments = results.get("experiments")
-    if not experiments or not experiments.get("duc"):
+    experiments = results.experiments
+    if not experiments or not experiments.duc:
         return None
     parts = []
-    for year, summary in sorted(experiments["duc"].items()):
+    for year, summary in sorted(experiments.duc.items()):
         cells = [f"{MEASURE_NAMES[measure]} {_percent(summary[measure]['mean'])} ± {_percent(summary[measure]['std'])}"
                  for measure in MEASURES if (summary or {}).get(measure)]
         if cells:
             parts.append(f"DUC {year}: " + ", ".join(cells))
-    seeds = experiments.get("seeds") or []
-    return (f"This model is one run of the row `{experiments.get('row')}` of `wikiref experiments` "
-            f"({experiments.get('published_row') or 'no published row'}); over its {len(seeds)} seed(s) and folds, "
+    seeds = experiments.seeds or []
+    return (f"This model is one run of the row `{experiments.row}` of `wikiref experiments` "
+            f"({experiments.published_row or 'no published row'}); over its {len(seeds)} seed(s) and folds, "
             "ROUGE recall ×100, mean ± std: " + "; ".join(parts) + ".")
 
 
-def check_results(results: Any, where: str = "results") -> None:
-    """Raise :class:`ModelCardError` when ``results`` is not shaped like a training script's results."""
-    if not isinstance(results, Mapping):
-        raise ModelCardError(f"{where}: expected a JSON object, got {type(results).__name__}")
-    for key in ("pretraining", "finetuning", "evaluation", "run"):
-        if results.get(key) is not None and not isinstance(results[key], Mapping):
-            raise ModelCardError(f"{where}: {key!r} must be an object or null")
-    evaluation = results.get("evaluation")
-    if evaluation is not None and not isinstance(evaluation.get("systems"), Mapping):
-        raise ModelCardError(f"{where}: 'evaluation' has no 'systems' (expected evaluate_duc.py's JSON output)")
+def check_results(results: Any, where: str = "results") -> TrainingResults:
+    """``results`` as `TrainingResults` (a dict as the training scripts write it, or the record itself).
+
+    Raises:
+        ModelCardError: ``results`` is not shaped like a training script's results (named by ``where``).
+    """
+    if isinstance(results, TrainingResults):
+        return results
+    try:
+        return TrainingResults.from_dict(results, where)
+    except ResultsError as error:
+        raise ModelCardError(str(error)) from None
 
 
 def _percent(value: Any) -> str:
@@ -227,24 +262,23 @@ def _loss(value: Any) -> str:
     return f"{float(value):.4f}" if isinstance(value, (int, float)) else "not recorded"
 
 
-def run_kind(results: Mapping[str, Any]) -> str:
+def run_kind(results: TrainingResults) -> str:
     """``"demo"``, ``"full"`` or ``"unspecified"``."""
-    kind = (results.get("run") or {}).get("kind")
-    return kind if kind in ("demo", "full") else "unspecified"
+    return results.run_kind
 
 
-def model_variant(results: Mapping[str, Any]) -> str:
+def model_variant(results: TrainingResults) -> str:
     """This model's row name in Table VI's words: Q-BERT + DA (pre-trained on WikiRef) + ST (subnetwork)."""
-    finetuning = results.get("finetuning")
+    finetuning = results.finetuning
     if not finetuning:
-        return "Q-BERT DA pre-trained" if results.get("pretraining") else "Q-BERT (untrained)"
-    base = "BERT" if finetuning.get("pooling") == "cls" else "Q-BERT"
+        return "Q-BERT DA pre-trained" if results.pretraining else "Q-BERT (untrained)"
+    base = "BERT" if finetuning.pooling == "cls" else "Q-BERT"
     # A run from a pre-trained Q-BERT folder records the objective it was pre-trained with; one from a plain encoder
     # (a new head: the rows without data augmentation) records none.
-    pretrained = bool(results.get("pretraining")) or finetuning.get("pretraining_objective", "unknown") is not None
+    pretrained = bool(results.pretraining) or (not finetuning.recorded("pretraining_objective")
+                                               or finetuning.pretraining_objective is not None)
     name = f"{base} + DA" if pretrained else base
-    fraction = (finetuning.get("subnetwork") or {}).get("fraction")
-    return name + " + ST" if isinstance(fraction, (int, float)) and 0 < fraction < 1 else name
+    return name + " + ST" if finetuning.subnetwork and finetuning.subnetwork.is_subnetwork else name
 
 
 def is_hub_id(name: str) -> bool:
@@ -272,19 +306,19 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeri
     return "\n".join(lines)
 
 
-def wikiref_table(results: Mapping[str, Any]) -> str | None:
+def wikiref_table(results: TrainingResults) -> str | None:
     """Table IV's shape (validation columns, then test columns with the validation threshold when the run scored the
     test split), or ``None`` when not evaluated."""
-    pretraining = results.get("pretraining") or {}
-    validation = pretraining.get("validation")
+    pretraining = results.pretraining
+    validation = pretraining.validation if pretraining else None
     if not validation:
         return None
-    test = pretraining.get("test") or {}
-    objective = pretraining_objective(results)
+    test = pretraining.test
+    objective = results.pretraining_objective
     header = ["System", *(f"{split} {name} F1" for split in ("Validation", "Test") for _, name in WIKIREF_MEASURES)]
     rows = [[f"**Q-BERT, {objective} supervision (this run)**",
-             *(f"**{_percent(validation.get(key))}**" for key, _ in WIKIREF_MEASURES),
-             *((f"**{_percent(test.get(key))}**" if test else "not evaluated") for key, _ in WIKIREF_MEASURES)]]
+             *(f"**{_percent(getattr(validation, key))}**" for key, _ in WIKIREF_MEASURES),
+             *((f"**{_percent(getattr(test, key))}**" if test else "not evaluated") for key, _ in WIKIREF_MEASURES)]]
     if objective not in PAPER_TABLE_IV:
         return _markdown_table(header, rows)
     rows.append([f"Q-BERT, {objective} supervision (published ‡)", *(f"{v:.2f}" for v in PAPER_TABLE_IV[objective])])
@@ -292,98 +326,100 @@ def wikiref_table(results: Mapping[str, Any]) -> str | None:
     return (_markdown_table(header, rows) + "\n\n‡ " + published_note(results, setup, wikiref=True))
 
 
-def pretraining_objective(results: Mapping[str, Any]) -> str:
+def pretraining_objective(results: TrainingResults) -> str:
     """The objective WikiRef pre-training ran (older results name only the final objective, at the top level)."""
-    return str((results.get("pretraining") or {}).get("objective") or results.get("objective") or "classification")
+    return results.pretraining_objective
 
 
-def _encoder_name(results: Mapping[str, Any]) -> str:
-    base = str(results.get("base_model") or "not recorded")
+def _encoder_name(results: TrainingResults) -> str:
+    base = str(results.base_model or "not recorded")
     return hub_base_model(base) or base
 
 
-def published_note(results: Mapping[str, Any], setup: PublishedSetup, wikiref: bool = False) -> str:
+def published_note(results: TrainingResults, setup: PublishedSetup, wikiref: bool = False) -> str:
     """What a published row's training has that this run's has not (or the other way round), as one sentence."""
     differences = []
     encoder = _encoder_name(results)
     if setup.encoder.lower().replace("-", "") not in encoder.lower().replace("-", ""):
         differences.append(f"encoder {setup.encoder} (this run: {encoder})")
-    pretraining = results.get("pretraining") or {}
-    train = (pretraining.get("examples") or {}).get("train")
+    pretraining = results.pretraining
+    train = ((pretraining.examples if pretraining else None) or {}).get("train")
     if setup.wikiref_train and train != setup.wikiref_train:
         differences.append(f"WikiRef pre-training on {setup.wikiref_train:,} examples (this run: "
                            + (f"{train:,}" if isinstance(train, int) else "none recorded") + ")")
     if setup.wikiref_train is None and pretraining:
-        differences.append(f"no WikiRef pre-training (this run: {pretraining_objective(results)} pre-training)")
-    if setup.pretraining_objective and pretraining and pretraining_objective(results) != setup.pretraining_objective:
-        differences.append(f"{setup.pretraining_objective} pre-training (this run: {pretraining_objective(results)})")
+        differences.append(f"no WikiRef pre-training (this run: {results.pretraining_objective} pre-training)")
+    if setup.pretraining_objective and pretraining and results.pretraining_objective != setup.pretraining_objective:
+        differences.append(f"{setup.pretraining_objective} pre-training (this run: {results.pretraining_objective})")
     if not wikiref:
-        finetuning = results.get("finetuning") or {}
-        tuned = finetuning.get("objective") or (results.get("objective") if finetuning else None)
-        if setup.finetuning_objective and tuned != setup.finetuning_objective:
-            differences.append(f"{setup.finetuning_objective} fine-tuning on DUC (this run: "
-                               f"{tuned or 'no fine-tuning'})")
-        if not setup.finetuning_objective and finetuning:
-            differences.append(f"no DUC fine-tuning (this run: {tuned} fine-tuning)")
-        fraction = (finetuning.get("subnetwork") or {}).get("fraction") if finetuning else None
-        ours = fraction if isinstance(fraction, (int, float)) and 0 < fraction < 1 else None
-        if setup.finetuning_objective and ours != setup.subnetwork_fraction:
-            published = f"{100 * setup.subnetwork_fraction:g}% subnetwork" if setup.subnetwork_fraction else "all weights"
-            differences.append(f"fine-tuning {published} (this run: "
-                               + (f"{100 * ours:g}% subnetwork" if ours else "all weights") + ")")
-        beyond = [text for key, value, text in (
-            ("attention_scope", "sentence", "each sentence encoded alone"),
-            ("query_similarity", True, "a query-similarity term in the scoring head")) if finetuning.get(key) == value]
-        if finetuning.get("sentence_position_buckets"):
-            beyond.append("a learned position bias")
-        if beyond:
-            differences.append(f"window attention and a linear scoring head (this run: {' and '.join(beyond)}, "
-                               "options beyond the paper)")
-        if finetuning.get("selection") not in (None, "duc"):
-            differences.append(f"the paper's greedy selection rule (this run: {finetuning['selection']})")
-        if run_kind(results) == "demo":
-            differences.append("full training (this run: a demo of a few steps)")
+        differences += _finetuning_differences(results, setup)
     what = "The paper's published row" + ("" if wikiref else " closest to this run")
     if not differences:
         return f"{what}, trained as this run was (encoder, data, objectives)."
     return f"{what}; it differs from this run in: " + "; ".join(differences) + "."
 
 
-def closest_published_row(results: Mapping[str, Any]) -> str:
+def _finetuning_differences(results: TrainingResults, setup: PublishedSetup) -> list[str]:
+    """What a published Table VI row's fine-tuning has that this run's has not (or the other way round)."""
+    differences = []
+    finetuning = results.finetuning if results.finetuning else None
+    tuned = (finetuning.objective or results.objective) if finetuning else None
+    if setup.finetuning_objective and tuned != setup.finetuning_objective:
+        differences.append(f"{setup.finetuning_objective} fine-tuning on DUC (this run: "
+                           f"{tuned or 'no fine-tuning'})")
+    if not setup.finetuning_objective and finetuning:
+        differences.append(f"no DUC fine-tuning (this run: {tuned} fine-tuning)")
+    subnetwork = finetuning.subnetwork if finetuning else None
+    ours = subnetwork.fraction if subnetwork and subnetwork.is_subnetwork else None
+    if setup.finetuning_objective and ours != setup.subnetwork_fraction:
+        published = f"{100 * setup.subnetwork_fraction:g}% subnetwork" if setup.subnetwork_fraction else "all weights"
+        differences.append(f"fine-tuning {published} (this run: "
+                           + (f"{100 * ours:g}% subnetwork" if ours else "all weights") + ")")
+    beyond = [text for key, value, text in (
+        ("attention_scope", "sentence", "each sentence encoded alone"),
+        ("query_similarity", True, "a query-similarity term in the scoring head"))
+        if finetuning and getattr(finetuning, key) == value]
+    if finetuning and finetuning.sentence_position_buckets:
+        beyond.append("a learned position bias")
+    if beyond:
+        differences.append(f"window attention and a linear scoring head (this run: {' and '.join(beyond)}, "
+                           "options beyond the paper)")
+    selection = finetuning.selection if finetuning else None
+    if selection not in (None, "duc"):
+        differences.append(f"the paper's greedy selection rule (this run: {selection})")
+    if results.run_kind == "demo":
+        differences.append("full training (this run: a demo of a few steps)")
+    return differences
+
+
+def closest_published_row(results: TrainingResults) -> str:
     """The Table VI row of the paper trained most like this run (its variant; DA pre-trained by objective)."""
     variant = model_variant(results)
     if variant in PAPER_TABLE_VI:
         return variant
-    return f"DA PRE-TRAINED ({pretraining_objective(results)})"
+    return f"DA PRE-TRAINED ({results.pretraining_objective})"
 
 
-def duc_years(results: Mapping[str, Any]) -> list[str]:
+def duc_years(results: TrainingResults) -> list[str]:
     """The DUC years of the evaluation, sorted (as strings, the JSON keys)."""
-    evaluation = results.get("evaluation") or {}
-    years = set(evaluation.get("datasets") or {})
-    for by_year in (evaluation.get("systems") or {}).values():
-        years.update(by_year or {})
-    return sorted(years)
+    return results.evaluation.dataset_keys() if results.evaluation else []
 
 
-def duc_table(results: Mapping[str, Any]) -> str | None:
+def duc_table(results: TrainingResults) -> str | None:
     """Table VI's shape: one row per system, ROUGE-1/2/SU4 recall ×100 [95% CI] per DUC year; ``None`` when the run
     has no DUC evaluation. A year the model was fine-tuned on is marked: its score is not a test score."""
-    evaluation = results.get("evaluation")
-    if not evaluation or not evaluation.get("systems"):
+    evaluation = results.evaluation
+    if not evaluation or not evaluation.systems:
         return experiments_note(results)  # a pre-trained model the experiments scored on DUC without fine-tuning
     years = duc_years(results)
-    trained_on = {str(year) for year in ((results.get("finetuning") or {}).get("train_years") or [])}
+    trained_on = results.trained_years
     header = ["System", *(f"DUC {year} {MEASURE_NAMES[measure]}" for year in years for measure in MEASURES)]
     rows = []
-    systems = evaluation["systems"]
-    ordered = [name for name in systems if name != MODEL_SYSTEM] + ([MODEL_SYSTEM] if MODEL_SYSTEM in systems else [])
-    for name in ordered:
-        by_year = systems[name] or {}
+    for name in evaluation.ordered_systems():
         cells = []
         for year in years:
             for measure in MEASURES:
-                cell = format_cell(by_year.get(year), measure)
+                cell = format_cell(evaluation.scores(name, year), measure)
                 if name == MODEL_SYSTEM and cell != "-":
                     cell = f"**{cell}**" + (" †" if year in trained_on else "")
                 cells.append(cell)
@@ -409,30 +445,29 @@ def duc_table(results: Mapping[str, Any]) -> str | None:
     return table + ("\n\n" + note if note else "")
 
 
-def benchmark_values(results: Mapping[str, Any]) -> tuple[str, str] | None:
+def benchmark_values(results: TrainingResults) -> tuple[str, str] | None:
     """``(split key, value)`` of a run fine-tuned and tested on another benchmark (``finetune_duc.py --qfs_dir``):
     the key its scores are under (``qmsum/validation``) and the value they report (``f`` or ``recall``); ``None`` for
     a DUC run."""
-    evaluation = results.get("benchmark_evaluation") or {}
-    for by_split in (evaluation.get("systems") or {}).values():
+    evaluation = results.benchmark_evaluation
+    for by_split in (evaluation.systems if evaluation else {}).values():
         for key, values in (by_split or {}).items():
             return key, "f" if "rouge_1_f" in (values or {}) else "recall"
     return None
 
 
-def benchmark_table(results: Mapping[str, Any]) -> str | None:
+def benchmark_table(results: TrainingResults) -> str | None:
     """One row per system on the benchmark a run was fine-tuned and tested on: ROUGE-1/2/L ×100 [95% CI] as that
     benchmark's papers score it; ``None`` for a DUC run."""
     found = benchmark_values(results)
     if found is None:
         return None
     key, value = found
-    systems = results["benchmark_evaluation"]["systems"]
+    evaluation = results.benchmark_evaluation
     header = ["System", *(f"{name} {'F1' if value == 'f' else 'recall'}" for _, name in WIKIREF_MEASURES)]
     rows = []
-    ordered = [name for name in systems if name != MODEL_SYSTEM] + ([MODEL_SYSTEM] if MODEL_SYSTEM in systems else [])
-    for name in ordered:
-        values = (systems[name] or {}).get(key)
+    for name in evaluation.ordered_systems():
+        values = evaluation.scores(name, key)
         cells = []
         for measure, _ in WIKIREF_MEASURES:
             measure = measure[:-2]  # rouge_1_f -> rouge_1; a measure the results lack is "-", as a system they lack
@@ -445,104 +480,125 @@ def benchmark_table(results: Mapping[str, Any]) -> str | None:
 # ---- metadata -----------------------------------------------------------------------------------------------------
 
 
-def eval_results(results: Mapping[str, Any], dataset_repo: str | None = None) -> list[Any]:
+def eval_results(results: TrainingResults, dataset_repo: str | None = None) -> list[Any]:
     """The ``model-index`` entries: this model's WikiRef validation and DUC test-year scores, ×100."""
     from huggingface_hub import EvalResult
 
-    demo = " (demo sample)" if run_kind(results) == "demo" else ""
+    demo = " (demo sample)" if results.run_kind == "demo" else ""
     task = {"task_type": "summarization", "task_name": "Query-focused extractive summarization"}
     entries = []
-    pretraining = results.get("pretraining") or {}
-    validation = pretraining.get("validation")
+    pretraining = results.pretraining
+    validation = pretraining.validation if pretraining else None
     if validation:
-        dataset = str(pretraining.get("dataset") or "")
+        dataset = str(pretraining.dataset or "")
         dataset_type = dataset_repo or (dataset if is_hub_id(dataset) else "wikiref")
         for key, name in WIKIREF_MEASURES:
-            if isinstance(validation.get(key), (int, float)):
+            if isinstance(getattr(validation, key), (int, float)):
                 entries.append(EvalResult(**task, dataset_type=dataset_type, dataset_name=f"WikiRef{demo}",
                                           dataset_split="validation", metric_type="rouge",
                                           metric_name=f"{name} F1 (x100)",
-                                          metric_value=round(100 * float(validation[key]), 2)))
-    evaluation = results.get("evaluation") or {}
-    trained_on = {str(year) for year in ((results.get("finetuning") or {}).get("train_years") or [])}
-    for year, values in ((evaluation.get("systems") or {}).get(MODEL_SYSTEM) or {}).items():
-        if not values or str(year) in trained_on:
-            continue
-        for measure in MEASURES:
-            key = f"{measure}_recall"
-            if isinstance(values.get(key), (int, float)):
-                entries.append(EvalResult(**task, dataset_type="duc", dataset_name=f"DUC {year}{demo}",
-                                          dataset_config=str(year), dataset_split="test", metric_type="rouge",
-                                          metric_name=f"{MEASURE_NAMES[measure]} recall (x100)",
-                                          metric_value=round(100 * float(values[key]), 2),
-                                          metric_args={"rouge_args": evaluation.get("settings")}))
-    found = benchmark_values(results)
-    if found is not None:  # the benchmark the run was fine-tuned and tested on
-        key, value = found
-        benchmark = (results.get("finetuning") or {}).get("benchmark") or {}
-        values = (results["benchmark_evaluation"]["systems"].get(MODEL_SYSTEM) or {}).get(key) or {}
-        for measure, name in WIKIREF_MEASURES:
-            measure = measure[:-2] + "_" + value
-            if isinstance(values.get(measure), (int, float)):
-                entries.append(EvalResult(**task, dataset_type=key.split("/")[0],
-                                          dataset_name=f"{benchmark.get('title') or key.split('/')[0]}{demo}",
-                                          dataset_split=key.split("/", 1)[-1], metric_type="rouge",
-                                          metric_name=f"{name} {'F1' if value == 'f' else 'recall'} (x100)",
-                                          metric_value=round(100 * float(values[measure]), 2),
-                                          metric_args={"rouge_args": results["benchmark_evaluation"].get("settings")}))
+                                          metric_value=round(100 * float(getattr(validation, key)), 2)))
+    entries += _duc_eval_results(results, task, demo)
+    entries += _benchmark_eval_results(results, task, demo)
     return entries
 
 
-def model_card_data(results: Mapping[str, Any], *, model_repo: str, dataset_repo: str | None = None) -> Any:
+def _duc_eval_results(results: TrainingResults, task: Mapping[str, str], demo: str) -> list[Any]:
+    """The ``model-index`` entries of this model's DUC test years (a year it was fine-tuned on is left out)."""
+    from huggingface_hub import EvalResult
+
+    evaluation = results.evaluation
+    if not evaluation:
+        return []
+    entries = []
+    for year, values in (evaluation.systems.get(MODEL_SYSTEM) or {}).items():
+        if not values or str(year) in results.trained_years:
+            continue
+        for measure in MEASURES:
+            scored = values.interval(measure)
+            if scored is not None:
+                entries.append(EvalResult(**task, dataset_type="duc", dataset_name=f"DUC {year}{demo}",
+                                          dataset_config=str(year), dataset_split="test", metric_type="rouge",
+                                          metric_name=f"{MEASURE_NAMES[measure]} recall (x100)",
+                                          metric_value=round(100 * float(scored.value), 2),
+                                          metric_args={"rouge_args": evaluation.settings}))
+    return entries
+
+
+def _benchmark_eval_results(results: TrainingResults, task: Mapping[str, str], demo: str) -> list[Any]:
+    """The ``model-index`` entries of the benchmark the run was fine-tuned and tested on."""
+    from huggingface_hub import EvalResult
+
+    found = benchmark_values(results)
+    if found is None:
+        return []
+    key, value = found
+    benchmark = results.finetuning.benchmark if results.finetuning else None
+    evaluation = results.benchmark_evaluation
+    values = evaluation.scores(MODEL_SYSTEM, key) or SystemScores(values={})
+    entries = []
+    for measure, name in WIKIREF_MEASURES:
+        scored = values.interval(measure[:-2], value)
+        if scored is not None:
+            entries.append(EvalResult(**task, dataset_type=key.split("/")[0],
+                                      dataset_name=f"{(benchmark.title if benchmark else None) or key.split('/')[0]}"
+                                                   f"{demo}",
+                                      dataset_split=key.split("/", 1)[-1], metric_type="rouge",
+                                      metric_name=f"{name} {'F1' if value == 'f' else 'recall'} (x100)",
+                                      metric_value=round(100 * float(scored.value), 2),
+                                      metric_args={"rouge_args": evaluation.settings}))
+    return entries
+
+
+def model_card_data(results: TrainingResults, *, model_repo: str, dataset_repo: str | None = None) -> Any:
     """The card's YAML metadata (``huggingface_hub.ModelCardData``), ``model-index`` included when there are
     results."""
     from huggingface_hub import ModelCardData
 
     tags = ["query-focused-summarization", "extractive-summarization", "q-bert", "wikiref", "custom_code"]
-    if run_kind(results) == "demo":
+    if results.run_kind == "demo":
         tags.append("demo")
     entries = eval_results(results, dataset_repo)
     # no pipeline_tag: the Hub's task list has no query-focused summarization, and "summarization" would invite the
     # Hub's text2text widget, which this model does not serve; the card names the pipeline it registers instead
     return ModelCardData(
         language="en", license="apache-2.0", library_name="transformers", pipeline_tag=None,
-        tags=tags, base_model=hub_base_model(results.get("base_model")),
+        tags=tags, base_model=hub_base_model(results.base_model),
         datasets=training_datasets(results, dataset_repo) or None, metrics=["rouge"],
         model_name=model_repo.split("/")[-1], eval_results=entries or None,
     )
 
 
-def training_datasets(results: Mapping[str, Any], dataset_repo: str | None = None) -> list[str]:
+def training_datasets(results: TrainingResults, dataset_repo: str | None = None) -> list[str]:
     """Hub ids of the training data for the ``datasets:`` metadata: the WikiRef repo (given, or the Hub id the run
     loaded). DUC is NIST's and has no Hub id; the card's text names it."""
     found = [dataset_repo] if dataset_repo else []
-    dataset = str((results.get("pretraining") or {}).get("dataset") or "")
+    dataset = str((results.pretraining.dataset if results.pretraining else None) or "")
     if not found and dataset and is_hub_id(dataset):
         found.append(dataset)
     return found
 
 
-def duc_figure(results: Mapping[str, Any], path: str | Path) -> Path | None:
+def duc_figure(results: TrainingResults, path: str | Path) -> Path | None:
     """ROUGE-2 recall ×100 per DUC year, this model beside the baselines, with the 95% interval as error bars
     (a PNG at ``path``); ``None`` when the run has no DUC evaluation."""
-    evaluation = results.get("evaluation") or {}
-    systems = evaluation.get("systems") or {}
+    evaluation = results.evaluation
     years = duc_years(results)
-    if not systems or not years:
+    if not evaluation or not evaluation.systems or not years:
         return None
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [name for name in systems if name != MODEL_SYSTEM] + ([MODEL_SYSTEM] if MODEL_SYSTEM in systems else [])
-    trained_on = {str(year) for year in ((results.get("finetuning") or {}).get("train_years") or [])}
+    names = evaluation.ordered_systems()
+    trained_on = results.trained_years
     width = 0.8 / len(names)
     figure, axis = plt.subplots(figsize=(max(5.5, 1.5 + 0.55 * len(names) * len(years)), 4.0))
     for index, name in enumerate(names):
         positions, means, errors = [], [], [[], []]
         for position, year in enumerate(years):
-            values = (systems[name] or {}).get(year)
+            values = evaluation.scores(name, year)
             if not values:
                 continue
             mean = 100 * values["rouge_2_recall"]
@@ -556,7 +612,7 @@ def duc_figure(results: Mapping[str, Any], path: str | Path) -> Path | None:
     axis.set_xticks(range(len(years)), [f"DUC {year}" + (" (trained on)" if year in trained_on else "")
                                         for year in years])
     axis.set_ylabel("ROUGE-2 recall ×100")
-    axis.set_title("ROUGE-2 recall with 95% bootstrap intervals" + (" (demo run)" if run_kind(results) == "demo"
+    axis.set_title("ROUGE-2 recall with 95% bootstrap intervals" + (" (demo run)" if results.run_kind == "demo"
                                                                       else ""), fontsize=10)
     axis.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(len(names), 3), frameon=False)
     figure.tight_layout()
@@ -593,27 +649,32 @@ def _examples_text(examples: Any) -> str:
     return "example counts not recorded"
 
 
-def _demo_summary(results: Mapping[str, Any]) -> str:
+def _or_unknown(record: Any, name: str, default: str = "?") -> Any:
+    """``record.name`` as a card prints a value the file may not have: ``default`` when the key is not recorded."""
+    return getattr(record, name) if record.recorded(name) else default
+
+
+def _demo_summary(results: TrainingResults) -> str:
     parts = []
-    pretraining, finetuning = results.get("pretraining"), results.get("finetuning")
+    pretraining, finetuning = results.pretraining, results.finetuning
     if pretraining:
-        parts.append(f"pre-trained for {pretraining.get('steps', '?')} steps on "
-                     f"{_examples_text(pretraining.get('examples'))} of the WikiRef built from the embedded sample")
+        parts.append(f"pre-trained for {_or_unknown(pretraining, 'steps')} steps on "
+                     f"{_examples_text(pretraining.examples)} of the WikiRef built from the embedded sample")
     if finetuning:
-        parts.append(f"fine-tuned for {finetuning.get('steps', '?')} steps on the DUC data at hand "
-                     f"(DUC {', '.join(map(str, finetuning.get('train_years') or [])) or '?'})")
+        parts.append(f"fine-tuned for {_or_unknown(finetuning, 'steps')} steps on the DUC data at hand "
+                     f"(DUC {', '.join(map(str, finetuning.train_years or [])) or '?'})")
     return "; ".join(parts) or "trained for a few steps on a tiny sample"
 
 
-def _steps_text(finetuning: Mapping[str, Any]) -> str:
+def _steps_text(finetuning: FinetuningResults) -> str:
     """``"450 of 16 windows: 0.26 of an epoch over the 27,462 training windows"``: how much of its data the
     fine-tuning saw, so that a short run (``--max_steps``) reads as one."""
-    steps = finetuning.get("steps")
+    steps = finetuning.steps
     if not isinstance(steps, int):
         return "not recorded"
-    hyperparameters = finetuning.get("hyperparameters") or {}
+    hyperparameters = finetuning.hyperparameters or {}
     batch = hyperparameters.get("per_device_train_batch_size")
-    windows = finetuning.get("windows")
+    windows = finetuning.windows
     if not all(isinstance(value, int) and value > 0 for value in (batch, windows)):
         return f"{steps:,}"
     batch *= int(hyperparameters.get("gradient_accumulation_steps") or 1) * int(hyperparameters.get("world_size") or 1)
@@ -626,79 +687,81 @@ def _steps_text(finetuning: Mapping[str, Any]) -> str:
     return f"{steps:,} of {batch} windows: {share} over the {windows:,} training windows"
 
 
-def training_data_text(results: Mapping[str, Any]) -> str:
+def training_data_text(results: TrainingResults) -> str:
     """What the model was trained on, in words: WikiRef pre-training (this run's, or the starting model's as its
     results record it), DUC years, a benchmark's split."""
     from wikiref_dataset.qfs import benchmark_content
 
     parts = []
-    if results.get("pretraining"):
+    if results.pretraining:
         parts.append("WikiRef (Wikipedia statements and the web pages they cite; queries: an article title and a "
                      "section path)")
-    finetuning = results.get("finetuning") or {}
-    benchmark = finetuning.get("benchmark") or {}
+    finetuning = results.finetuning
+    benchmark = finetuning.benchmark if finetuning else None
     if benchmark:
-        what = benchmark_content(str(benchmark.get("benchmark")))
-        parts.append(f"{benchmark.get('title', benchmark.get('benchmark'))}'s `{benchmark.get('train_split')}` split "
-                     f"({what})")
-    elif finetuning.get("train_years"):
-        years = ", ".join(map(str, finetuning["train_years"]))
+        what = benchmark_content(str(benchmark.benchmark))
+        title = benchmark.title if benchmark.recorded("title") else benchmark.benchmark
+        parts.append(f"{title}'s `{benchmark.train_split}` split ({what})")
+    elif finetuning and finetuning.train_years:
+        years = ", ".join(map(str, finetuning.train_years))
         parts.append(f"DUC {years} (news clusters; queries: a topic's title and narrative)")
     if not parts:
         return "no data (this run did not train)" if not finetuning else "data the results file does not record"
     return " and ".join(parts)
 
 
-def _subnetwork_text(finetuning: Mapping[str, Any], wikiref: bool = True) -> str:
+def _subnetwork_text(finetuning: FinetuningResults, wikiref: bool = True) -> str:
     """What fine-tuning could change, in numbers counted on the trained model and its mask: "p% of each encoder
     matrix + embeddings + head = N% of all parameters" (``wikiref``: the model fine-tuning started from was
     pre-trained on WikiRef; else it is named by its path)."""
-    subnetwork = finetuning.get("subnetwork") or {}
-    share = subnetwork.get("share") or {}
-    fraction = subnetwork.get("fraction")
+    subnetwork = finetuning.subnetwork
+    share = subnetwork.share if subnetwork else None
+    fraction = subnetwork.fraction if subnetwork else None
     if not isinstance(fraction, (int, float)) or fraction <= 0 or fraction >= 1:
-        total = share.get("total_parameters")
+        total = share.total_parameters if share else None
         return (f"All {total:,} parameters were fine-tuned (no subnetwork)." if isinstance(total, int)
                 else "All weights were fine-tuned (no subnetwork).")
     start = ("the WikiRef pre-trained model" if wikiref
-             else f"the model fine-tuning started from (`{finetuning.get('init_checkpoint', 'not recorded')}`)")
+             else f"the model fine-tuning started from (`{_or_unknown(finetuning, 'init_checkpoint', 'not recorded')}`)")
     method = {"one_step": "one-step identification: in each encoder matrix the top entries by magnitude of "
                           + start,
               "iterative": "gradual magnitude pruning (Zhu & Gupta 2017) during WikiRef pre-training, the mask "
                            "saved with the pre-trained model"}.get(
-        subnetwork.get("method"), f"method {subnetwork.get('method')!r}")
+        subnetwork.method, f"method {subnetwork.method!r}")
     text = f"Only a sparse subnetwork was trained (§III-F of the paper), chosen by {method}"
     if not share:  # results written before the share was recorded: say only what is known
         return text + f": {100 * fraction:g}% of each encoder matrix; embeddings and the scoring head fully trainable."
-    groups = share.get("fully_trainable") or {}
+    groups = share.fully_trainable or {}
     names = {"embeddings": "embeddings", "encoder": "encoder biases and LayerNorm", "head": "pooling and scoring head"}
     rest = " + ".join(f"{names.get(group, group)} ({count:,})" for group, count in groups.items())
-    tensors = f"{share.get('masked_matrices', share['masked_tensors'])} encoder matrices"
-    if share.get("masked_vectors"):
-        tensors += f" and {share['masked_vectors']} bias/LayerNorm vectors"
-    text += (f": {100 * share['mask_density']:.2f}% of each of the {tensors} "
-             f"({share['masked_trainable']:,} of {share['masked_entries']:,} entries)" + (f" + {rest}" if rest else "")
-             + f" = {share['trainable_parameters']:,} of {share['total_parameters']:,} parameters, "
-             f"**{100 * share['trainable_share']:.2f}% of all parameters**. The other entries are bit-identical to "
+    tensors = (f"{share.masked_matrices if share.recorded('masked_matrices') else share.masked_tensors} "
+               "encoder matrices")
+    if share.masked_vectors:
+        tensors += f" and {share.masked_vectors} bias/LayerNorm vectors"
+    text += (f": {100 * share.mask_density:.2f}% of each of the {tensors} "
+             f"({share.masked_trainable:,} of {share.masked_entries:,} entries)" + (f" + {rest}" if rest else "")
+             + f" = {share.trainable_parameters:,} of {share.total_parameters:,} parameters, "
+             f"**{100 * share.trainable_share:.2f}% of all parameters**. The other entries are bit-identical to "
              "the pre-trained ones")
-    if isinstance(subnetwork.get("changed_fraction"), (int, float)):
-        text += f"; {100 * subnetwork['changed_fraction']:.2f}% of the masked matrices' entries changed"
+    if isinstance(subnetwork.changed_fraction, (int, float)):
+        text += f"; {100 * subnetwork.changed_fraction:.2f}% of the masked matrices' entries changed"
     return text + "."
 
 
-def _pruning_text(results: Mapping[str, Any]) -> str:
-    """The gradual pruning of an iterative subnetwork (``results["subnetwork"]``): its schedule, the final density
+def _pruning_text(results: TrainingResults) -> str:
+    """The gradual pruning of an iterative subnetwork (``results.subnetwork``): its schedule, the final density
     of the mask and whether the run reached the schedule's target; ``""`` for other subnetworks."""
-    record = results.get("subnetwork") or {}
-    schedule = record.get("schedule") or {}
-    if record.get("method") != "iterative":
+    record = results.subnetwork
+    if not record or record.method != "iterative":
         return ""
+    schedule = record.schedule or {}
     text = "Gradual magnitude pruning (Zhu & Gupta, 2017) during WikiRef pre-training"
     if schedule:
-        text += (f": from {100 * schedule.get('initial_fraction', 1.0):g}% to {100 * record.get('fraction', 0):g}% of "
+        fraction = record.fraction if record.recorded("fraction") else 0
+        text += (f": from {100 * schedule.get('initial_fraction', 1.0):g}% to {100 * fraction:g}% of "
                  f"each encoder matrix between steps {schedule.get('begin_step', '?')} and "
                  f"{schedule.get('end_step', '?')}, pruning every {schedule.get('update_frequency', '?')} steps")
-    density = record.get("final_density")
+    density = record.final_density
     if isinstance(density, (int, float)):
         text += f"; the final mask keeps **{100 * density:.2f}%** of their entries"
     if schedule.get("reached_target") is False:
@@ -707,21 +770,21 @@ def _pruning_text(results: Mapping[str, Any]) -> str:
     return text + "."
 
 
-def _objective_text(results: Mapping[str, Any]) -> str:
+def _objective_text(results: TrainingResults) -> str:
     """The objectives that ran: WikiRef pre-training's and DUC fine-tuning's (with the targets it trained on)."""
     parts = []
-    if results.get("pretraining"):
-        objective = pretraining_objective(results)
+    if results.pretraining:
+        objective = results.pretraining_objective
         parts.append("WikiRef pre-training: " + PRETRAINING_OBJECTIVES.get(objective, objective))
-    finetuning = results.get("finetuning")
+    finetuning = results.finetuning
     if finetuning:
-        objective = finetuning.get("objective") or results.get("objective", "not recorded")
-        targets = finetuning.get("targets") or "each sentence's ROUGE-2 recall against the references"
-        switched = finetuning.get("pretraining_objective")
+        objective = finetuning.objective or _final_objective(results, "not recorded")
+        targets = finetuning.targets or "each sentence's ROUGE-2 recall against the references"
+        switched = finetuning.pretraining_objective
         note = (f" (switched from {switched} pre-training on purpose)" if switched and switched != objective else "")
-        data = ((finetuning.get("benchmark") or {}).get("title") or "DUC")
+        data = (finetuning.benchmark.title if finetuning.benchmark else None) or "DUC"
         parts.append(f"{data} fine-tuning: {objective}, {targets}{note}")
-    final = results.get("objective", "classification")
+    final = _final_objective(results, "classification")
     meaning = {"classification": "scores are probabilities that a sentence belongs in the summary",
                "regression": "scores estimate a sentence's ROUGE-2 against the references"}.get(final)
     if not parts:
@@ -729,20 +792,22 @@ def _objective_text(results: Mapping[str, Any]) -> str:
     return "; ".join(parts) + (f" ({meaning})." if meaning else ".")
 
 
-def recipe_text(recipe: Mapping[str, Any] | None) -> str | None:
+def _final_objective(results: TrainingResults, default: str) -> Any:
+    """The final objective as the file records it (``default`` when it records none)."""
+    return results.objective if results.recorded("objective") else default
+
+
+def recipe_text(recipe: Any) -> str | None:
     """One line on the training recipe a stage ran (`trainer_scripts.recipes`): its name, why, the settings the
     command line overrode and what the machine changed; ``None`` for results written before recipes."""
-    if not recipe or not recipe.get("name"):
+    if not recipe or not recipe.name:
         return None
-    text = f"`{recipe['name']}` ({recipe.get('chosen') or 'chosen'})"
-    overrides = recipe.get("overrides") or {}
-    if overrides:
-        text += "; overridden: " + ", ".join(f"`--{name} {value}`" for name, value in overrides.items())
-    notes = recipe.get("notes") or []
-    if notes:
-        text += "; " + "; ".join(notes)
-    description = recipe.get("description")
-    return text + (f". {description}" if description else "")
+    text = f"`{recipe.name}` ({recipe.chosen or 'chosen'})"
+    if recipe.overrides:
+        text += "; overridden: " + ", ".join(f"`--{name} {value}`" for name, value in recipe.overrides.items())
+    if recipe.notes:
+        text += "; " + "; ".join(recipe.notes)
+    return text + (f". {recipe.description}" if recipe.description else "")
 
 
 CLUSTER_RULE_TEXT = {
@@ -754,30 +819,18 @@ CLUSTER_RULE_TEXT = {
 """What each cluster selection rule (``finetune_duc.py --selection``, ``config.cluster_selection``) is, for the card."""
 
 
-def model_settings(results: Mapping[str, Any]) -> dict[str, Any]:
-    """How the checkpoint reads and scores, as its run recorded it: the pre-training recipe's settings and
-    architecture, then what fine-tuning recorded (the later stage wins)."""
-    pretraining = results.get("pretraining") or {}
-    finetuning = results.get("finetuning") or {}
-    settings = {**((pretraining.get("recipe") or {}).get("settings") or {}), **(pretraining.get("architecture") or {})}
-    for key in ("packing", "pooling", "attention_scope", "query_similarity", "sentence_position_buckets"):
-        if finetuning.get(key) is not None:
-            settings[key] = finetuning[key]
-    return settings
-
-
-def architecture_text(results: Mapping[str, Any], max_length: int) -> str:
-    """The card's Architecture paragraph for what this checkpoint does: the paper's joint windows, or (the
-    `sentence-encoder` recipe) each sentence encoded alone; its pooling; the query-similarity term and the position
-    bias where it has them."""
-    settings = model_settings(results)
-    base = results.get("base_model") or "base encoder not recorded"
-    if settings.get("attention_scope") == "sentence":
+def architecture_text(results: TrainingResults, max_length: int) -> str:
+    """The card's Architecture paragraph for what this checkpoint does (`TrainingResults.model_settings`): the
+    paper's joint windows, or (the `sentence-encoder` recipe) each sentence encoded alone; its pooling; the
+    query-similarity term and the position bias where it has them."""
+    settings = results.model_settings()
+    base = results.base_model or "base encoder not recorded"
+    if settings.attention_scope == "sentence":
         reading = (f"a BERT encoder ({base}) reads the query (`[CLS] [L1] level 1 [L2] level 2 … [SEP]`) and whole "
                    f"document sentences packed side by side in {max_length}-token windows, but the query and each "
                    "sentence attend only to themselves (a block-diagonal attention mask, positions restarting at each "
                    "part): each is encoded alone, as a sentence-embedding encoder was trained")
-    elif settings.get("packing") == "sentences":
+    elif settings.packing == "sentences":
         reading = (f"a BERT encoder ({base}) reads `[CLS] [L1] level 1 [L2] level 2 … [SEP] document [SEP]` (query "
                    f"segment 0, document segment 1), whole sentences packed side by side in {max_length}-token "
                    "windows, every token attending to every other")
@@ -785,7 +838,7 @@ def architecture_text(results: Mapping[str, Any], max_length: int) -> str:
         reading = (f"a BERT encoder ({base}) reads `[CLS] [L1] level 1 [L2] level 2 … [SEP] document [SEP]` (query "
                    f"segment 0, document segment 1; long documents in {max_length}-token windows with a stride, each "
                    "sentence scored once, in the window where its context is largest)")
-    pooling = settings.get("pooling", "query_focused")
+    pooling = settings.pooling
     pooled = {"query_focused": "**Query-focused pooling** turns each sentence's token encodings H_j into a vector "
                                "v_j = softmax(h_Q W_q H_jᵀ) H_j, with h_Q the mean encoding of the query tokens",
               "attention": "**Attention pooling** (a learned query vector) turns each sentence's token encodings into "
@@ -794,93 +847,105 @@ def architecture_text(results: Mapping[str, Any], max_length: int) -> str:
               "max": "Each sentence's token encodings are **max-pooled**",
               "cls": "A [CLS] token before each sentence gives its vector"}.get(pooling, f"{pooling} pooling")
     extras = []
-    if settings.get("query_similarity"):
+    if settings.query_similarity:
         extras.append("a learned multiple of the cosine between the query and the sentence")
-    buckets = settings.get("sentence_position_buckets") or 0
-    if buckets:
-        extras.append(f"a learned bias for the sentence's place in its document ({buckets} positions)")
+    if settings.sentence_position_buckets:
+        extras.append(f"a learned bias for the sentence's place in its document "
+                      f"({settings.sentence_position_buckets} positions)")
     head = "a linear **scoring head** gives one score per sentence"
     if extras:
         head += ", to which each score adds " + " and ".join(extras)
     return f"{reading}. {pooled}, and {head}."
 
 
-def cluster_rule_text(finetuning: Mapping[str, Any] | None) -> str:
+def cluster_rule_text(finetuning: FinetuningResults | None) -> str:
     """The rule the model's cluster summaries were chosen with (the paper's for a run that recorded none)."""
-    rule = (finetuning or {}).get("selection") or "duc"
+    rule = (finetuning.selection if finetuning else None) or "duc"
     return CLUSTER_RULE_TEXT.get(rule, f"the {rule!r} rule")
 
 
-def template_context(results: Mapping[str, Any], *, model_repo: str, dataset_repo: str | None = None,
+def template_context(results: TrainingResults, *, model_repo: str, dataset_repo: str | None = None,
                      metric_repo: str | None = None, duc_figure_name: str | None = None) -> dict[str, Any]:
-    """The values ``model_card.md`` renders."""
-    pretraining = results.get("pretraining") or None
-    finetuning = results.get("finetuning") or None
-    evaluation = results.get("evaluation") or {}
-    kind = run_kind(results)
-    objective = results.get("objective", "classification")
-    hyperparameters = (pretraining or {}).get("hyperparameters") or (finetuning or {}).get("hyperparameters") or {}
-    validation = (pretraining or {}).get("validation") or {}
+    """The values ``model_card.md`` renders (the template reads the stages' records as their JSON objects)."""
+    pretraining = results.pretraining or None
+    finetuning = results.finetuning or None
+    validation = pretraining.validation if pretraining else None
+    benchmark = finetuning.benchmark if finetuning else None
+    max_length = results.max_length
     return {
         "model_name": model_repo.split("/")[-1],
         "model_repo": model_repo,
         "metric_repo": metric_repo,
-        "demo": kind == "demo",
-        "run_kind": kind,
-        "run_date": (results.get("run") or {}).get("date", "date not recorded"),
+        "demo": results.run_kind == "demo",
+        "run_kind": results.run_kind,
+        "run_date": _or_unknown(results.run, "date", "date not recorded") if results.run else "date not recorded",
         "demo_summary": _demo_summary(results),
-        "base_model": results.get("base_model") or "base encoder not recorded",
-        "max_length": hyperparameters.get("max_length", 512),
+        "base_model": results.base_model or "base encoder not recorded",
+        "max_length": max_length,
         "objective_text": _objective_text(results),
-        "finetuning_objective": (f"{(finetuning or {}).get('objective') or objective}: "
-                                 + ((finetuning or {}).get("targets") or "per-sentence ROUGE-2 recall")),
+        "finetuning_objective": _finetuning_objective_text(finetuning, _final_objective(results, "classification")),
         "paper": PAPER,
-        "duc_figure": duc_figure_name if duc_figure_name and results.get("evaluation") else None,
-        "pretraining": pretraining,
-        "pretraining_dataset": f"`{pretraining.get('dataset')}`" if pretraining and pretraining.get("dataset")
-        else "not recorded",
-        "pretraining_examples": _examples_text((pretraining or {}).get("examples")),
-        "pretraining_loss": _loss((pretraining or {}).get("train_loss")),
-        "pretraining_hyperparameters": _hyperparameter_table((pretraining or {}).get("hyperparameters")),
-        "pretraining_recipe": recipe_text((pretraining or {}).get("recipe")),
-        "finetuning_recipe": recipe_text((finetuning or {}).get("recipe")),
-        "finetuning": finetuning,
-        "train_years": " and ".join(map(str, (finetuning or {}).get("train_years") or [])) or "(not recorded)",
-        "test_year": (finetuning or {}).get("test_year", "(not recorded)"),
-        "subnetwork_text": _subnetwork_text(finetuning or {}, wikiref=bool(pretraining)),
+        "duc_figure": duc_figure_name if duc_figure_name and results.evaluation else None,
+        "pretraining": pretraining.to_dict() if pretraining else None,
+        "pretraining_dataset": f"`{pretraining.dataset}`" if pretraining and pretraining.dataset else "not recorded",
+        "pretraining_examples": _examples_text(pretraining.examples if pretraining else None),
+        "pretraining_loss": _loss(pretraining.train_loss if pretraining else None),
+        "pretraining_hyperparameters": _hyperparameter_table(pretraining.hyperparameters if pretraining else None),
+        "pretraining_recipe": recipe_text(pretraining.recipe if pretraining else None),
+        "finetuning_recipe": recipe_text(finetuning.recipe if finetuning else None),
+        "finetuning": finetuning.to_dict() if finetuning else None,
+        "train_years": " and ".join(map(str, (finetuning.train_years if finetuning else None) or []))
+        or "(not recorded)",
+        "test_year": _or_unknown(finetuning, "test_year", "(not recorded)") if finetuning else "(not recorded)",
+        "subnetwork_text": _subnetwork_text(finetuning or FinetuningResults(), wikiref=bool(pretraining)),
         "pruning_text": _pruning_text(results),
-        "finetuning_loss": _loss((finetuning or {}).get("train_loss")),
-        "finetuning_steps": _steps_text(finetuning or {}),
+        "finetuning_loss": _loss(finetuning.train_loss if finetuning else None),
+        "finetuning_steps": _steps_text(finetuning or FinetuningResults()),
         "training_data_text": training_data_text(results),
-        "uses_duc": bool((finetuning or {}).get("train_years")) or bool(results.get("evaluation")),
-        "finetuning_hyperparameters": _hyperparameter_table((finetuning or {}).get("hyperparameters")),
+        "uses_duc": bool(finetuning and finetuning.train_years) or bool(results.evaluation),
+        "finetuning_hyperparameters": _hyperparameter_table(finetuning.hyperparameters if finetuning else None),
         "wikiref_table": wikiref_table(results),
-        "wikiref_threshold": (f" (threshold {validation['threshold']:g} tuned for ROUGE-2 F1, "
-                              f"{validation.get('examples', '?')} validation examples)"
-                              if isinstance(validation.get("threshold"), (int, float)) else ""),
+        "wikiref_threshold": (f" (threshold {validation.threshold:g} tuned for ROUGE-2 F1, "
+                              f"{_or_unknown(validation, 'examples')} validation examples)"
+                              if validation and isinstance(validation.threshold, (int, float)) else ""),
         "duc_table": duc_table(results),
         "cluster_rule": cluster_rule_text(finetuning),
-        "architecture_text": architecture_text(results, hyperparameters.get("max_length", 512)),
-        "cluster_rule_name": (finetuning or {}).get("selection") or "duc",
+        "architecture_text": architecture_text(results, max_length),
+        "cluster_rule_name": (finetuning.selection if finetuning else None) or "duc",
         "experiments_benchmarks_table": experiments_benchmarks_table(results),
-        "benchmark": (finetuning or {}).get("benchmark"),
+        "benchmark": benchmark.to_dict() if benchmark is not None else None,
         "benchmark_table": benchmark_table(results),
-        "benchmark_settings": (results.get("benchmark_evaluation") or {}).get("settings"),
-        "benchmark_source": (results.get("benchmark_evaluation") or {}).get("source"),
-        "benchmark_budgets": _budgets_text(((finetuning or {}).get("benchmark") or {}).get("budgets")),
-        "duc_settings": evaluation.get("settings", "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"),
+        "benchmark_settings": _evaluation_value(results.benchmark_evaluation, "settings"),
+        "benchmark_source": _evaluation_value(results.benchmark_evaluation, "source"),
+        "benchmark_budgets": _budgets_text(benchmark.budgets if benchmark else None),
+        "duc_settings": (_or_unknown(results.evaluation, "settings", DUC_SETTINGS) if results.evaluation
+                         else DUC_SETTINGS),
         "citation": CITATION,
     }
 
 
-def build_model_card(results: Mapping[str, Any], *, model_repo: str, dataset_repo: str | None = None,
+def _finetuning_objective_text(finetuning: FinetuningResults | None, final_objective: Any) -> str:
+    """``"regression: <what it trained against>"``: fine-tuning's objective (the final one when it records none)."""
+    objective = (finetuning.objective if finetuning else None) or final_objective
+    return f"{objective}: " + ((finetuning.targets if finetuning else None) or "per-sentence ROUGE-2 recall")
+
+
+DUC_SETTINGS = "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"
+"""The official DUC ROUGE settings, which the card names for a run that recorded none."""
+
+
+def _evaluation_value(evaluation: EvaluationResults | None, name: str) -> Any:
+    return getattr(evaluation, name) if evaluation else None
+
+
+def build_model_card(results: TrainingResults | Mapping[str, Any], *, model_repo: str, dataset_repo: str | None = None,
                      metric_repo: str | None = None, template_path: str | Path | None = None,
                      duc_figure_name: str | None = None) -> Any:
     """The rendered card as a ``huggingface_hub.ModelCard`` (``card.data`` holds the metadata, ``model-index``
     included)."""
     from huggingface_hub import ModelCard
 
-    check_results(results)
+    results = check_results(results)
     template_path = Path(template_path) if template_path is not None else TEMPLATE_PATH
     if not template_path.is_file():
         raise ModelCardError(f"{template_path}: the model card template is missing")
@@ -894,18 +959,19 @@ DUC_FIGURE = "figures/duc_rouge2.png"
 """Where :func:`write_card` puts the DUC plot, relative to the card."""
 
 
-def render_model_card(results: dict, *, model_repo: str, dataset_repo: str | None = None,
+def render_model_card(results: TrainingResults | Mapping[str, Any], *, model_repo: str, dataset_repo: str | None = None,
                       metric_repo: str | None = None, duc_figure_name: str | None = None) -> str:
-    """The model card (README.md text) of a run, from its results dict (``duc_figure_name``: the plot's path
-    relative to the card, when it was written)."""
+    """The model card (README.md text) of a run, from its results (``duc_figure_name``: the plot's path relative to
+    the card, when it was written)."""
     text = str(build_model_card(results, model_repo=model_repo, dataset_repo=dataset_repo, metric_repo=metric_repo,
                                 duc_figure_name=duc_figure_name))
     return text if text.endswith("\n") else text + "\n"
 
 
-def write_card(folder: str | Path, results: dict, *, model_repo: str, dataset_repo: str | None = None,
-               metric_repo: str | None = None) -> Path:
+def write_card(folder: str | Path, results: TrainingResults | Mapping[str, Any], *, model_repo: str,
+               dataset_repo: str | None = None, metric_repo: str | None = None) -> Path:
     """Write ``folder/README.md`` and, when the run has a DUC evaluation, its plot ``folder/figures/duc_rouge2.png``."""
+    results = check_results(results)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     figure = duc_figure(results, folder / DUC_FIGURE)
@@ -914,6 +980,22 @@ def write_card(folder: str | Path, results: dict, *, model_repo: str, dataset_re
                                       metric_repo=metric_repo, duc_figure_name=DUC_FIGURE if figure else None),
                     encoding="utf-8")
     return path
+
+
+def write_model_card(folder: str | os.PathLike, results: TrainingResults | Mapping[str, Any],
+                     model_repo: str | None = None, dataset_repo: str | None = None) -> Path | None:
+    """The training scripts' card: ``folder/README.md`` rendered from the run's ``results`` (:func:`write_card`).
+    When a library the renderer needs is missing (huggingface_hub, jinja2, matplotlib), the model is still worth
+    keeping: a warning and ``None``; a missing module of the project itself is a bug and raised."""
+    try:
+        return write_card(folder, results, model_repo=model_repo or Path(folder).name, dataset_repo=dataset_repo)
+    except ImportError as error:
+        missing = (error.name or "").split(".")[0]
+        if not missing or missing in ("trainer_scripts", "wikiref_dataset", "modeling_qbert"):
+            raise  # the project's own code is broken: say so, never hide it as "not available"
+        logger.warning("no model card written: the card's renderer needs %s, which is not installed (%s)", missing,
+                       error)
+        return None
 
 
 # ---- command line -------------------------------------------------------------------------------------------------

@@ -32,13 +32,11 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from trainer_scripts.common import (
     ModelArguments,
-    ScriptError,
     check_model_arguments,
     configure_logging,
     hyperparameters,
@@ -50,105 +48,19 @@ from trainer_scripts.common import (
     save_model_folder,
     subnetwork_results,
     windows_cache_dir,
-    write_model_card,
     write_results,
 )
+from trainer_scripts.model_card import write_model_card
+from trainer_scripts.pretraining import (
+    WikiRefArguments,
+    evaluate_wikiref,
+    first_examples,
+    load_wikiref,
+    subnetwork_config,
+)
+from trainer_scripts.results import Architecture, PretrainingResults, RecipeRecord, TrainingResults
 
 logger = logging.getLogger("pretrain_wikiref")
-
-
-@dataclass
-class WikiRefArguments:
-    """Which WikiRef to train on and how much of it."""
-
-    dataset: str = field(default=None, metadata={"help": "A built WikiRef folder or a Hub dataset id (required)."})
-    train_split: str = field(default="train")
-    validation_split: str = field(default="validation")
-    test_split: str = field(default="test", metadata={"help": "Also scored when present ('' to skip)."})
-    max_train_examples: int | None = field(default=None, metadata={"help": "Use only the first N train examples."})
-    max_eval_examples: int | None = field(default=None, metadata={"help": "Use only the first N eval examples."})
-    preprocessing_num_workers: int | None = field(default=None)
-    subnetwork_method: str = field(default="none", metadata={
-        "help": "'none', or 'iterative': gradual magnitude pruning of the encoder matrices during training (Table "
-                "IX); the final mask is saved with the model and finetune_duc.py fine-tunes that subnetwork."})
-    subnetwork_fraction: float = field(default=0.1, metadata={
-        "help": "iterative: the trainable share of each encoder matrix the schedule ends at (s_f = 1 - fraction)."})
-    subnetwork_initial_fraction: float = field(default=1.0, metadata={
-        "help": "iterative: the trainable share at --subnetwork_begin_step (s_i = 1 - this)."})
-    subnetwork_begin_step: int = field(default=0, metadata={
-        "help": "iterative: t0, the optimizer step (counted from 0) of the first pruning update."})
-    subnetwork_end_step: int | None = field(default=None, metadata={
-        "help": "iterative: t0 + nΔt, the optimizer step at which the share reaches --subnetwork_fraction. Default: "
-                "three quarters of the run's optimizer steps, rounded down to a whole number of updates. A run that ends "
-                "before it warns and keeps a denser mask."})
-    subnetwork_update_frequency: int | None = field(default=None, metadata={
-        "help": "iterative: Δt, optimizer steps between pruning updates (end - begin must be a multiple of it). "
-                "Default: max(1, the run's optimizer steps // 100)."})
-    subnetwork_include_vectors: bool = field(default=False, metadata={
-        "help": "iterative: also mask the encoder's biases and LayerNorm vectors; by default only its matrices are "
-                "masked (the paper's choice) and the vectors stay fully trainable, like embeddings and head."})
-
-
-# ---- evaluation -------------------------------------------------------------------------------------------------
-
-
-def evaluate_wikiref(model: Any, processor: Any, rows: Sequence[Mapping[str, Any]], threshold: float | None = None,
-                     batch_size: int = 32) -> dict[str, Any]:
-    """Score ``rows`` (WikiRef examples), select sentences with the WikiRef rule and average ROUGE F1.
-
-    With ``threshold=None`` the threshold is tuned on these rows for ROUGE-2 F1 (`selection.tune_threshold`).
-    Returns ``{"examples", "threshold", "rouge_1_f", "rouge_2_f", "rouge_l_f"}`` (0-1 scale; ROUGE-1.5.5 per-item F
-    with stemming, no length limit, averaged over examples).
-    """
-    from modeling_qbert.inference import score_rows
-    from wikiref_dataset.rouge import RougeConfig, RougeScorer
-    from wikiref_dataset.selection import select_wikiref, summary_text, tune_threshold
-
-    if not rows:
-        raise ScriptError("no example to evaluate")
-    scores = [documents[0] for documents in score_rows(model, processor, rows, batch_size=batch_size)]
-    if threshold is None:
-        threshold = tune_threshold((row["document"], values, row["summary"]) for row, values in zip(rows, scores))
-        threshold = threshold.best_threshold
-    scorer = RougeScorer(RougeConfig(max_n=2, rouge_l=True, stem=True, skip_distance=None, word_limit=None,
-                                     resamples=1))
-    totals = {"rouge_1": 0.0, "rouge_2": 0.0, "rouge_l": 0.0}
-    for row, values in zip(rows, scores):
-        chosen = select_wikiref(row["document"], values, threshold)
-        result = scorer.score(summary_text(row["document"], chosen), [row["summary"]])
-        for name in totals:
-            totals[name] += result[name].f
-    return {"examples": len(rows), "threshold": float(threshold),
-            **{f"{name}_f": total / len(rows) for name, total in totals.items()}}
-
-
-# ---- the run ----------------------------------------------------------------------------------------------------
-
-
-def load_wikiref(arguments: WikiRefArguments) -> Any:
-    """The dataset as a `DatasetDict` (folder or Hub id), with the train and validation splits checked."""
-    import datasets
-
-    from wikiref_dataset.process.folders import load_dataset_folder
-
-    if not arguments.dataset:
-        raise ScriptError("--dataset is required: a WikiRef folder (wikiref build --out DIR) or a Hub id")
-    try:
-        loaded = load_dataset_folder(arguments.dataset)
-    except (FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as error:
-        raise ScriptError(f"{arguments.dataset}: cannot load the dataset ({error})") from None
-    for split in (arguments.train_split, arguments.validation_split):
-        if split not in loaded:
-            raise ScriptError(f"{arguments.dataset}: no {split!r} split (has {', '.join(loaded)})")
-    missing = {"query", "document", "summary", "oracle_label", "oracle_score"} - set(loaded[arguments.train_split]
-                                                                                      .column_names)
-    if missing:
-        raise ScriptError(f"{arguments.dataset}: not a WikiRef dataset (missing columns {sorted(missing)})")
-    return loaded
-
-
-def _first(dataset: Any, limit: int | None) -> Any:
-    return dataset if limit is None else dataset.select(range(min(limit, len(dataset))))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -162,28 +74,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                                logger)
 
 
-def subnetwork_config(data_args: WikiRefArguments) -> Any:
-    """The iterative-pruning `SubnetworkConfig` the options ask for, or ``None`` (``--subnetwork_method none``).
-
-    Raises:
-        ScriptError: an unknown method or an inconsistent schedule, in one line.
-    """
-    from modeling_qbert.sparse import SubnetworkConfig
-
-    if data_args.subnetwork_method not in ("none", "iterative"):
-        raise ScriptError(f"--subnetwork_method must be 'none' or 'iterative', got {data_args.subnetwork_method!r}")
-    if data_args.subnetwork_method == "none":
-        return None
-    try:
-        return SubnetworkConfig(fraction=data_args.subnetwork_fraction, method="iterative",
-                                initial_fraction=data_args.subnetwork_initial_fraction,
-                                begin_step=data_args.subnetwork_begin_step, end_step=data_args.subnetwork_end_step,
-                                update_frequency=data_args.subnetwork_update_frequency,
-                                include_vectors=data_args.subnetwork_include_vectors)
-    except ValueError as error:
-        raise ScriptError(f"--subnetwork_* options: {error}") from None
-
-
 def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args: Any) -> int:
     check_model_arguments(model_args)  # a bad value of the options is refused before anything is loaded
     if model_args.recipe_choice is not None:
@@ -193,8 +83,8 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
 
     info = run_info(model_args.run_kind)
     loaded = load_wikiref(data_args)
-    train_rows = _first(loaded[data_args.train_split], data_args.max_train_examples)
-    validation_rows = _first(loaded[data_args.validation_split], data_args.max_eval_examples)
+    train_rows = first_examples(loaded[data_args.train_split], data_args.max_train_examples)
+    validation_rows = first_examples(loaded[data_args.validation_split], data_args.max_eval_examples)
     set_seed(training_args.seed)  # the new head (and, with --random_init, the encoder) start from the run's seed
     model, processor, base = load_model_and_processor(model_args)
     logger.info("WikiRef %s: %d train / %d validation examples; Q-BERT (%s, %s pooling, %s) from %s",
@@ -224,53 +114,40 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
     validation = evaluate_wikiref(model, processor, list(validation_rows),
                                   batch_size=training_args.per_device_eval_batch_size)
     logger.info("validation (%d examples, tuned threshold %.4f): ROUGE-1 F %.4f, ROUGE-2 F %.4f, ROUGE-L F %.4f",
-                validation["examples"], validation["threshold"], validation["rouge_1_f"], validation["rouge_2_f"],
-                validation["rouge_l_f"])
+                validation.examples, validation.threshold, validation.rouge_1_f, validation.rouge_2_f,
+                validation.rouge_l_f)
     test = None
     if data_args.test_split and data_args.test_split in loaded:
-        test_rows = list(_first(loaded[data_args.test_split], data_args.max_eval_examples))
-        test = evaluate_wikiref(model, processor, test_rows, threshold=validation["threshold"],
+        test_rows = list(first_examples(loaded[data_args.test_split], data_args.max_eval_examples))
+        test = evaluate_wikiref(model, processor, test_rows, threshold=validation.threshold,
                                 batch_size=training_args.per_device_eval_batch_size)
-        logger.info("test (%d examples): ROUGE-1 F %.4f, ROUGE-2 F %.4f, ROUGE-L F %.4f", test["examples"],
-                    test["rouge_1_f"], test["rouge_2_f"], test["rouge_l_f"])
-    model.config.selection_threshold = validation["threshold"]
+        logger.info("test (%d examples): ROUGE-1 F %.4f, ROUGE-2 F %.4f, ROUGE-L F %.4f", test.examples,
+                    test.rouge_1_f, test.rouge_2_f, test.rouge_l_f)
+    model.config.selection_threshold = validation.threshold
 
-    recipe = model_args.recipe_choice.to_dict() if model_args.recipe_choice is not None else None
-    results = {
-        "script": "pretrain_wikiref",
-        "run": info,
-        "recipe": recipe,
-        "base_model": base,
-        "objective": model.config.objective,
-        "pretraining": {
-            "dataset": data_args.dataset,
-            "recipe": recipe,
-            "objective": model.config.objective,
-            "examples": {"train": len(train_rows), "validation": len(validation_rows)},
-            "windows": len(windows),
-            "hyperparameters": hyperparameters(training_args, processor.max_length),
-            "steps": output.global_step,
-            "train_loss": output.training_loss,
-            "validation": validation,
-            "test": test,
-            "architecture": {"pooling": model.config.pooling, "use_query": model.config.use_query,
-                             "encoder_init": "random" if model_args.random_init else "pretrained"},
-        },
-        "finetuning": None,
-        "evaluation": None,
-        "subnetwork": None,
-    }
+    recipe = (RecipeRecord.from_dict(model_args.recipe_choice.to_dict())
+              if model_args.recipe_choice is not None else None)
+    results = TrainingResults.for_pretraining(
+        script="pretrain_wikiref", run=info, recipe=recipe, base_model=base, objective=model.config.objective,
+        pretraining=PretrainingResults(
+            dataset=data_args.dataset, recipe=recipe, objective=model.config.objective,
+            examples={"train": len(train_rows), "validation": len(validation_rows)}, windows=len(windows),
+            hyperparameters=hyperparameters(training_args, processor.max_length), steps=output.global_step,
+            train_loss=output.training_loss, validation=validation, test=test,
+            architecture=Architecture(pooling=model.config.pooling, use_query=model.config.use_query,
+                                      encoder_init="random" if model_args.random_init else "pretrained")),
+        finetuning=None, evaluation=None, subnetwork=None)
     if pruning is not None:
         from modeling_qbert.sparse import SUBNETWORK_MASK_NAME
 
-        results["subnetwork"] = subnetwork_results(trainer.subnetwork_config, trainer.subnetwork_mask,
-                                                   total_steps=trainer.state.max_steps, mask_file=SUBNETWORK_MASK_NAME,
-                                                   source="iterative pruning during this WikiRef training")
-        results["pretraining"]["subnetwork"] = {"method": "iterative", "fraction": data_args.subnetwork_fraction,
-                                                "final_density": results["subnetwork"]["final_density"],
-                                                **trainer.subnetwork_statistics()}
+        results.subnetwork = subnetwork_results(trainer.subnetwork_config, trainer.subnetwork_mask,
+                                                total_steps=trainer.state.max_steps, mask_file=SUBNETWORK_MASK_NAME,
+                                                source="iterative pruning during this WikiRef training")
+        results.pretraining.subnetwork = {"method": "iterative", "fraction": data_args.subnetwork_fraction,
+                                          "final_density": results.subnetwork.final_density,
+                                          **trainer.subnetwork_statistics()}
         logger.info("iterative subnetwork: %.2f%% of the masked entries trainable at the end (target %.2f%%)",
-                    100 * results["subnetwork"]["final_density"], 100 * pruning.fraction)
+                    100 * results.subnetwork.final_density, 100 * pruning.fraction)
     save_model_folder(trainer, processor, training_args.output_dir)
     write_results(training_args.output_dir, results)
     card = write_model_card(training_args.output_dir, results)

@@ -41,11 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from trainer_scripts.model_card import DUC_FIGURE, ModelCardError, check_results, render_model_card
+from trainer_scripts.results import RESULTS_NAME, ResultsError, TrainingResults, read_results_file
 
 INSTALL_COMMAND = 'pip install "wikiref @ git+https://github.com/wikiref/wikiref"'
 """How to install this project (from its repository, ``[project.urls] Repository`` in pyproject.toml)."""
 
-RESULTS_NAME = "results.json"
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 WEIGHT_SHARDS = ("model-*-of-*.safetensors", "pytorch_model-*-of-*.bin")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json",
@@ -283,6 +283,18 @@ def hub_weights_digest(api: Any, repo: str, revision: str, names: Sequence[str])
     return base_digest(tensors, names)
 
 
+def read_run_results(path: Path) -> TrainingResults:
+    """The run's results (the model card is rendered from them).
+
+    Raises:
+        PushError: the file is not valid JSON or not shaped like a training run's results.
+    """
+    try:
+        return check_results(read_results_file(path), where=str(path))
+    except (ResultsError, ModelCardError) as error:
+        raise PushError(str(error)) from None
+
+
 def model_upload(folder: Path, args: PushArguments, api: Any, workdir: Path) -> dict[str, Path | str]:
     """``{path in repo: local file or text}``: the model repo's files, and nothing else (see the module docstring).
     Checks the folder and the results first."""
@@ -293,13 +305,7 @@ def model_upload(folder: Path, args: PushArguments, api: Any, workdir: Path) -> 
     if not results_path.is_file():
         raise PushError(f"{folder}: no {results_path.name} (the run's results, which the model card is rendered from);"
                         " train with pretrain_wikiref.py / finetune_duc.py or pass --results")
-    try:
-        results = json.loads(results_path.read_text(encoding="utf-8"))
-        check_results(results, where=str(results_path))
-    except json.JSONDecodeError as error:
-        raise PushError(f"{results_path}: not valid JSON ({error})") from None
-    except ModelCardError as error:
-        raise PushError(str(error)) from None
+    results = read_run_results(results_path)
     upload: dict[str, Path | str] = {}
     for path in sorted(folder.iterdir()):
         if path.is_file() and (path.name in MODEL_FILES or any(fnmatch.fnmatch(path.name, shard)

@@ -9,7 +9,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from trainer_scripts import evaluate_duc
+from trainer_scripts import duc_evaluation, evaluate_duc
 from trainer_scripts.cli import build_parser as build_wikiref_parser
 from trainer_scripts.cli import main as wikiref_main
 from trainer_scripts.evaluate_duc import main
@@ -97,7 +97,7 @@ def test_the_commands_metric_is_the_evaluate_module(years, tmp_path, capsys):
 
 def test_the_years_are_read_as_datasets_loads_them(years):
     """`load_years` reads the Parquet files itself (no `datasets` import): the same rows as `load_duc`."""
-    (year,) = evaluate_duc.load_years([years[2006]])
+    (year,) = duc_evaluation.load_years([years[2006]])
     assert year.year == 2006 and year.rows == list(load_duc(years[2006]))
 
 
@@ -197,9 +197,9 @@ def test_runs_as_a_script():
 
 
 def test_format_table_marks_missing_years():
-    year = evaluate_duc.DucYear(path=Path("x"), year=2005, rows=[])
-    evaluation = evaluate_duc.Evaluation(settings="", years=[year], scores={"S": {2005: None}})
-    assert evaluate_duc.format_table(evaluation).splitlines()[-1].split() == ["S", "-", "-", "-"]
+    year = duc_evaluation.DucYear(path=Path("x"), year=2005, rows=[])
+    evaluation = duc_evaluation.Evaluation(settings="", years=[year], scores={"S": {2005: None}})
+    assert duc_evaluation.format_table(evaluation).splitlines()[-1].split() == ["S", "-", "-", "-"]
 
 
 @pytest.mark.parametrize("argv, datasets", [
@@ -214,8 +214,8 @@ def test_wikiref_duc_evaluate_parses_like_the_hf_argument_parser(argv, datasets)
     declares the same fields on its argparse subcommand; both give the same dataclass."""
     (from_script,) = evaluate_duc.build_parser().parse_args_into_dataclasses(args=argv)
     parser = build_wikiref_parser()
-    from_cli = evaluate_duc.to_arguments(parser.parse_args(["duc", "evaluate", *argv]))
-    assert isinstance(from_script, evaluate_duc.EvaluateArguments)
+    from_cli = duc_evaluation.to_arguments(parser.parse_args(["duc", "evaluate", *argv]))
+    assert isinstance(from_script, duc_evaluation.EvaluateArguments)
     assert from_cli == from_script
     assert from_script.dataset == datasets
 

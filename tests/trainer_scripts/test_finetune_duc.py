@@ -10,8 +10,8 @@ import torch
 from safetensors.torch import load_file
 
 from modeling_qbert.sparse import SUBNETWORK_MASK_NAME, apply_sparse_delta, load_subnetwork_mask
-from trainer_scripts import finetune_duc
-from trainer_scripts.evaluate_duc import load_years
+from trainer_scripts import finetune_duc, finetuning, finetuning_data
+from trainer_scripts.duc_evaluation import load_years
 from wikiref_dataset.rouge import RougeConfig, RougeScorer
 
 FAST = ["--use_cpu", "--max_steps", "3", "--per_device_train_batch_size", "4", "--disable_tqdm", "true",
@@ -89,7 +89,7 @@ def test_fraction_zero_is_full_finetuning(tmp_path, tiny_qbert_dir, duc_years):
 def test_targets_are_each_sentences_rouge2_recall(duc_years):
     year = load_years([duc_years[2006]])[0]
     rows = [row for row in year.rows if row["references"]]
-    labelled = finetune_duc.label_clusters(year.rows, "oracle_score")
+    labelled = finetuning.label_clusters(year.rows, "oracle_score")
     assert len(labelled) == len(rows) >= 1
     scorer = RougeScorer(RougeConfig(max_n=2, skip_distance=None, word_limit=None, resamples=1))
     checked = 0
@@ -306,7 +306,7 @@ def test_a_plain_encoder_gets_a_new_head_and_cluster_folds_test_held_out_cluster
     assert results["objective"] == "regression" and tuning["pretraining_objective"] is None
     assert results["pretraining"] is None
     assert tuning["subnetwork"]["method"] == "full"  # nothing pre-trained to identify a subnetwork in
-    assert tuning["head_learning_rate"] == pytest.approx(1e-2 * finetune_duc.NEW_HEAD_LR_FACTOR)
+    assert tuning["head_learning_rate"] == pytest.approx(1e-2 * finetuning.NEW_HEAD_LR_FACTOR)
     assert tuning["target_scaling"] == "cluster_max" and tuning["targets"].endswith("largest recall in its cluster")
     assert tuning["packing"] == "sentences" and tuning["max_train_documents"] == 2
     # Fixture DUC 2006 has clusters D0601A and D0602B: fold 1 of 2 tests D0602B, D0601A trains.
@@ -319,9 +319,10 @@ def test_a_plain_encoder_gets_a_new_head_and_cluster_folds_test_held_out_cluster
     assert config["attention_probs_dropout_prob"] == 0.0
     assert json.loads((out / "processor_config.json").read_text())["packing"] == "sentences"
     from trainer_scripts.model_card import model_variant
+    from trainer_scripts.results import TrainingResults
 
-    assert model_variant(results) == "Q-BERT" and "+ DA" not in (out / "README.md").read_text()
-    assert model_variant({**results, "finetuning": {**tuning, "pooling": "cls"}}) == "BERT"
+    assert model_variant(TrainingResults.from_dict(results)) == "Q-BERT" and "+ DA" not in (out / "README.md").read_text()
+    assert model_variant(TrainingResults.from_dict({**results, "finetuning": {**tuning, "pooling": "cls"}})) == "BERT"
 
 
 def test_sentence_scope_and_query_similarity_train_save_and_load(tmp_path, tiny_bert_dir, duc_years):
@@ -338,7 +339,7 @@ def test_sentence_scope_and_query_similarity_train_save_and_load(tmp_path, tiny_
     config = json.loads((out / "config.json").read_text())
     assert config["attention_scope"] == "sentence" and config["query_similarity"] is True
     assert "each sentence encoded alone" in (out / "README.md").read_text()
-    from trainer_scripts.evaluate_duc import load_model_pipeline
+    from trainer_scripts.duc_evaluation import load_model_pipeline
 
     summarize = load_model_pipeline(out)
     assert summarize.model.config.attention_scope == "sentence" and summarize.model.similarity_scale.item() != 1.0
@@ -351,7 +352,7 @@ def test_sentence_scope_and_query_similarity_train_save_and_load(tmp_path, tiny_
 
 
 def test_split_folds_deals_clusters_round_robin_over_years(duc_years):
-    train, test = finetune_duc.split_folds([duc_years[2005], duc_years[2006]], 2, 0)
+    train, test = finetuning_data.split_folds([duc_years[2005], duc_years[2006]], 2, 0)
     clusters = sorted((year.year, row["topic_id"]) for year in (*train, *test) for row in year.rows)
     tested = [(year.year, row["topic_id"]) for year in test for row in year.rows]
     assert tested == clusters[0::2] and len(clusters) == 4
@@ -360,14 +361,14 @@ def test_split_folds_deals_clusters_round_robin_over_years(duc_years):
 
 def test_cluster_max_targets_keep_the_order_and_put_each_clusters_best_at_one(duc_years):
     year = load_years([duc_years[2006]])[0]
-    raw = finetune_duc.label_clusters(year.rows, "oracle_score")
-    scaled = finetune_duc.label_clusters(year.rows, "oracle_score", scaling="cluster_max")
+    raw = finetuning.label_clusters(year.rows, "oracle_score")
+    scaled = finetuning.label_clusters(year.rows, "oracle_score", scaling="cluster_max")
     for raw_row, scaled_row in zip(raw, scaled):
         raw_values = [v for d in raw_row["documents"] for v in d["oracle_score"]]
         scaled_values = [v for d in scaled_row["documents"] for v in d["oracle_score"]]
         assert max(scaled_values) == 1.0 and max(raw_values) < 0.5
         assert scaled_values == pytest.approx([v / max(raw_values) for v in raw_values])
-    per_word = finetune_duc.label_clusters(year.rows, "oracle_score", scaling="per_word")
+    per_word = finetuning.label_clusters(year.rows, "oracle_score", scaling="per_word")
     for raw_row, row in zip(raw, per_word):
         words = [max(1, len(s.split())) for d in row["documents"] for s in d["sentences"]]
         density = [v / n for v, n in zip([v for d in raw_row["documents"] for v in d["oracle_score"]], words)]
@@ -377,13 +378,13 @@ def test_cluster_max_targets_keep_the_order_and_put_each_clusters_best_at_one(du
 
 def test_sample_documents_is_reproducible_and_keeps_order(duc_years):
     rows = load_years([duc_years[2006]])[0].rows
-    first = finetune_duc.sample_documents(rows, 2, seed=3)
-    assert first == finetune_duc.sample_documents(rows, 2, seed=3)
+    first = finetuning.sample_documents(rows, 2, seed=3)
+    assert first == finetuning.sample_documents(rows, 2, seed=3)
     for row, sampled in zip(rows, first):
         docnos = [d["docno"] for d in row["documents"]]
         kept = [d["docno"] for d in sampled["documents"]]
         assert len(kept) == min(2, len(docnos)) and kept == [n for n in docnos if n in kept]
-    assert finetune_duc.sample_documents(rows, None, seed=3) == list(rows)
+    assert finetuning.sample_documents(rows, None, seed=3) == list(rows)
 
 
 def test_a_validation_share_chooses_the_epoch(tmp_path, tiny_bert_dir, duc_years, caplog):
@@ -406,7 +407,7 @@ def test_a_validation_share_chooses_the_epoch(tmp_path, tiny_bert_dir, duc_years
     trained = {row["topic_id"] for path in (duc_years[2005], duc_years[2006]) for row in load_years([path])[0].scorable}
     assert record["clusters"][0] in trained and results["finetuning"]["clusters"] == len(trained) - 1
 
-    saved = finetune_duc.EpochSelection(QBertForSentenceScoring.from_pretrained(out), QBertProcessor.from_pretrained(out),
+    saved = finetuning.EpochSelection(QBertForSentenceScoring.from_pretrained(out), QBertProcessor.from_pretrained(out),
                                         [row for path in (duc_years[2005], duc_years[2006])
                                          for row in load_years([path])[0].scorable
                                          if row["topic_id"] in record["clusters"]], batch_size=8)
@@ -440,14 +441,14 @@ def test_span_labels_mark_the_annotated_sentences(qmsum_converted):
     from wikiref_dataset.qfs import read_converted
 
     rows = read_converted(qmsum_converted, "train")
-    labelled = finetune_duc.span_labels(rows, "oracle_label")
+    labelled = finetuning.span_labels(rows, "oracle_label")
     assert [row["topic_id"] for row in labelled] == ["ES2099a/specific-0", "ES2099a/specific-1"]  # no general query
     for row in labelled:
         labels = row["documents"][0]["oracle_label"]
         assert [i for i, value in enumerate(labels) if value == 1.0] == row["answer_sentences"]
         assert set(labels) == {0.0, 1.0}
-    with pytest.raises(finetune_duc.ScriptError, match="has no answer spans"):
-        finetune_duc.span_labels([{"benchmark": "squality", "documents": []}], "oracle_label")
+    with pytest.raises(finetuning.ScriptError, match="has no answer spans"):
+        finetuning.span_labels([{"benchmark": "squality", "documents": []}], "oracle_label")
 
 
 @pytest.mark.parametrize("labels", ["oracle", "spans"])
@@ -518,7 +519,7 @@ def test_the_levers_train_save_and_load(tmp_path, tiny_bert_dir, duc_years, qmsu
     config = json.loads((out / "config.json").read_text())
     assert config["sentence_position_buckets"] == 4 and config["cluster_selection"] == "ilp"
     assert "bigram concept coverage" in (out / "README.md").read_text()
-    from trainer_scripts.evaluate_duc import load_model_pipeline
+    from trainer_scripts.duc_evaluation import load_model_pipeline
 
     summarize = load_model_pipeline(out)
     assert summarize.processor.sentence_positions and summarize.model.position_bias.weight.abs().sum() > 0
@@ -531,10 +532,10 @@ def test_the_levers_train_save_and_load(tmp_path, tiny_bert_dir, duc_years, qmsu
 
 def test_query_formats_and_bad_lever_values(tmp_path, tiny_qbert_dir, duc_years, qmsum_converted, caplog):
     rows = [{"topic_id": "D1", "query": ["Title", "First sentence.", "Second one."]}]
-    assert finetune_duc.format_queries(rows, "levels")[0]["query"] == ["Title", "First sentence.", "Second one."]
-    assert finetune_duc.format_queries(rows, "joined")[0]["query"] == ["Title First sentence. Second one."]
-    assert finetune_duc.format_queries(rows, "narrative")[0]["query"] == ["First sentence. Second one."]
-    assert finetune_duc.format_queries(rows, "title")[0]["query"] == ["Title"]
+    assert finetuning.format_queries(rows, "levels")[0]["query"] == ["Title", "First sentence.", "Second one."]
+    assert finetuning.format_queries(rows, "joined")[0]["query"] == ["Title First sentence. Second one."]
+    assert finetuning.format_queries(rows, "narrative")[0]["query"] == ["First sentence. Second one."]
+    assert finetuning.format_queries(rows, "title")[0]["query"] == ["Title"]
     for extra, message in ((["--query_format", "shuffled"], "--query_format must be one of"),
                            (["--selection", "best"], "--selection must be one of duc, mmr, ilp"),
                            (["--extra_train_dirs", str(tmp_path)], "--extra_train_dirs:")):

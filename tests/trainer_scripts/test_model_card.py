@@ -10,6 +10,7 @@ from huggingface_hub import ModelCard
 
 from trainer_scripts import model_card
 from trainer_scripts.model_card import ModelCardError, render_model_card
+from trainer_scripts.results import FinetuningResults, TrainingResults
 
 SETTINGS = "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"
 HYPERPARAMETERS = {"learning_rate": 3e-5, "adam_beta1": 0.9, "adam_beta2": 0.999, "weight_decay": 0.01,
@@ -295,7 +296,8 @@ def test_trainable_share_is_counted_on_the_model_and_mask():
     assert share["trainable_parameters"] == kept + rest and share["total_parameters"] == total
     assert share["masked_matrices"] == len(masks) == sum(p.dim() == 2 for n, p in parameters.items()
                                                          if n.startswith("bert.encoder."))
-    text = _subnetwork_text({"subnetwork": {"fraction": 0.1, "method": "one_step", "share": share}})
+    text = _subnetwork_text(FinetuningResults.from_dict({"subnetwork": {"fraction": 0.1, "method": "one_step",
+                                                                        "share": share}}))
     assert f"= {kept + rest:,} of {total:,} parameters, **{100 * (kept + rest) / total:.2f}% of all parameters**" in text
     assert 100 * (kept + rest) / total > 30  # far from the 10% mask density a reader would otherwise be told
 
@@ -338,44 +340,36 @@ def test_the_architecture_and_selection_lines_follow_what_the_checkpoint_does():
 
     paper = {"base_model": "bert-base-uncased", "finetuning": {"packing": "stride", "pooling": "query_focused",
                                                                "attention_scope": "window"}}
-    text = architecture_text(paper, 512)
+    text = architecture_text(TrainingResults.from_dict(paper), 512)
     assert "with a stride" in text and "Query-focused pooling" in text and "block-diagonal" not in text
     assert "cosine" not in text and "place in its document" not in text
     encoder = {"base_model": "minilm", "finetuning": {"packing": "sentences", "pooling": "query_focused",
                                                       "attention_scope": "sentence", "query_similarity": True,
                                                       "sentence_position_buckets": 16, "selection": "ilp"}}
-    text = architecture_text(encoder, 512)
+    text = architecture_text(TrainingResults.from_dict(encoder), 512)
     assert "block-diagonal" in text and "encoded alone" in text and "with a stride" not in text
     assert "cosine between the query and the sentence" in text and "place in its document (16 positions)" in text
-    assert "concept coverage" in cluster_rule_text(encoder["finetuning"])
-    assert "more than half of its bigrams" in cluster_rule_text(paper["finetuning"])
+    assert "concept coverage" in cluster_rule_text(FinetuningResults.from_dict(encoder["finetuning"]))
+    assert "more than half of its bigrams" in cluster_rule_text(FinetuningResults.from_dict(paper["finetuning"]))
     pretrained_only = {"base_model": "minilm", "pretraining": {"recipe": {"settings": {
         "packing": "sentences", "attention_scope": "sentence", "query_similarity": True}},
         "architecture": {"pooling": "query_focused"}}}
-    assert "encoded alone" in architecture_text(pretrained_only, 256)
+    assert "encoded alone" in architecture_text(TrainingResults.from_dict(pretrained_only), 256)
 
 
 def test_a_broken_card_module_is_an_error_and_a_missing_library_a_warning(tmp_path, monkeypatch, caplog):
     """`write_model_card` warns only when a library the renderer needs is missing; an ImportError inside the project
     (a bug in model_card.py or what it imports) is raised, not turned into "no card"."""
-    import builtins
-    import sys
+    from trainer_scripts.model_card import write_model_card
 
-    from trainer_scripts.common import write_model_card
+    def failing(error_name):
+        def fake_write_card(*args, **kwargs):
+            raise ImportError(f"cannot import {error_name}", name=error_name)
+        return fake_write_card
 
-    real_import = builtins.__import__
-
-    def failing(name, error_name):
-        def fake_import(module, *args, **kwargs):
-            if module == "trainer_scripts.model_card":
-                raise ImportError(f"cannot import {error_name}", name=error_name)
-            return real_import(module, *args, **kwargs)
-        return fake_import
-
-    monkeypatch.delitem(sys.modules, "trainer_scripts.model_card", raising=False)
-    monkeypatch.setattr(builtins, "__import__", failing("trainer_scripts", "wikiref_dataset.selection"))
+    monkeypatch.setattr(model_card, "write_card", failing("wikiref_dataset.selection"))
     with pytest.raises(ImportError, match="wikiref_dataset.selection"):
         write_model_card(tmp_path, {})
-    monkeypatch.setattr(builtins, "__import__", failing("trainer_scripts", "jinja2"))
+    monkeypatch.setattr(model_card, "write_card", failing("jinja2"))
     assert write_model_card(tmp_path, {}) is None
     assert "needs jinja2, which is not installed" in caplog.text

@@ -16,7 +16,7 @@ from transformers import AutoModel, AutoProcessor, pipeline
 import modeling_qbert
 from modeling_qbert.inference import score_rows
 from modeling_qbert.sparse import SUBNETWORK_MASK_NAME, load_subnetwork_mask, mask_density
-from trainer_scripts import pretrain_wikiref
+from trainer_scripts import pretrain_wikiref, pretraining
 from trainer_scripts.common import ModelArguments, load_model_and_processor
 from wikiref_dataset.rouge import RougeConfig, RougeScorer
 from wikiref_dataset.selection import select_wikiref, summary_text, tune_threshold
@@ -68,7 +68,7 @@ def test_evaluate_wikiref_matches_a_direct_computation(demo_wikiref, tiny_bert_d
     rows = list(datasets.load_dataset(str(demo_wikiref), split="train"))[:6]
     oracle_scores = [[[float(label) for label in row["oracle_label"]]] for row in rows]
     monkeypatch.setattr("modeling_qbert.inference.score_rows", lambda *args, **kwargs: oracle_scores)
-    result = pretrain_wikiref.evaluate_wikiref(None, None, rows)
+    result = pretraining.evaluate_wikiref(None, None, rows).to_dict()
 
     tuned = tune_threshold((row["document"], scores[0], row["summary"]) for row, scores in zip(rows, oracle_scores))
     assert result["threshold"] == tuned.best_threshold

@@ -7,11 +7,11 @@ import shutil
 import pytest
 from transformers import TrainingArguments
 
-from trainer_scripts import common, finetune_duc
+from trainer_scripts import common, finetune_duc, finetuning_data
 from trainer_scripts.common import ModelArguments, parse_arguments
 from trainer_scripts.experiments.plan import recipe_overrides
-from trainer_scripts.finetune_duc import DucArguments
-from trainer_scripts.pretrain_wikiref import WikiRefArguments
+from trainer_scripts.finetuning import DucArguments
+from trainer_scripts.pretraining import WikiRefArguments
 from trainer_scripts.recipes import available_recipes, default_recipe, encoder_kind, load_recipe
 
 SCRIPT_ARGUMENTS = {"finetune": DucArguments, "pretrain": WikiRefArguments}
@@ -162,7 +162,7 @@ def test_finetune_records_the_recipe_and_writes_sentence_scores(tmp_path, tiny_b
 
 
 def load_duc_rows(path):
-    from trainer_scripts.evaluate_duc import load_years
+    from trainer_scripts.duc_evaluation import load_years
 
     return load_years([path])[0].scorable
 
@@ -210,8 +210,8 @@ def test_the_estimate_deals_the_folds_as_the_script(tmp_path, duc_years):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from trainer_scripts.duc_evaluation import load_years
     from trainer_scripts.estimate import Estimator
-    from trainer_scripts.evaluate_duc import load_years
 
     unreferenced = tmp_path / "duc2006"  # the first cluster of the first year loses its references
     shutil.copytree(duc_years[2006], unreferenced)
@@ -225,7 +225,7 @@ def test_the_estimate_deals_the_folds_as_the_script(tmp_path, duc_years):
     counts = {(year.year, row["topic_id"]): 1 for year in years for row in year.scorable}
     estimator = Estimator(years, encoder="unused")
     for fold in range(3):
-        train_years, test_years = finetune_duc.split_folds(dirs, 3, fold)
+        train_years, test_years = finetuning_data.split_folds(dirs, 3, fold)
         expected_train = sorted((year.year, row["topic_id"]) for year in train_years for row in year.scorable)
         expected_test = sorted((year.year, row["topic_id"]) for year in test_years for row in year.scorable)
         train, test = estimator._fold_clusters(SimpleNamespace(folds=3, fold=fold, test_year=None), counts)
@@ -237,8 +237,8 @@ def test_the_estimate_packs_each_row_as_its_unit(tiny_bert_dir, duc_years):
     changes them, so rows that differ only there get their own counts."""
     from dataclasses import replace
 
+    from trainer_scripts.duc_evaluation import load_years
     from trainer_scripts.estimate import Estimator
-    from trainer_scripts.evaluate_duc import load_years
 
     years = load_years([duc_years[2006], duc_years[2007]])
     estimator = Estimator(years, encoder=str(tiny_bert_dir))

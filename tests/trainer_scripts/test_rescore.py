@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from trainer_scripts.cli import main as wikiref
-from trainer_scripts.evaluate_duc import evaluate_systems, load_years
+from trainer_scripts.duc_evaluation import evaluate_systems, load_years
 from trainer_scripts.experiments.rescore import Mix, Rule, read_units, rescore, to_markdown
 from wikiref_dataset.selection import ClusterSentences
 

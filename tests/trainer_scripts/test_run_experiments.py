@@ -102,7 +102,7 @@ def test_rows_folds_seeds_are_cached_units(tmp_path, capsys, monkeypatch, tiny_b
     assert stdout.startswith("recipe paper (the default for the encoder")
 
     # the seeds' scores averaged: each test sentence scored by the mean of the two seeds' models, the DUC rule, ROUGE
-    from trainer_scripts.evaluate_duc import evaluate_systems, load_years
+    from trainer_scripts.duc_evaluation import evaluate_systems, load_years
     from wikiref_dataset.selection import select_duc, summary_text
 
     years = load_years([duc_years[2006], duc_years[2007]])
@@ -173,7 +173,7 @@ def test_pretraining_is_shared_and_the_card_reads_the_best_row(tmp_path, capsys,
     from trainer_scripts.model_card import load_results, render_model_card
 
     card_results = load_results(out / "results.json")
-    assert card_results["experiments"]["row"] == results["best"]["variant"]
+    assert card_results.experiments.row == results["best"]["variant"]
     card = render_model_card(card_results, model_repo="org/qbert")
     assert f"row `{results['best']['variant']}` of `wikiref experiments`" in card
 
@@ -228,7 +228,7 @@ def test_other_benchmarks_fill_one_table_with_duc(tmp_path, capsys, tiny_bert_di
     """--qfs_dirs: each benchmark scored beside DUC (baselines, the DUC-trained model zero-shot, the row fine-tuned
     on the benchmark's train split where it has one), in one table; --keep_models false waits for the zero-shot
     evaluations before deleting the DUC models' weights."""
-    from trainer_scripts.evaluate_qfs import QfsEvaluateArguments, evaluate
+    from trainer_scripts.qfs_evaluation import QfsEvaluateArguments, evaluate
     from wikiref_dataset.qfs import convert_benchmark
 
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "qfs"
@@ -519,7 +519,7 @@ def test_the_seeds_average_chooses_with_the_units_own_rule(tmp_path, capsys, mon
     """Units trained with --selection ilp: their seeds' averaged scores are chosen by ILP too (the ensemble row used
     to take the paper's greedy rule whatever the units used; on the tiny fixture clusters both rules choose alike, so
     the rule the ensemble asked for is watched too)."""
-    from trainer_scripts.evaluate_duc import evaluate_systems, load_years
+    from trainer_scripts.duc_evaluation import evaluate_systems, load_years
     from trainer_scripts.experiments import rescore
     from wikiref_dataset.selection import ClusterSentences
 

@@ -29,7 +29,7 @@ def test_wikiref_has_every_data_subcommand_and_the_model_side():
 def test_duc_holds_convert_and_evaluate():
     parser = build_parser()
     args = parser.parse_args(["duc", "convert", "nist", "--year", "2006", "--out", "o"])
-    assert args.duc_command == "convert" and args.func.__module__ == "wikiref_dataset.duc.reader.cli"
+    assert args.duc_command == "convert" and args.func.__module__ == "wikiref_dataset.duc.cli"
     args = parser.parse_args(["duc", "evaluate", "--dataset", "d", "--baseline", "lead"])
     assert args.duc_command == "evaluate" and args.func.__module__ == "trainer_scripts.cli"
 

@@ -146,7 +146,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of :class:`ExperimentArguments` on an argparse parser (``wikiref experiments``), declared as
     `HfArgumentParser` declares them (``evaluate_duc.add_arguments``), without importing transformers. Options it
     does not know are kept for the training units (:func:`keep_unknown_options`)."""
-    from trainer_scripts.evaluate_duc import add_arguments as add_dataclass_arguments
+    from trainer_scripts.dataclass_options import add_arguments as add_dataclass_arguments
 
     return add_dataclass_arguments(parser, ExperimentArguments)
 
@@ -182,8 +182,8 @@ def script_options() -> dict[str, set[str]]:
     from transformers import TrainingArguments
 
     from trainer_scripts.common import ModelArguments
-    from trainer_scripts.finetune_duc import DucArguments
-    from trainer_scripts.pretrain_wikiref import WikiRefArguments
+    from trainer_scripts.finetuning import DucArguments
+    from trainer_scripts.pretraining import WikiRefArguments
 
     def names(*classes: type) -> set[str]:  # a bool that defaults to true also has --no_<name>, as HfArgumentParser
         found = {item.name for cls in classes for item in fields(cls) if item.init}

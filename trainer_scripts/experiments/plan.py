@@ -70,7 +70,7 @@ def load_duc_dirs(arguments: ExperimentArguments) -> list[Any]:
     for path in arguments.duc_dirs:
         if not Path(path).is_dir():
             raise ExperimentError(f"{path}: no such DUC folder (convert NIST's with `wikiref duc convert`)")
-    from trainer_scripts.evaluate_duc import EvaluationError, load_years
+    from trainer_scripts.duc_evaluation import EvaluationError, load_years
     from wikiref_dataset.duc.reader import DucError
 
     try:
@@ -104,7 +104,7 @@ def load_qfs_dirs(arguments: ExperimentArguments) -> list[Benchmark]:
     Raises:
         ExperimentError: naming the folder and the problem.
     """
-    from trainer_scripts.finetune_duc import QFS_LABELS
+    from trainer_scripts.finetuning import QFS_LABELS
     from wikiref_dataset.qfs import QfsError, benchmark_title
     from wikiref_dataset.qfs.common import converted_splits
 
@@ -308,13 +308,35 @@ class Plan:
 
 def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str], options: StageOptions) -> Plan:
     """Every unit the chosen ``rows`` need (:func:`select_rows`) with their ``options`` (:func:`route_options`),
-    deduplicated by key, in an order where a unit comes after those it needs."""
+    deduplicated by key, in an order where a unit comes after those it needs.
+
+    Raises:
+        ExperimentError: folds, seeds or sweep points that cannot be planned (:func:`plan_folds`,
+            :func:`check_plan_arguments`).
+    """
     folds = plan_folds(arguments, inputs.clusters)
+    check_plan_arguments(arguments, inputs, rows, cross_year=folds[0].test_year is not None)
+    planner = _Planner(arguments, inputs, options, folds)
+    baseline_units = planner.baseline_units(rows)
+    variants = [variant for name in rows for variant in planner.row_variants(ROW_BY_NAME[name])]
+    qfs_baseline_units = planner.qfs_baseline_units() if baseline_units else {}
+    return Plan(units=planner.units, order=_dependency_order(planner.units), variants=variants, folds=folds,
+                baseline_units=baseline_units, inputs=inputs, rows=list(rows), options=options,
+                qfs_baseline_units=qfs_baseline_units)
+
+
+def check_plan_arguments(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str], cross_year: bool) -> None:
+    """Refuse seeds and sweep points no unit could be planned for, before any unit is: the seeds (one at least, none
+    twice: a seed is part of a unit's folder name), Fig. 4's shares of the training years (only the cross-year
+    protocol has training years to share) and Fig. 6's WikiRef folder (:func:`check_quality_column`).
+
+    Raises:
+        ExperimentError: naming the option and the problem.
+    """
     if not arguments.seeds:
         raise ExperimentError("--seeds needs at least one seed")
     if len(set(arguments.seeds)) != len(arguments.seeds):
         raise ExperimentError(f"--seeds has a seed twice: {arguments.seeds}")
-    cross_year = folds[0].test_year is not None
     for name in rows:
         if ROW_BY_NAME[name].sweep == "data_fraction" and not cross_year:
             raise ExperimentError(f"row {name} takes a share of the training years' clusters: it needs the cross-year "
@@ -324,151 +346,184 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
             raise ExperimentError(f"--data_fractions must lie in (0, 1], got {fraction}")
     if any(ROW_BY_NAME[name].sweep == "quality" for name in rows):
         check_quality_column(inputs.wikiref)
-    units: dict[str, Unit] = {}
-    # the recipe's settings are part of every training unit's key: an edited recipe file redoes the units it feeds
-    recipe_params = {"recipe": {"name": inputs.recipe.name, **{stage: inputs.recipe.settings(stage)
-                                                                for stage in ("pretrain", "finetune")}}}
 
-    def add(unit: Unit, row: str | None) -> str:
-        unit = units.setdefault(unit.key, unit)
+
+class _Planner:
+    """The units of one plan as :func:`make_plan` adds them, row by row: ``units`` holds each unit once by key (two
+    rows that need the same run share its unit, :meth:`add`), in planning order, which :func:`_dependency_order` keeps
+    within a kind (so the order units run in, and their folder names, do not depend on how the rows are written)."""
+
+    def __init__(self, arguments: ExperimentArguments, inputs: Inputs, options: StageOptions,
+                 folds: list[Fold]) -> None:
+        self.arguments, self.inputs, self.options, self.folds = arguments, inputs, options, folds
+        self.units: dict[str, Unit] = {}
+        # the recipe's settings are part of every training unit's key: an edited recipe file redoes the units it feeds
+        self.recipe_params = {"recipe": {"name": inputs.recipe.name, **{stage: inputs.recipe.settings(stage)
+                                                                         for stage in ("pretrain", "finetune")}}}
+        self.duc_dirs = [inputs.years[year] for year in sorted(inputs.years)]
+        cross_year = folds[0].test_year is not None
+        # the rows run on one fold only (Fig. 6) take the one testing the latest year, or every cluster fold
+        self.last_fold = [fold for fold in folds if fold.test_year == max(inputs.years)] if cross_year else folds
+
+    def add(self, unit: Unit, row: str | None) -> str:
+        """``unit``, or the planned unit with its key, now also needed by ``row``; returns the key."""
+        unit = self.units.setdefault(unit.key, unit)
         if row:
             unit.rows.add(row)
         return unit.key
 
-    duc_dirs = [inputs.years[year] for year in sorted(inputs.years)]
-    baseline_units = {}
-    if arguments.baselines or any(ROW_BY_NAME[name].duc == "baseline" for name in rows):
-        for year, path in sorted(inputs.years.items()):
-            baseline_units[year] = add(Unit("baselines", str(year), [
-                "--dataset", path, "--baseline", "all", "--out", "{out}/metrics.json", "--quiet", "true"],
-                [path], inputs.identity), "baselines")
+    def baseline_units(self, rows: Sequence[str]) -> dict[int, str]:
+        """Year -> the unit scoring LEAD, QUERY-SIM and ORACLE on it: with ``--baselines`` or a baseline row only."""
+        if not (self.arguments.baselines or any(ROW_BY_NAME[name].duc == "baseline" for name in rows)):
+            return {}
+        return {year: self.add(Unit("baselines", str(year), [
+                    "--dataset", path, "--baseline", "all", "--out", "{out}/metrics.json", "--quiet", "true"],
+                    [path], self.inputs.identity), "baselines")
+                for year, path in sorted(self.inputs.years.items())}
 
-    def pretrain_unit(spec: Pretraining, seed: int, row: str) -> str:
-        start = inputs.encoder
-        needs = []
-        if spec.start is not None:
-            parent = pretrain_unit(spec.start, seed, row)
-            start, needs = f"{{unit:{parent}}}", [parent]
-        dataset, data_inputs = inputs.wikiref, [inputs.wikiref]
-        if spec.train_slice is not None:
-            data = add(Unit("data", "wikiref-slice", [], [inputs.wikiref], inputs.identity,
-                            params={"make": "wikiref_slice", "source": inputs.wikiref,
-                                    "slice": list(spec.train_slice)}), row)
-            dataset, data_inputs, needs = f"{{unit:{data}}}/dataset", [], [*needs, data]
-        template = ["--model_name_or_path", start, "--recipe", inputs.recipe_argument, "--dataset", dataset,
-                    *spec.options(inputs.recipe.settings("pretrain")), *options.shared["pretrain"],
-                    *options.per_row.get((row, "pretrain"), []), "--seed", str(seed), "--output_dir", "{out}"]
-        inputs_used = ([inputs.encoder] if spec.start is None else []) + data_inputs
-        what = f"{spec.objective}-{spec.pooling}" if spec.start is None else "continued"
-        what += "-iterative" if spec.iterative else ""
-        what += f"-slice{round(100 * spec.train_slice[0])}" if spec.train_slice else ""
-        return add(Unit("pretrain", f"{what}-seed{seed}", template, inputs_used, inputs.identity, needs=needs,
-                        params=recipe_params), row)
+    def qfs_baseline_units(self) -> dict[str, str]:
+        """Benchmark name -> the unit scoring the baselines on each benchmark of ``--qfs_dirs``."""
+        return {benchmark.name: self.add(Unit(
+                    "baselines", benchmark.name, [
+                        "--dataset", benchmark.path, "--split", benchmark.split, "--baseline", "all",
+                        "--out", "{out}/metrics.json", "--quiet", "true"],
+                    [benchmark.path], self.inputs.identity, script="evaluate_qfs"), "baselines")
+                for benchmark in self.inputs.benchmarks}
 
-    def training_years(fraction: float | None, fold: Fold, row: str) -> tuple[list[str], list[str]]:
-        """The --duc_dirs of a fold (Fig. 4: the training years replaced by a share of their clusters)."""
-        if fraction is None or fraction >= 1:
-            return duc_dirs, []
-        dirs, needs = [], []
-        for year, path in sorted(inputs.years.items()):
-            if year == fold.test_year:
-                dirs.append(path)
-                continue
-            data = add(Unit("data", f"duc{year}-{round(100 * fraction)}pc", [], [path], inputs.identity,
-                            params={"make": "duc_share", "source": path, "fraction": fraction,
-                                    "data_seed": arguments.data_seed}), row)
-            dirs.append(f"{{unit:{data}}}/dataset")
-            needs.append(data)
-        return dirs, needs
-
-    def add_benchmark_units(variant: Variant, seed: int, pretrained: str | None) -> None:
-        """A Table VI row on each benchmark: its model as trained on DUC (the fold that tests the latest year, or the
-        last cluster fold; the pre-trained model for a row that does not fine-tune), scored as it is, and its
-        fine-tuning from the same start on the benchmark's train split instead of DUC."""
-        row, name = variant.row, variant.row.name
-        model = (variant.finetune.get((folds[-1].name, seed)) if row.duc == "finetune" else
-                 pretrained if row.duc == "evaluate" else None)
-        for benchmark in inputs.benchmarks:
-            if model is not None:
-                variant.qfs_zero_shot[(benchmark.name, seed)] = add(Unit(
-                    "evaluate", f"{benchmark.name}-seed{seed}", [
-                        "--dataset", benchmark.path, "--split", benchmark.split, "--model", f"{{unit:{model}}}",
-                        "--out", "{out}/metrics.json", "--save_summaries", "{out}/summaries.jsonl", "--quiet", "true"],
-                    [benchmark.path], inputs.identity, needs=[model], script="evaluate_qfs"),
-                    name)
-            if row.duc != "finetune" or not benchmark.trainable:
-                continue
-            start = inputs.encoder if pretrained is None else f"{{unit:{pretrained}}}"
-            template = ["--model_name_or_path", start, "--recipe", inputs.recipe_argument,
-                        "--qfs_dir", benchmark.path, "--qfs_test_split", benchmark.split,
-                        "--qfs_labels", arguments.qfs_labels, *row.finetune_options, *options.shared["finetune"],
-                        *options.per_row.get((name, "finetune"), []),
-                        "--baselines", "none", "--seed", str(seed), "--output_dir", "{out}"]
-            variant.qfs_finetune[(benchmark.name, seed)] = add(Unit(
-                "finetune", f"{benchmark.name}-seed{seed}", template,
-                [benchmark.path, *([inputs.encoder] if pretrained is None else [])], inputs.identity,
-                needs=[pretrained] if pretrained else [], params=recipe_params), name)
-
-    variants: list[Variant] = []
-    last_fold = [fold for fold in folds if fold.test_year == max(inputs.years)] if cross_year else folds
-    for name in rows:
-        row = ROW_BY_NAME[name]
-        points: list[Any] = [None]
-        if row.sweep == "data_fraction":
-            points = sorted(set(arguments.data_fractions))
-        elif row.sweep == "quality":
-            points = list(range(len(QUALITY_SLICES)))
-        for point in points:
+    def row_variants(self, row: Row) -> list[Variant]:
+        """The row's variants, one per point of its sweep (:func:`sweep_points`), each with its units for every seed
+        (:meth:`seed_units`); a baseline row's variant has none (the baseline units score it)."""
+        variants = []
+        for point in sweep_points(row, self.arguments):
             variant = Variant(row=row, name=variant_name(row, point), point=point)
             variants.append(variant)
             if row.duc == "baseline":
                 continue
             spec = row.pretraining
-            if spec is not None and row.sweep == "quality":
+            if spec is not None and row.sweep == "quality":  # Fig. 6: pre-trained on one half of WikiRef
                 spec = replace(spec, train_slice=(point / 10, point / 10 + 0.5))
-            for seed in arguments.seeds:
-                pretrained = None
-                if spec is not None:
-                    pretrained = pretrain_unit(spec, seed if arguments.pretrain_per_seed else arguments.seeds[0],
-                                               name)
-                    variant.pretrain[seed] = pretrained
-                if row.duc == "evaluate":
-                    for year, path in sorted(inputs.years.items()):
-                        variant.evaluate[(year, seed)] = add(Unit(
-                            "evaluate", str(year), ["--dataset", path, "--model", f"{{unit:{pretrained}}}", "--out",
-                                                    "{out}/metrics.json", "--save_summaries", "{out}/summaries.jsonl",
-                                                    "--quiet", "true"],
-                            [path], inputs.identity, needs=[pretrained]), name)
-                if row.duc != "finetune":
-                    if row.table == "VI":
-                        add_benchmark_units(variant, seed, pretrained)
-                    continue
-                for fold in (last_fold if row.last_fold else folds):
-                    dirs, needs = training_years(point if row.sweep == "data_fraction" else None, fold, name)
-                    start = inputs.encoder if pretrained is None else f"{{unit:{pretrained}}}"
-                    template = ["--model_name_or_path", start, "--recipe", inputs.recipe_argument,
-                                "--duc_dirs", *dirs, *fold.options(), *row.finetune_options,
-                                *options.shared["finetune"],
-                                *options.per_row.get((name, "finetune"), []),
-                                "--baselines", "none", "--seed", str(seed), "--output_dir", "{out}"]
-                    inputs_used = [path for path in dirs if not path.startswith("{unit:")]
-                    inputs_used += [inputs.encoder] if pretrained is None else []
-                    variant.finetune[(fold.name, seed)] = add(Unit(
-                        "finetune", f"{fold.name}-seed{seed}", template, inputs_used, inputs.identity,
-                        needs=[*needs, *([pretrained] if pretrained else [])], params=recipe_params), name)
-                if row.table == "VI":
-                    add_benchmark_units(variant, seed, pretrained)
-    qfs_baseline_units = {}
-    if inputs.benchmarks and baseline_units:
-        for benchmark in inputs.benchmarks:
-            qfs_baseline_units[benchmark.name] = add(Unit(
-                "baselines", benchmark.name, [
-                    "--dataset", benchmark.path, "--split", benchmark.split, "--baseline", "all",
-                    "--out", "{out}/metrics.json", "--quiet", "true"],
-                [benchmark.path], inputs.identity, script="evaluate_qfs"), "baselines")
-    order = _dependency_order(units)
-    return Plan(units=units, order=order, variants=variants, folds=folds, baseline_units=baseline_units,
-                inputs=inputs, rows=list(rows), options=options, qfs_baseline_units=qfs_baseline_units)
+            for seed in self.arguments.seeds:
+                self.seed_units(variant, spec, seed)
+        return variants
+
+    def seed_units(self, variant: Variant, spec: Pretraining | None, seed: int) -> None:
+        """A variant's units for one seed: its pre-training (shared by the seeds unless ``--pretrain_per_seed``), the
+        pre-trained model scored on every DUC year (a row that does not fine-tune), or a fine-tuning per fold, and
+        for a Table VI row its units on the other benchmarks."""
+        row, name = variant.row, variant.row.name
+        pretrained = None
+        if spec is not None:
+            pretrained = self.pretrain_unit(spec, seed if self.arguments.pretrain_per_seed else self.arguments.seeds[0],
+                                            name)
+            variant.pretrain[seed] = pretrained
+        if row.duc == "evaluate":
+            for year, path in sorted(self.inputs.years.items()):
+                variant.evaluate[(year, seed)] = self.add(Unit(
+                    "evaluate", str(year), ["--dataset", path, "--model", f"{{unit:{pretrained}}}", "--out",
+                                            "{out}/metrics.json", "--save_summaries", "{out}/summaries.jsonl",
+                                            "--quiet", "true"],
+                    [path], self.inputs.identity, needs=[pretrained]), name)
+        if row.duc == "finetune":
+            for fold in (self.last_fold if row.last_fold else self.folds):
+                variant.finetune[(fold.name, seed)] = self.finetune_unit(variant, fold, seed, pretrained)
+        if row.table == "VI":
+            self.benchmark_units(variant, seed, pretrained)
+
+    def pretrain_unit(self, spec: Pretraining, seed: int, row: str) -> str:
+        """The WikiRef pre-training of ``spec`` (after the one it continues, and on the slice of WikiRef it names, a
+        data unit); returns its key."""
+        inputs = self.inputs
+        start = inputs.encoder
+        needs = []
+        if spec.start is not None:
+            parent = self.pretrain_unit(spec.start, seed, row)
+            start, needs = f"{{unit:{parent}}}", [parent]
+        dataset, data_inputs = inputs.wikiref, [inputs.wikiref]
+        if spec.train_slice is not None:
+            data = self.add(Unit("data", "wikiref-slice", [], [inputs.wikiref], inputs.identity,
+                                 params={"make": "wikiref_slice", "source": inputs.wikiref,
+                                         "slice": list(spec.train_slice)}), row)
+            dataset, data_inputs, needs = f"{{unit:{data}}}/dataset", [], [*needs, data]
+        template = ["--model_name_or_path", start, "--recipe", inputs.recipe_argument, "--dataset", dataset,
+                    *spec.options(inputs.recipe.settings("pretrain")), *self.options.shared["pretrain"],
+                    *self.options.per_row.get((row, "pretrain"), []), "--seed", str(seed), "--output_dir", "{out}"]
+        inputs_used = ([inputs.encoder] if spec.start is None else []) + data_inputs
+        what = f"{spec.objective}-{spec.pooling}" if spec.start is None else "continued"
+        what += "-iterative" if spec.iterative else ""
+        what += f"-slice{round(100 * spec.train_slice[0])}" if spec.train_slice else ""
+        return self.add(Unit("pretrain", f"{what}-seed{seed}", template, inputs_used, inputs.identity, needs=needs,
+                             params=self.recipe_params), row)
+
+    def finetune_unit(self, variant: Variant, fold: Fold, seed: int, pretrained: str | None) -> str:
+        """The DUC fine-tuning of a variant on one fold, from the encoder or the ``pretrained`` unit's model; returns
+        its key."""
+        row, name = variant.row, variant.row.name
+        dirs, needs = self.training_years(variant.point if row.sweep == "data_fraction" else None, fold, name)
+        start = self.inputs.encoder if pretrained is None else f"{{unit:{pretrained}}}"
+        template = ["--model_name_or_path", start, "--recipe", self.inputs.recipe_argument,
+                    "--duc_dirs", *dirs, *fold.options(), *row.finetune_options,
+                    *self.options.shared["finetune"],
+                    *self.options.per_row.get((name, "finetune"), []),
+                    "--baselines", "none", "--seed", str(seed), "--output_dir", "{out}"]
+        inputs_used = [path for path in dirs if not path.startswith("{unit:")]
+        inputs_used += [self.inputs.encoder] if pretrained is None else []
+        return self.add(Unit("finetune", f"{fold.name}-seed{seed}", template, inputs_used, self.inputs.identity,
+                             needs=[*needs, *([pretrained] if pretrained else [])], params=self.recipe_params), name)
+
+    def training_years(self, fraction: float | None, fold: Fold, row: str) -> tuple[list[str], list[str]]:
+        """The --duc_dirs of a fold (Fig. 4: the training years replaced by a share of their clusters, data units)
+        and the units they need."""
+        if fraction is None or fraction >= 1:
+            return self.duc_dirs, []
+        dirs, needs = [], []
+        for year, path in sorted(self.inputs.years.items()):
+            if year == fold.test_year:
+                dirs.append(path)
+                continue
+            data = self.add(Unit("data", f"duc{year}-{round(100 * fraction)}pc", [], [path], self.inputs.identity,
+                                 params={"make": "duc_share", "source": path, "fraction": fraction,
+                                         "data_seed": self.arguments.data_seed}), row)
+            dirs.append(f"{{unit:{data}}}/dataset")
+            needs.append(data)
+        return dirs, needs
+
+    def benchmark_units(self, variant: Variant, seed: int, pretrained: str | None) -> None:
+        """A Table VI row on each benchmark: its model as trained on DUC (the fold that tests the latest year, or the
+        last cluster fold; the pre-trained model for a row that does not fine-tune), scored as it is, and its
+        fine-tuning from the same start on the benchmark's train split instead of DUC."""
+        row, name = variant.row, variant.row.name
+        model = (variant.finetune.get((self.folds[-1].name, seed)) if row.duc == "finetune" else
+                 pretrained if row.duc == "evaluate" else None)
+        for benchmark in self.inputs.benchmarks:
+            if model is not None:
+                variant.qfs_zero_shot[(benchmark.name, seed)] = self.add(Unit(
+                    "evaluate", f"{benchmark.name}-seed{seed}", [
+                        "--dataset", benchmark.path, "--split", benchmark.split, "--model", f"{{unit:{model}}}",
+                        "--out", "{out}/metrics.json", "--save_summaries", "{out}/summaries.jsonl", "--quiet", "true"],
+                    [benchmark.path], self.inputs.identity, needs=[model], script="evaluate_qfs"),
+                    name)
+            if row.duc != "finetune" or not benchmark.trainable:
+                continue
+            start = self.inputs.encoder if pretrained is None else f"{{unit:{pretrained}}}"
+            template = ["--model_name_or_path", start, "--recipe", self.inputs.recipe_argument,
+                        "--qfs_dir", benchmark.path, "--qfs_test_split", benchmark.split,
+                        "--qfs_labels", self.arguments.qfs_labels, *row.finetune_options,
+                        *self.options.shared["finetune"], *self.options.per_row.get((name, "finetune"), []),
+                        "--baselines", "none", "--seed", str(seed), "--output_dir", "{out}"]
+            variant.qfs_finetune[(benchmark.name, seed)] = self.add(Unit(
+                "finetune", f"{benchmark.name}-seed{seed}", template,
+                [benchmark.path, *([self.inputs.encoder] if pretrained is None else [])], self.inputs.identity,
+                needs=[pretrained] if pretrained else [], params=self.recipe_params), name)
+
+
+def sweep_points(row: Row, arguments: ExperimentArguments) -> list[Any]:
+    """The points of a row's sweep: Fig. 4's shares of the training clusters (``--data_fractions``), Fig. 6's WikiRef
+    slices (indices into :data:`QUALITY_SLICES`); ``[None]`` for a row without a sweep."""
+    if row.sweep == "data_fraction":
+        return sorted(set(arguments.data_fractions))
+    if row.sweep == "quality":
+        return list(range(len(QUALITY_SLICES)))
+    return [None]
 
 
 def variant_name(row: Row, point: Any) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainer_scripts.experiments.cells import markdown_table, ours_cell, x100
 from trainer_scripts.experiments.common import MEASURE_NAMES, MEASURES, QFS_HOW, QFS_MEASURES, RESULTS_NAME
 from trainer_scripts.experiments.executors import Runner
 from trainer_scripts.experiments.options import ExperimentArguments
@@ -29,34 +30,10 @@ from trainer_scripts.experiments.tables import (
 # ---- the report ---------------------------------------------------------------------------------------------------
 
 
-def _x100(value: Any) -> str:
-    return f"{100 * float(value):.2f}" if isinstance(value, (int, float)) else "-"
-
-
-def ours_cell(summary: Mapping[str, Any] | None, measure: str) -> str:
-    """``mean ± std [CI of the median run]`` x100, or ``-``."""
-    entry = (summary or {}).get(measure)
-    if not entry:
-        return "-"
-    text = _x100(entry["mean"])
-    if summary.get("runs", 1) > 1:
-        text += f" ± {_x100(entry['std'])}"
-    if entry.get("ci_median_run"):
-        low, high = entry["ci_median_run"]
-        text += f" [{_x100(low)}–{_x100(high)}]"
-    return text
-
-
 def cell(summary: Mapping[str, Any] | None, measure: str, published: float | None) -> str:
     """Ours, and below it the published number (when the paper prints one)."""
     ours = ours_cell(summary, measure)
     return f"{ours}<br>*paper {published:.2f}*" if isinstance(published, (int, float)) else ours
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 @dataclass
@@ -163,8 +140,8 @@ class Report:
                 values, seeds = average.get(str(year)), (record.get("duc") or {}).get(str(year))
                 if not values:
                     continue
-                cells = [f"{_x100(values[f'{measure}_recall'])} [{_x100(values[f'{measure}_recall_ci_low'])}–"
-                         f"{_x100(values[f'{measure}_recall_ci_high'])}]" for measure in MEASURES]
+                cells = [f"{x100(values[f'{measure}_recall'])} [{x100(values[f'{measure}_recall_ci_low'])}–"
+                         f"{x100(values[f'{measure}_recall_ci_high'])}]" for measure in MEASURES]
                 mean = [ours_cell(seeds, measure).split(" [")[0] for measure in MEASURES]
                 lines.append([f"`{record['variant']}`", str(year), *cells, *mean, str(len(values.get("seeds", [])))])
         if not lines:
@@ -384,7 +361,7 @@ class Report:
         best = self.best()
         if best:
             lines += [f"**Best row**: `{best['variant']}` ({best['published_row'] or best['row']}), mean ROUGE-2 "
-                      f"recall {_x100(best['rouge_2_recall_mean'])} over DUC {', '.join(best['years'])}; its models: "
+                      f"recall {x100(best['rouge_2_recall_mean'])} over DUC {', '.join(best['years'])}; its models: "
                       f"`{Path(best['card_results']).parent.name}` and the others listed in results.json.", ""]
         for table, text in (("VI", self.table_vi()), ("IV", self.table_iv()), ("VIII", self.table_viii()),
                             ("IX", self.table_ix()), ("Fig. 4", self.figure_table("Fig. 4")),

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainer_scripts.experiments.cells import markdown_table, ours_cell, summarize_runs
 from trainer_scripts.experiments.common import MEASURE_NAMES, MEASURES, ExperimentError
 
 UNIT_FILE = "unit.json"
@@ -257,7 +258,7 @@ class Clusters:
 
     @classmethod
     def load(cls, duc_dirs: Sequence[str]) -> Clusters:
-        from trainer_scripts.evaluate_duc import load_years
+        from trainer_scripts.duc_evaluation import load_years
         from wikiref_dataset.selection import ClusterSentences
 
         years = load_years(list(duc_dirs))
@@ -288,7 +289,7 @@ class Clusters:
 
     def score(self, summaries: Mapping[str, str]) -> dict[int, dict[str, Any]]:
         """``{year: metric dict}`` of the years whose scorable clusters all have a summary."""
-        from trainer_scripts.evaluate_duc import evaluate_systems
+        from trainer_scripts.duc_evaluation import evaluate_systems
 
         complete = [year for year in self.years if all(row["topic_id"] in summaries for row in year.scorable)]
         if not complete:
@@ -320,8 +321,6 @@ def rescore_group(clusters: Clusters, units: Sequence[SavedUnit], rules: Sequenc
                   average_seeds: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """One group's rows: ``{"seeds": {seed: [folds]}, "rows": [{"rule", "mix", "average", "years": {year:
     summarize_runs(...)}}]}`` (see the module docstring)."""
-    from trainer_scripts.experiments.scores import summarize_runs
-
     by_seed = _seed_scores(clusters, units)
     missing = []
     for seed, scores in sorted(by_seed.items()):
@@ -367,7 +366,7 @@ def rescore(paths: Sequence[str | Path], duc_dirs: Sequence[str] | None, rules: 
     Raises:
         ExperimentError: no unit, a DUC folder that cannot be read, scores that do not fit its sentences.
     """
-    from trainer_scripts.evaluate_duc import EvaluationError, official_settings
+    from trainer_scripts.duc_evaluation import EvaluationError, official_settings
 
     found = read_units(paths)
     groups: dict[tuple[str, ...], list[SavedUnit]] = {}
@@ -397,8 +396,6 @@ def rescore(paths: Sequence[str | Path], duc_dirs: Sequence[str] | None, rules: 
 
 def to_markdown(result: Mapping[str, Any]) -> str:
     """``rescore.md``: one table per group, a row per (rule, mix), per year R-1, R-2 and R-SU4 recall x100."""
-    from trainer_scripts.experiments.report import markdown_table, ours_cell
-
     parts = ["# Summaries chosen again from saved sentence scores", "",
              f"Official DUC ROUGE settings (`{result['settings']}`), recall x100: mean ± sample standard deviation "
              "over the seeds [95% bootstrap interval of the median seed's run]; 'seeds averaged': one summary per "

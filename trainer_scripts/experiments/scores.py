@@ -1,14 +1,15 @@
 """Scores: the finished units' results turned into per-row statistics (mean and standard deviation over seeds, the
-95% interval of the median seed's run), the seeds' averaged scores and the pooled folds."""
+95% interval of the median seed's run: :func:`.cells.summarize_runs`), the seeds' averaged scores and the pooled
+folds."""
 
 from __future__ import annotations
 
 import json
-import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from trainer_scripts.experiments.cells import summarize_runs
 from trainer_scripts.experiments.common import (
     BASELINE_SYSTEMS,
     MEASURES,
@@ -27,31 +28,6 @@ def _read(path: Path) -> dict[str, Any] | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
-
-
-def summarize_runs(runs: Sequence[Mapping[str, Any]], measures: Sequence[str],
-                   interval: bool = True) -> dict[str, Any] | None:
-    """Mean, sample standard deviation (0 for one run) and the 95% interval of the median run, per measure, over
-    ``runs`` (metric dicts, 0-1 scale); ``None`` when there is none."""
-    if not runs:
-        return None
-    summary: dict[str, Any] = {"runs": len(runs)}
-    for measure in measures:
-        key = measure if measure.endswith("_f") else f"{measure}_recall"
-        values = [float(run[key]) for run in runs if isinstance(run.get(key), (int, float))]
-        if not values:
-            continue
-        entry = {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0,
-                 "values": values}
-        if interval:
-            ranked = sorted((run for run in runs if isinstance(run.get(key), (int, float))),
-                            key=lambda run: float(run[key]))
-            median = ranked[(len(ranked) - 1) // 2]
-            if isinstance(median.get(f"{key}_ci_low"), (int, float)):
-                entry["ci_median_run"] = [median[f"{key}_ci_low"], median[f"{key}_ci_high"]]
-                entry["median_run"] = median.get("unit")
-        summary[measure] = entry
-    return summary
 
 
 class Scores:
@@ -116,7 +92,7 @@ class Scores:
         cached = _read(path)
         if cached is not None:
             return cached
-        from trainer_scripts.evaluate_duc import evaluate_systems, load_years, read_summaries_jsonl
+        from trainer_scripts.duc_evaluation import evaluate_systems, load_years, read_summaries_jsonl
 
         merged: dict[str, str] = {}
         for key in keys:

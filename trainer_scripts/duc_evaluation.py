@@ -1,0 +1,445 @@
+"""The DUC evaluation, the library half of ``evaluate_duc.py`` and ``wikiref duc evaluate``: converted DUC years
+(`DucYear`, :func:`load_years`), the systems' summaries (baselines, summaries files, a Q-BERT model), their ROUGE scores
+with the official settings (:func:`evaluate_systems`, `DucRouge`) and the Table VI-shaped table (:func:`format_table`,
+:func:`format_cell`); the command's options (`EvaluateArguments`) and its run (:func:`evaluate`).
+
+Scoring baselines or summaries imports neither torch nor transformers (nor `evaluate` or `datasets`, which would
+import them): about a second; only a model loads the model side. Scores keep the metric's own 0-1 values (recall,
+precision, F and their intervals); the table prints them x100. Clusters without reference summaries cannot be scored
+and are left out (with a warning). A system with no summary for any topic of a year gets ``-`` for that year (as Table
+VI prints for systems not run on a year); one that covers only some topics is an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from trainer_scripts.results import EvaluatedDataset, EvaluationResults, SystemScores
+
+logger = logging.getLogger(__name__)
+
+MEASURES = ("rouge_1", "rouge_2", "rouge_su4")
+MEASURE_NAMES = {"rouge_1": "ROUGE-1", "rouge_2": "ROUGE-2", "rouge_su4": "ROUGE-SU4"}
+BASELINE_CHOICES = ("lead", "query-sim", "oracle", "all")
+
+
+class EvaluationError(ValueError):
+    """Bad evaluation input (a summaries file, a dataset folder, a missing system output), named in the message."""
+
+
+@dataclass
+class DucYear:
+    """One converted year: its folder, year and clusters (rows in ``wikiref_dataset.duc.reader.DUC_FEATURES`` layout)."""
+
+    path: Path
+    year: int
+    rows: list[dict[str, Any]]
+
+    @property
+    def scorable(self) -> list[dict[str, Any]]:
+        """The clusters that have reference summaries."""
+        return [row for row in self.rows if row["references"]]
+
+
+
+@dataclass
+class Evaluation:
+    """Every system's metric output per year (``None``: not scored that year), in insertion order."""
+
+    settings: str
+    years: list[DucYear]
+    scores: dict[str, dict[int, dict[str, float] | None]] = field(default_factory=dict)
+
+    def to_results(self) -> EvaluationResults:
+        """The typed record of this evaluation (``results["evaluation"]``, ``evaluate_duc.py --out``)."""
+        return EvaluationResults(
+            settings=self.settings,
+            datasets={str(year.year): EvaluatedDataset(path=str(year.path), clusters=len(year.rows),
+                                                       scored_clusters=len(year.scorable)) for year in self.years},
+            systems={system: {str(year): None if values is None else SystemScores.from_dict(values)
+                              for year, values in by_year.items()} for system, by_year in self.scores.items()})
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_results().to_dict()
+
+
+# ---- inputs ------------------------------------------------------------------------------------------------------
+
+
+def load_years(paths: Sequence[str | Path]) -> list[DucYear]:
+    """Read converted years (``wikiref_dataset.duc.reader.read_converted``: their Parquet files, without `datasets`), sorted
+    by year; two folders of one year are refused."""
+    from wikiref_dataset.duc.reader import read_converted
+
+    years: dict[int, DucYear] = {}
+    for path in map(Path, paths):
+        rows = read_converted(path)
+        found = sorted({row["year"] for row in rows})
+        if len(found) != 1:
+            raise EvaluationError(f"{path}: expected the clusters of one DUC year, found years {found}")
+        year = found[0]
+        if year in years:
+            raise EvaluationError(f"{path}: DUC {year} is already given by {years[year].path}")
+        years[year] = DucYear(path=path, year=year, rows=rows)
+        without = [row["topic_id"] for row in rows if not row["references"]]
+        if without:
+            logger.warning("%s: %d cluster(s) without reference summaries are not scored: %s",
+                           path, len(without), ", ".join(without))
+    return [years[year] for year in sorted(years)]
+
+
+def _summary_string(value: Any, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(sentence, str) for sentence in value):
+        return "\n".join(value)
+    raise EvaluationError(f"{where}: 'summary' must be a string or a list of sentence strings")
+
+
+def read_summaries_jsonl(path: Path, normalize: Callable[[str], str] | None = None) -> dict[str, dict[str, str]]:
+    """``{system: {topic_id: summary}}`` from JSON lines; the system is the ``system`` field or the file's stem.
+    ``normalize`` turns a given topic id into the rows' form (default: DUC's, ``d0601a`` → ``D0601A``)."""
+    from wikiref_dataset.duc.reader import normalize_topic_id
+    from wikiref_dataset.utils.jsonl import JsonLinesError, iter_json_objects
+
+    normalize = normalize or normalize_topic_id
+
+    systems: dict[str, dict[str, str]] = {}
+    try:
+        for line_number, record in iter_json_objects(path):
+            where = f"{path}:{line_number}"
+            if not isinstance(record.get("topic_id"), str):
+                raise EvaluationError(f"{where}: expected an object with a string 'topic_id' and a 'summary'")
+            summary = _summary_string(record.get("summary"), where)
+            system = str(record.get("system") or path.stem)
+            topic_id = normalize(record["topic_id"])
+            if topic_id in systems.setdefault(system, {}):
+                raise EvaluationError(f"{where}: a second summary of topic {topic_id} for system {system!r}")
+            systems[system][topic_id] = summary
+    except JsonLinesError as error:
+        raise EvaluationError(str(error)) from None
+    if not systems:
+        raise EvaluationError(f"{path}: no summaries")
+    return systems
+
+
+def read_summaries_peers(folder: Path) -> dict[str, dict[str, str]]:
+    """``{"peer <id>": {topic_id: summary}}`` from files named like DUC peers (``D0601.M.250.A.<id>``)."""
+    from wikiref_dataset.duc.reader import read_reference, reference_topic_id
+
+    systems: dict[str, dict[str, str]] = {}
+    ignored = []
+    for path in sorted(folder.iterdir()):
+        parsed = reference_topic_id(path.name) if path.is_file() else None
+        if parsed is None:
+            ignored.append(path.name)
+            continue
+        topic_id, system_id = parsed
+        systems.setdefault(f"peer {system_id}", {})[topic_id] = read_reference(path)
+    if ignored:
+        logger.warning("%s: %d file(s) not named like DUC peers (D0601.M.250.A.<id>) ignored, e.g. %s",
+                       folder, len(ignored), ignored[0])
+    if not systems:
+        raise EvaluationError(f"{folder}: no file named like a DUC peer summary (D0601.M.250.A.<system id>)")
+    return systems
+
+
+def read_summaries(path: str | Path) -> dict[str, dict[str, str]]:
+    """System summaries from a JSON-lines file or a DUC peer folder."""
+    path = Path(path)
+    if path.is_dir():
+        return read_summaries_peers(path)
+    if path.is_file():
+        return read_summaries_jsonl(path)
+    raise EvaluationError(f"{path}: no such file or folder")
+
+
+def baseline_summaries(name: str, rows: Iterable[Mapping[str, Any]], progress: bool = False,
+                       budget: Callable[[Mapping[str, Any]], int] | None = None) -> dict[str, str]:
+    """``{topic_id: summary}`` of one baseline (``wikiref_dataset.baselines``). ``budget``, when given, is each row's
+    word budget instead of 250 (another benchmark's), which the summary keeps to on its own (``cut``: those benchmarks
+    are scored without ROUGE's ``-l``)."""
+    from tqdm.auto import tqdm
+
+    from wikiref_dataset.baselines import BASELINE_NAMES, baseline_summary
+
+    rows = list(rows)
+    return {row["topic_id"]: baseline_summary(name, row) if budget is None else
+            baseline_summary(name, row, budget(row), cut=True)
+            for row in tqdm(rows, desc=BASELINE_NAMES[name], unit="query" if budget else "cluster",
+                            disable=not progress, file=sys.stderr)}
+
+
+def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
+    """The ``"query-focused-summarization"`` pipeline (``modeling_qbert.pipeline_qfs``) of a saved Q-BERT folder.
+
+    Raises:
+        EvaluationError: the folder does not exist or holds no loadable Q-BERT model.
+    """
+    if not Path(model_dir).is_dir():
+        raise EvaluationError(f"{model_dir}: no such model folder")
+    from transformers import pipeline
+
+    import modeling_qbert
+
+    modeling_qbert.register()
+    try:
+        return pipeline(modeling_qbert.TASK, model=str(model_dir),
+                        pipeline_class=modeling_qbert.QueryFocusedSummarizationPipeline)  # not a Hub copy's code
+    except (OSError, ValueError) as error:
+        raise EvaluationError(f"{model_dir}: cannot load a Q-BERT model and processor ({error})") from None
+
+
+def model_summaries(
+    summarize: Callable[..., Any], rows: Iterable[Mapping[str, Any]], progress: bool = False,
+    scores: dict[str, list[list[float]]] | None = None, budget: Callable[[Mapping[str, Any]], int] | None = None,
+    rule: str | None = None,
+) -> dict[str, str]:
+    """``{topic_id: summary}`` from the Q-BERT pipeline: every sentence scored with the query and its own document
+    (Zhu et al., 2022, §V-B), ranked across the cluster and chosen by the cluster rule ``rule`` (``"duc"``, ``"mmr"``
+    or ``"ilp"``; default: the model's ``config.cluster_selection``, the DUC rule for a model that names none), 250
+    words.
+    ``scores``, when given, receives every sentence's score: ``scores[topic_id][document][sentence]``. ``budget``,
+    when given, is each row's word budget instead of 250 (another benchmark's): the summary is cut to it, as ROUGE's
+    ``-l`` would cut it (those benchmarks are scored without a limit)."""
+    from tqdm.auto import tqdm
+
+    from wikiref_dataset.rouge import truncate_lines
+
+    if rule is None:
+        rule = getattr(summarize.model.config, "cluster_selection", "duc")  # a folder saved before the option: duc
+    summaries = {}
+    for row in tqdm(list(rows), desc="model", unit="query" if budget else "cluster", disable=not progress,
+                    file=sys.stderr):
+        words = budget(row) if budget is not None else None
+        output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection=rule,
+                           **({"max_words": words} if words is not None else {}))
+        summary = output["summary"]
+        if words is not None:  # cut as ROUGE's -l would: those benchmarks are scored without it
+            summary = "\n".join(truncate_lines(summary.split("\n"), words))
+        summaries[row["topic_id"]] = summary
+        if scores is not None:
+            per_document: list[list[float]] = [[] for _ in row["documents"]]
+            for sentence in output["sentences"]:
+                per_document[sentence["document"]].append(float(sentence["score"]))
+            scores[row["topic_id"]] = per_document
+    return summaries
+
+
+def write_sentence_scores(path: Path, scores: Mapping[str, Sequence[Sequence[float]]]) -> None:
+    """``sentence_scores.jsonl``: one line per cluster, ``{"topic_id", "scores": [[per sentence] per document]}`` (the
+    model's scores of every test sentence, for choosing a selection rule or averaging runs afterwards)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for topic_id, values in scores.items():
+            handle.write(json.dumps({"topic_id": topic_id, "scores": [list(map(float, document))
+                                                                       for document in values]}) + "\n")
+
+
+# ---- scoring -----------------------------------------------------------------------------------------------------
+
+
+def score_year(metric: Any, year: DucYear, summaries: Mapping[str, str], system: str) -> dict[str, float] | None:
+    """The metric's output for one system on one year; ``None`` when the system has no summary for that year.
+
+    Raises:
+        EvaluationError: the system covers only some of the year's scorable clusters.
+    """
+    rows = year.scorable
+    present = [row for row in rows if row["topic_id"] in summaries]
+    if not present:
+        return None
+    if len(present) < len(rows):
+        missing = [row["topic_id"] for row in rows if row["topic_id"] not in summaries]
+        raise EvaluationError(f"system {system!r}: no summary for {len(missing)} of the {len(rows)} DUC {year.year} "
+                              f"topics ({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''})")
+    output = metric.compute(predictions=[summaries[row["topic_id"]] for row in rows],
+                            references=[list(row["references"]) for row in rows])
+    return {"clusters": len(rows), **output}
+
+
+class DucRouge:
+    """ROUGE-1.5.5 with the official DUC settings, computed by the project's ROUGE engine as the DUC ROUGE `evaluate`
+    module computes it (``wikiref_dataset/metrics/duc_rouge``, a thin wrapper of the same call), without importing
+    `evaluate`: that import loads transformers and torch when they are installed (12 s and 490 MB on a 2-core
+    machine, for scoring that takes a second). ``tests/trainer_scripts/test_evaluate_duc.py`` checks that both give
+    the same numbers. ``compute`` takes and returns what the module's ``compute`` does."""
+
+    def compute(self, predictions: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
+        from wikiref_dataset.rouge import rouge
+
+        return rouge(list(predictions), list(references)).to_dict()  # the official DUC settings by default
+
+
+def load_metric() -> DucRouge:
+    """The DUC ROUGE metric with the official settings (:class:`DucRouge`)."""
+    return DucRouge()
+
+
+def official_settings() -> str:
+    from wikiref_dataset.rouge import RougeConfig
+
+    return " ".join(RougeConfig.duc().to_args())
+
+
+def evaluate_systems(
+    years: Sequence[DucYear], systems: Mapping[str, Mapping[str, str]], metric: Any | None = None
+) -> Evaluation:
+    """Score each system (``{topic_id: summary}``, topics of any of the years) on each year."""
+    metric = metric if metric is not None else load_metric()
+    evaluation = Evaluation(settings=official_settings(), years=list(years))
+    for system, summaries in systems.items():
+        evaluation.scores[system] = {year.year: score_year(metric, year, summaries, system) for year in years}
+    for year in years:
+        if all(by_year[year.year] is None for by_year in evaluation.scores.values()):
+            logger.warning("DUC %d: no system has a summary for its topics", year.year)
+    return evaluation
+
+
+# ---- output ------------------------------------------------------------------------------------------------------
+
+
+def format_cell(values: Mapping[str, float] | None, measure: str, value: str = "recall") -> str:
+    """``measure``'s ``value`` (``recall``, ``f``, ...) ×100 with its 95% interval, ``-`` for no values."""
+    if values is None:
+        return "-"
+    key = f"{measure}_{value}"
+    return f"{100 * values[key]:.2f} [{100 * values[key + '_ci_low']:.2f}-{100 * values[key + '_ci_high']:.2f}]"
+
+
+def format_table(evaluation: Evaluation) -> str:
+    """Table VI's shape: one row per system, ROUGE-1 / ROUGE-2 / ROUGE-SU4 recall ×100 per DUC year, 95 % CI."""
+    years = [year.year for year in evaluation.years]
+    header_years = ["Systems"] + [f"DUC {year}" if i == 0 else "" for year in years for i in range(len(MEASURES))]
+    header_measures = [""] + [MEASURE_NAMES[measure] for _ in years for measure in MEASURES]
+    body = [[system] + [format_cell(by_year.get(year), measure) for year in years for measure in MEASURES]
+            for system, by_year in evaluation.scores.items()]
+    table = [header_years, header_measures, *body]
+    widths = [max(len(row[column]) for row in table) for column in range(len(header_years))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join([line(header_years), line(header_measures), rule, *map(line, body)])
+
+
+def write_summaries(path: Path, systems: Mapping[str, Mapping[str, str]]) -> None:
+    """JSON lines ``{system, topic_id, summary}``: readable back with ``--summaries``."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for system, summaries in systems.items():
+            for topic_id, summary in summaries.items():
+                handle.write(json.dumps({"system": system, "topic_id": topic_id, "summary": summary}) + "\n")
+
+
+# ---- command line ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class EvaluateArguments:
+    """What to score (exactly one of ``--baseline``, ``--summaries``, ``--model``) on which converted DUC years."""
+
+    dataset: list[str] = field(default_factory=list, metadata={
+        "action": "extend", "metavar": "DIR",
+        "help": "A folder written by `wikiref duc convert` (required; repeat it, or give several, for several years)."})
+    baseline: list[str] = field(default_factory=list, metadata={
+        "metavar": "NAME", "help": f"Baselines to score: {', '.join(BASELINE_CHOICES)}."})
+    summaries: str | None = field(default=None, metadata={
+        "metavar": "FILE_OR_DIR",
+        "help": "System summaries: JSON lines {topic_id, summary[, system]} or a DUC peer folder."})
+    model: str | None = field(default=None, metadata={"metavar": "DIR", "help": "A Q-BERT model folder."})
+    out: str | None = field(default=None, metadata={
+        "metavar": "RESULTS.json", "aliases": ["--output"], "help": "Write every score (0-1 scale) as JSON."})
+    save_summaries: str | None = field(default=None, metadata={
+        "metavar": "FILE.jsonl", "help": "Write the summaries generated by baselines or the model as JSON lines."})
+    quiet: bool = field(default=False, metadata={"help": "No progress bars."})
+
+
+def check_arguments(arguments: Any, converter: str = "wikiref duc convert") -> None:
+    """Refuse a command line that names no dataset, not exactly one kind of system, or an unknown baseline (the
+    options of :class:`EvaluateArguments`, or of ``evaluate_qfs.py``'s arguments, whose folders ``converter``
+    writes).
+
+    Raises:
+        EvaluationError: in one line.
+    """
+    if not arguments.dataset:
+        raise EvaluationError(f"--dataset is required: a folder written by `{converter}`")
+    given = [name for name in ("baseline", "summaries", "model") if getattr(arguments, name)]
+    if len(given) != 1:
+        raise EvaluationError("give exactly one of --baseline, --summaries, --model"
+                              + (f" (got {', '.join('--' + name for name in given)})" if given else ""))
+    unknown = [name for name in arguments.baseline if name not in BASELINE_CHOICES]
+    if unknown:
+        raise EvaluationError(f"--baseline: unknown {', '.join(map(repr, unknown))}: choose from "
+                              f"{', '.join(BASELINE_CHOICES)}")
+
+
+
+def to_arguments(args: argparse.Namespace | EvaluateArguments) -> EvaluateArguments:
+    """:class:`EvaluateArguments` from a parsed namespace (``wikiref duc evaluate``) or as given."""
+    if isinstance(args, EvaluateArguments):
+        return args
+    return EvaluateArguments(**{item.name: getattr(args, item.name) for item in fields(EvaluateArguments)})
+
+
+
+def evaluate(arguments: EvaluateArguments) -> int:
+    """Check the arguments, score the systems, print the table; returns 0.
+
+    Raises:
+        EvaluationError: bad arguments or input, in one line naming the file or option.
+    """
+    check_arguments(arguments)
+    return _run(arguments)
+
+
+def _run(args: EvaluateArguments) -> int:
+    from wikiref_dataset.duc.reader import DucError
+
+    progress = not args.quiet
+    try:
+        years = load_years(args.dataset)
+    except DucError as error:
+        raise EvaluationError(str(error)) from None
+    rows = [row for year in years for row in year.scorable]
+    systems: dict[str, dict[str, str]] = {}
+    if args.baseline:
+        from wikiref_dataset.baselines import BASELINE_NAMES
+
+        names = list(BASELINE_NAMES) if "all" in args.baseline else list(dict.fromkeys(args.baseline))
+        for name in names:
+            systems[BASELINE_NAMES[name]] = baseline_summaries(name, rows, progress)
+    elif args.summaries:
+        systems = read_summaries(args.summaries)
+        known = {row["topic_id"] for year in years for row in year.rows}
+        for system, summaries in systems.items():
+            unknown = sorted(set(summaries) - known)
+            if unknown:
+                logger.warning("system %r: %d summaries for topics not in the datasets ignored (e.g. %s)",
+                               system, len(unknown), unknown[0])
+    else:
+        summarize = load_model_pipeline(args.model)
+        systems[Path(args.model).name] = model_summaries(summarize, rows, progress)
+    generated = not args.summaries
+
+    evaluation = evaluate_systems(years, systems)
+    print(f"ROUGE recall x100 with the official DUC settings ({evaluation.settings}); 95% confidence intervals "
+          "in brackets.\n")
+    print(format_table(evaluation))
+    if args.out:
+        Path(args.out).write_text(json.dumps(evaluation.to_dict(), indent=1) + "\n", encoding="utf-8")
+    if args.save_summaries and generated:
+        write_summaries(Path(args.save_summaries), systems)
+    scored = sum(values is not None for by_year in evaluation.scores.values() for values in by_year.values())
+    clusters = ", ".join(f"DUC {year.year}: {len(year.scorable)} clusters" for year in years)
+    wrote = [path for path in (args.out, args.save_summaries if generated else None) if path]
+    print(f"\n{len(evaluation.scores)} system(s) scored ({scored} system-year results; {clusters})"
+          + (f"; wrote {', '.join(wrote)}" if wrote else ""), file=sys.stderr)
+    return 0
