@@ -9,6 +9,8 @@ This file is copied next to the weights by ``save_pretrained`` (``auto_map``) an
 """
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -397,23 +399,59 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             }
             source = type(bert).__name__
         else:
-            model, info = cls.from_pretrained(bert, output_loading_info=True, **config_overrides)
+            with expected_new_head():
+                model, info = cls.from_pretrained(bert, output_loading_info=True, **config_overrides)
             info = {key: sorted(str(item) for item in info.get(key, [])) for key in
                     ("missing_keys", "unexpected_keys", "mismatched_keys")}
             source = str(bert)
         _log_encoder_init(source, info)
         if vocab_size is not None and vocab_size != model.config.vocab_size:
-            model.resize_token_embeddings(vocab_size)
+            with expected_new_head():
+                model.resize_token_embeddings(vocab_size)
         return (model, info) if output_loading_info else model
+
+
+_EXPECTED_NOTES = ("transformers.utils.loading_report", "transformers.configuration_utils",
+                   "transformers.modeling_utils")
+"""transformers' loggers of its load report, of the "a `bert` config makes a `qbert` model" note and of the note
+on new embedding rows."""
+
+
+@contextmanager
+def expected_new_head() -> Iterator[None]:
+    """Hold back transformers' notes that are expected when a Q-BERT is built from a BERT checkpoint: the load report
+    (the Q-BERT head's weights MISSING, BERT's pooler UNEXPECTED), the warning that a ``bert`` configuration makes a
+    ``qbert`` model, the note that new embedding rows (the ``[L#]`` level tokens) start at the mean embedding, and the
+    weight-loading progress bar. :meth:`QBertForSentenceScoring.from_bert` says in one line instead which weights
+    are new and why, and warns when encoder weights are missing. What transformers raises (shapes that do not match,
+    failed conversions) still raises: only its warnings below ``ERROR`` are held back, and only in this block."""
+    import logging as std_logging
+
+    loggers = [std_logging.getLogger(name) for name in _EXPECTED_NOTES]
+    levels = [item.level for item in loggers]
+    bar = logging.is_progress_bar_enabled()
+    for item in loggers:
+        item.setLevel(std_logging.ERROR)
+    if bar:
+        logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        for item, level in zip(loggers, levels):
+            item.setLevel(level)
+        if bar:
+            logging.enable_progress_bar()
 
 
 def _log_encoder_init(source: str, info: dict[str, list[str]]) -> None:
     """One summary line, and a warning when encoder weights were missing or had the wrong shape."""
     missing_encoder = [key for key in info["missing_keys"] if key.startswith("bert.")]
     new_head = [key for key in info["missing_keys"] if not key.startswith("bert.")]
+    unused = info["unexpected_keys"]
     logger.info(
-        f"Q-BERT encoder initialised from {source}: new (random) weights {new_head or 'none'}; checkpoint weights "
-        f"not used {info['unexpected_keys'] or 'none'} (a BERT pooler or pre-training head is expected here)"
+        f"Q-BERT encoder initialised from {source}; new by design, starting random: the Q-BERT pooling and scoring "
+        f"head ({', '.join(new_head) or 'none'}); not used from the checkpoint: {', '.join(unused) or 'nothing'}"
+        + (" (BERT's pooler or pre-training heads: Q-BERT pools sentences itself)" if unused else "")
     )
     if missing_encoder or info["mismatched_keys"]:
         logger.warning(
@@ -424,4 +462,4 @@ def _log_encoder_init(source: str, info: dict[str, list[str]]) -> None:
 
 
 __all__ = ["QBertPreTrainedModel", "QBertForSentenceScoring", "QBertSentencePooling", "SentenceScoringOutput",
-           "sentence_scope_inputs"]
+           "expected_new_head", "sentence_scope_inputs"]

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from wikiref_dataset.cli import add_data_commands
 from wikiref_dataset.command import ArgumentParser, CliError, add_subcommand, dispatch
 
+from .app.cli import add_app_parser
 from .dataclass_options import add_arguments as add_evaluate_arguments
 from .experiments import add_arguments as add_experiments_arguments
 from .experiments import keep_unknown_options
@@ -240,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_experiments_parser(commands)
     add_rescore_parser(commands)
     add_summarize_parser(commands)
+    add_app_parser(commands)
     return parser
 
 

@@ -346,6 +346,7 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     from transformers import AutoTokenizer
 
     from modeling_qbert import QBertConfig, QBertForSentenceScoring, QBertProcessor
+    from modeling_qbert.modeling_qbert import expected_new_head
 
     check_model_arguments(arguments)
     if arguments.model_name_or_path is None:
@@ -384,7 +385,8 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
         if arguments.random_init:  # the architecture only: every weight starts as `_init_weights` draws it
-            model = QBertForSentenceScoring(QBertConfig.from_pretrained(path, **settings))
+            with expected_new_head():  # a `bert` config.json read as Q-BERT's: expected here
+                model = QBertForSentenceScoring(QBertConfig.from_pretrained(path, **settings))
             described = f"{described} (architecture only, randomly initialised)"
         else:
             model = QBertForSentenceScoring.from_bert(path, **settings)
@@ -392,7 +394,8 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
         raise ScriptError(f"{path}: cannot load a BERT encoder and tokenizer ({' '.join(str(error).split())})") from None
     processor = QBertProcessor.from_config(tokenizer, model.config, max_length=arguments.max_length,
                                            stride=arguments.stride, packing=arguments.packing or "stride")
-    model.resize_token_embeddings(len(processor.tokenizer))
+    with expected_new_head():  # the [L#] level tokens' rows are new by design
+        model.resize_token_embeddings(len(processor.tokenizer))
     set_attention_dropout(model, arguments.attention_dropout)
     return model, processor, described
 
@@ -562,6 +565,6 @@ def configure_logging(training_args: Any) -> None:
     level = logging.INFO if training_args.should_log else logging.WARNING
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S",
                         handlers=[logging.StreamHandler(sys.stderr)], level=level)
-    for name in ("pretrain_wikiref", "finetune_duc", "trainer_scripts"):
+    for name in ("pretrain_wikiref", "finetune_duc", "trainer_scripts", "modeling_qbert"):
         logging.getLogger(name).setLevel(level)
     transformers.utils.logging.set_verbosity(training_args.get_process_log_level())

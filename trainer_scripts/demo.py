@@ -129,12 +129,14 @@ def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_step
                               "0.1", "--save_sparse_delta", "true", "--output_dir", str(out / "qbert-duc"),
                               "--max_steps", str(finetune_steps), "--learning_rate", "1e-4", *common]),
            "fine-tuning")
-    results = json.loads((out / "qbert-duc" / "results.json").read_text(encoding="utf-8"))
-    subnetwork = results["finetuning"]["subnetwork"]
-    print(f"subnetwork: {subnetwork['trainable_fraction']:.2%} of the encoder matrices trainable, "
-          f"{subnetwork['changed_fraction']:.2%} changed; sparse delta "
-          f"{results['finetuning']['sparse_delta']['bytes'] / 2**20:.2f} MiB vs "
-          f"{results['finetuning']['sparse_delta']['dense_bytes'] / 2**20:.2f} MiB dense")
+    from trainer_scripts.common import read_training_results
+
+    results = read_training_results(out / "qbert-duc")
+    finetuning = results.finetuning
+    subnetwork, delta = finetuning.subnetwork, finetuning.sparse_delta
+    print(f"subnetwork: {subnetwork.trainable_fraction:.2%} of the encoder matrices trainable, "
+          f"{subnetwork.changed_fraction:.2%} changed; sparse delta {delta.bytes / 2**20:.2f} MiB vs "
+          f"{delta.dense_bytes / 2**20:.2f} MiB dense")
 
     _step(5, "summarize with AutoModel + the query-focused-summarization pipeline")
     summary_text = summarize_cluster(out / "qbert-duc", clusters[-1])

@@ -19,6 +19,7 @@ from trainer_scripts.experiments.common import (
 )
 from trainer_scripts.experiments.executors import Runner, write_json
 from trainer_scripts.experiments.plan import Variant, digest
+from trainer_scripts.results import EvaluationResults, EvaluationUnitResults, TrainingResults, results_from_dict
 
 # ---- scores -------------------------------------------------------------------------------------------------------
 
@@ -36,15 +37,33 @@ class Scores:
     def __init__(self, runner: Runner) -> None:
         self.runner, self.plan = runner, runner.plan
 
-    def unit_results(self, key: str | None) -> dict[str, Any] | None:
+    def unit_results(self, key: str | None) -> TrainingResults | EvaluationUnitResults | None:
+        """The typed ``results.json`` of a finished unit (:func:`trainer_scripts.results.results_from_dict`);
+        ``None`` while it is unfinished or when its file cannot be read.
+
+        Raises:
+            ResultsError: the file is not shaped like a training run's or an evaluation unit's results, named.
+        """
         if key is None or not self.runner.finished(key):
             return None
-        return _read(self.runner.folder(key) / RESULTS_NAME)
+        path = self.runner.folder(key) / RESULTS_NAME
+        data = _read(path)
+        return None if data is None else results_from_dict(data, str(path))
+
+    def unit_evaluation(self, key: str, benchmark: bool = False) -> EvaluationResults | None:
+        """A unit's DUC evaluation, or with ``benchmark`` its benchmark evaluation (a fine-tuning run's
+        ``benchmark_evaluation``, else an evaluation unit's own ``evaluation``)."""
+        results = self.unit_results(key)
+        if results is None:
+            return None
+        if benchmark and isinstance(results, TrainingResults) and results.benchmark_evaluation:
+            return results.benchmark_evaluation
+        return results.evaluation
 
     def system_scores(self, key: str, system: str, year: int) -> dict[str, Any] | None:
-        results = self.unit_results(key) or {}
-        values = (((results.get("evaluation") or {}).get("systems") or {}).get(system) or {}).get(str(year))
-        return {**values, "unit": self.plan.units[key].folder_name} if values else None
+        evaluation = self.unit_evaluation(key)
+        values = evaluation.scores(system, year) if evaluation else None
+        return {**values.to_dict(), "unit": self.plan.units[key].folder_name} if values else None
 
     def duc_runs(self, variant: Variant) -> dict[int, list[dict[str, Any]]]:
         """``{year: [metric dict of each distinct run]}`` of a row variant (each seed's unit, shared units once)."""
@@ -129,7 +148,9 @@ class Scores:
             if not scores_file.is_file():
                 return None  # a unit from before sentence scores were written
             by_seed.setdefault(seed, {}).update(clusters.flatten(read_scores(scores_file), scores_file.parent.name))
-        rule = Rule(((self.unit_results(keys[0]) or {}).get("finetuning") or {}).get("selection") or "duc")
+        first = self.unit_results(keys[0])
+        finetuning = first.finetuning if isinstance(first, TrainingResults) else None
+        rule = Rule((finetuning.selection if finetuning else None) or "duc")
         result = {}
         for year in clusters.years:
             averaged = averaged_scores(by_seed, year)
@@ -157,11 +178,10 @@ class Scores:
             for how, (keys, system) in units.items():
                 runs = []
                 for key in dict.fromkeys(keys):
-                    results = self.unit_results(key) or {}
-                    evaluation = results.get("benchmark_evaluation") or results.get("evaluation") or {}
-                    values = ((evaluation.get("systems") or {}).get(system) or {}).get(benchmark.key)
+                    evaluation = self.unit_evaluation(key, benchmark=True)
+                    values = evaluation.scores(system, benchmark.key) if evaluation else None
                     if values:
-                        runs.append({**values, "unit": self.plan.units[key].folder_name})
+                        runs.append({**values.to_dict(), "unit": self.plan.units[key].folder_name})
                 if runs:
                     found.setdefault(benchmark.name, {})[how] = runs
         return found
@@ -170,11 +190,17 @@ class Scores:
         """``{"validation": [...], "test": [...]}``: the pre-training units' WikiRef ROUGE F1 (distinct units)."""
         found: dict[str, list[dict[str, Any]]] = {"validation": [], "test": []}
         for key in dict.fromkeys(variant.pretrain.values()):
-            pretraining = (self.unit_results(key) or {}).get("pretraining") or {}
+            pretraining = self.pretraining(key)
             for split in found:
-                if pretraining.get(split):
-                    found[split].append({**pretraining[split], "unit": self.plan.units[key].folder_name})
+                scores = getattr(pretraining, split) if pretraining else None
+                if scores:
+                    found[split].append({**scores.to_dict(), "unit": self.plan.units[key].folder_name})
         return found
+
+    def pretraining(self, key: str) -> Any:
+        """A pre-training unit's :class:`~trainer_scripts.results.PretrainingResults` (``None`` if unfinished)."""
+        results = self.unit_results(key)
+        return results.pretraining if isinstance(results, TrainingResults) else None
 
     def variant_record(self, variant: Variant) -> dict[str, Any]:
         """What results.json says about one row variant."""
@@ -211,7 +237,7 @@ class Scores:
             wikiref = self.wikiref_runs(variant)
             record["wikiref"] = {split: summarize_runs(runs, ("rouge_1_f", "rouge_2_f", "rouge_l_f"), interval=False)
                                  for split, runs in wikiref.items() if runs}
-            examples = {((self.unit_results(key) or {}).get("pretraining") or {}).get("examples", {}).get("train")
+            examples = {((pretraining.examples or {}) if (pretraining := self.pretraining(key)) else {}).get("train")
                         for key in variant.pretrain.values()}
             record["wikiref_train_examples"] = sorted(value for value in examples if isinstance(value, int))
         return record
