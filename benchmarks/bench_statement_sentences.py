@@ -1,5 +1,6 @@
 """Do WikiRef statements end their sentences, in every language? Statements per URL ref, the share that ends with
-sentence-final punctuation and the share that starts mid-sentence, per real dump excerpt.
+sentence-final punctuation, the share that starts mid-sentence and the refs lost to unrendered templates, per real
+dump excerpt.
 
 For each excerpt (the English pages-articles sample and the twelve multilingual mini-dumps of
 ``../shared/realdata/wikipedia_dump/``), ``StatementExtractor`` runs with the language's defaults, and again with
@@ -12,16 +13,22 @@ For each excerpt (the English pages-articles sample and the twelve multilingual 
 * ``kept / URL ref``: the share of URL refs that give a statement (defaults);
 * ``sentence-final``: the share of kept statements whose text ends with sentence-final punctuation (``.!?``,
   ``。．！？``), closing quotes and brackets allowed after it;
-* ``mid-sentence start``: the share that starts with a lowercase letter or with ``, ; :``, ``、，；：``.
+* ``mid-sentence start``: the share that starts with a lowercase letter or with ``, ; :``, ``、，；：``;
+* ``unrendered drops``: the statements dropped because an inline template the language's table cannot render stands
+  inside a sentence (``dropped_unrendered_template``), as a share of all refs, and the templates by name.
 
-The two shares are what "the statement is a whole sentence" means for a summary; the table is the before/after of
-the statement-boundary work. It prints no ratio against a baseline: the baseline is the previous commit, run with
-``--before REV`` (a git worktree of that revision, the same measures, the differences per language).
+The two shares are what "the statement is a whole sentence" means for a summary; the drops say how much of it the
+template tables lose. The baseline is an earlier revision: ``--before REV`` (a git worktree of that revision, the same
+measures) or ``--before-json FILE`` (what ``--json`` printed there); the table then shows both, the ratio of
+statements per URL ref and the differences of the shares, per language. ``--templates`` counts the templates that
+stand inside sentences of prose in each excerpt, by name, with what the language's tables do with them (rendered,
+silent, unrendered): how the frequent inline templates of ``docs/languages.md`` were found.
 
     .venv/bin/python benchmarks/bench_statement_sentences.py              # about a minute on 2 cores
     .venv/bin/python benchmarks/bench_statement_sentences.py --before HEAD~1
     .venv/bin/python benchmarks/bench_statement_sentences.py --examples de --show 20   # statements to hand-check
     .venv/bin/python benchmarks/bench_statement_sentences.py --changed en --show 20    # what whole sentences change
+    .venv/bin/python benchmarks/bench_statement_sentences.py --templates fr pt --show 30  # templates inside sentences
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ MID_SENTENCE = re.compile(r"^[,;:、，；：]")
 REF = re.compile(r"<ref(?:\s[^>]*)?(?<!/)>(.*?)</ref\s*>", re.S | re.I)  # a ref with content (not <ref name=x />)
 URL = re.compile(r"https?://", re.I)
 TARGET = 0.8  # the share of statements that end their sentence, in every language
+DROP_TARGET = 0.03  # the share of refs dropped for an unrendered template, at most, in every language
 
 
 def excerpts() -> dict[str, Path]:
@@ -94,7 +102,8 @@ def measure(language: str, dump: Path) -> tuple[dict[str, Any], dict[str, list[s
         for name, extractor in extractors.items():
             texts[name] += [statement.text for statement in extractor.extract(page)]
         url_refs += sum(1 for content in REF.findall(page.text) if URL.search(content))
-    measures = {name: {"statements": len(kept), "url_refs": url_refs,
+    measures = {name: {"statements": len(kept), "url_refs": url_refs, "refs": extractors[name].stats["refs"],
+                       "unrendered": extractors[name].stats["dropped_unrendered_template"],
                        "sentence_final": sum(map(is_sentence_final, kept)),
                        "mid_sentence": sum(map(starts_mid_sentence, kept)),
                        "counts": dict(sorted(extractors[name].stats.items()))} for name, kept in texts.items()}
@@ -136,24 +145,129 @@ def percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
+def _drops(measures: dict[str, Any]) -> int:
+    """Statements dropped for an unrendered template (also read from the counts of an older ``--json``)."""
+    return measures.get("unrendered", measures.get("counts", {}).get("dropped_unrendered_template", 0))
+
+
+def _refs(measures: dict[str, Any]) -> int:
+    return measures.get("refs", measures.get("counts", {}).get("refs", 0))
+
+
+def _unrendered_names(measures: dict[str, Any]) -> str:
+    names = {key.split("/", 1)[1]: count for key, count in measures.get("counts", {}).items()
+             if key.startswith("unrendered_template/")}
+    return ", ".join(f"{name} ×{count}" for name, count in sorted(names.items(), key=lambda item: -item[1]))
+
+
 def table(results: dict[str, Any], before: dict[str, Any] | None = None) -> str:
-    header = ["language", "URL refs", "kept", "kept --bare-urls", "kept / URL ref", "sentence-final",
-              "mid-sentence start"]
+    """The measures per language; with ``before``, both revisions side by side, the ratio of statements per URL ref
+    and the differences of the shares (in percentage points)."""
     if before:
-        header += ["sentence-final before", "mid-sentence before", "kept before"]
+        header = ["language", "URL refs", "refs", "kept before", "kept", "kept / URL ref before", "after", "ratio",
+                  "sentence-final before", "after", "difference", "unrendered drops before", "after",
+                  "unrendered templates left"]
+    else:
+        header = ["language", "URL refs", "kept", "kept --bare-urls", "kept / URL ref", "sentence-final",
+                  "mid-sentence start", "unrendered drops", "unrendered templates"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for language, entry in results.items():
         default, bare = entry["default"], entry["bare_urls"]
-        cells = [language, str(default["url_refs"]), str(default["statements"]), str(bare["statements"]),
-                 percent(default["statements"], default["url_refs"]),
-                 percent(default["sentence_final"], default["statements"]),
-                 percent(default["mid_sentence"], default["statements"])]
-        if before:
+        if not before:
+            cells = [language, str(default["url_refs"]), str(default["statements"]), str(bare["statements"]),
+                     percent(default["statements"], default["url_refs"]),
+                     percent(default["sentence_final"], default["statements"]),
+                     percent(default["mid_sentence"], default["statements"]),
+                     f"{_drops(default)} ({_share(_drops(default), _refs(default))})", _unrendered_names(default)]
+        else:
             old = (before.get(language) or {}).get("default") or {}
-            cells += [percent(old.get("sentence_final", 0), old.get("statements", 0)),
-                      percent(old.get("mid_sentence", 0), old.get("statements", 0)), str(old.get("statements", "-"))]
+            old_kept, kept, url_refs = old.get("statements", 0), default["statements"], default["url_refs"]
+            ratio = f"{kept / old_kept:.2f}×" if old_kept else "-"
+            final_old = old.get("sentence_final", 0) / old_kept if old_kept else 0.0
+            final_new = default["sentence_final"] / kept if kept else 0.0
+            cells = [language, str(url_refs), str(_refs(default)), str(old_kept), str(kept),
+                     percent(old_kept, old.get("url_refs", url_refs)), percent(kept, url_refs), ratio,
+                     percent(old.get("sentence_final", 0), old_kept), percent(default["sentence_final"], kept),
+                     f"{100 * (final_new - final_old):+.0f} pt",
+                     f"{_drops(old)} ({_share(_drops(old), _refs(old))})",
+                     f"{_drops(default)} ({_share(_drops(default), _refs(default))})", _unrendered_names(default)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def inline_templates(language: str, dump: Path) -> list[tuple[str, int, str, str]]:
+    """The templates that stand inside sentences of prose in one excerpt, most frequent first: (folded name, count,
+    what the language's tables do with it: ``rendered``, ``silent`` or ``unrendered``, one use as written).
+
+    Prose is every section the extractor reads (the language's non-prose sections skipped); a template stands inside a
+    sentence when it is written on one line and its line holds words besides it (an infobox, a navbox or a table
+    row does not). The templates nested in it count too (``{{formatnum:{{#expr:…}}}}``)."""
+    from collections import Counter
+
+    import mwparserfromhell
+    from mwparserfromhell.nodes import Template, Text
+
+    from wikiref_dataset.wiki.dump import iter_pages
+    from wikiref_dataset.wiki.languages import wiki_language
+    from wikiref_dataset.wiki.markup import prepare, split_sections
+    from wikiref_dataset.wiki.plaintext import (
+        canonical_template_name,
+        is_silent_template,
+        language_templates,
+        template_renderer,
+    )
+
+    table_language = wiki_language(language)
+    skip = set(table_language.skip_sections)
+    counts: Counter = Counter()
+    example: dict[str, Any] = {}
+    for page in iter_pages(dump):
+        skipping = None
+        for section in split_sections(prepare(page.text).text):
+            if section.level:
+                heading = " ".join(section.title.split()).lower().strip()
+                if skipping is not None and section.level <= skipping:
+                    skipping = None
+                if skipping is None and heading in skip:
+                    skipping = section.level
+            if skipping is not None:
+                continue
+            nodes = mwparserfromhell.parse(section.body).nodes
+            for index, node in enumerate(nodes):
+                if not isinstance(node, Template) or "\n" in str(node).strip():
+                    continue
+                start = index
+                while start > 0 and "\n" not in str(nodes[start - 1]):
+                    start -= 1
+                end = index
+                while end + 1 < len(nodes) and "\n" not in str(nodes[end + 1]):
+                    end += 1
+                line = "".join(str(other) for other in nodes[start:end + 1] if isinstance(other, Text))
+                line += str(nodes[start - 1]).rsplit("\n", 1)[-1] if start > 0 else ""
+                line += str(nodes[end + 1]).split("\n", 1)[0] if end + 1 < len(nodes) else ""
+                if not re.search(r"\w", line):
+                    continue
+                for template in mwparserfromhell.parse(str(node)).filter_templates():
+                    name = canonical_template_name(str(template.name))
+                    name = name.split(":", 1)[0] + ":" if ":" in name else name
+                    counts[name] += 1
+                    example.setdefault(name, template)
+    rows = []
+    with language_templates(table_language):
+        for name, count in counts.most_common():
+            template = example[name]
+            if template_renderer(template, canonical_template_name(str(template.name))) is not None:
+                status = "rendered"
+            elif is_silent_template(name) and name not in table_language.hole_templates:
+                status = "silent"
+            else:
+                status = "unrendered"
+            rows.append((name, count, status, " ".join(str(template).split())[:80]))
+    return rows
 
 
 def run_before(revision: str, languages: list[str] | None) -> dict[str, Any]:
@@ -177,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--languages", nargs="+", help="only these language codes (default: every excerpt present)")
     parser.add_argument("--before", metavar="REV", help="also measure a git revision and show both")
+    parser.add_argument("--before-json", metavar="FILE", type=Path,
+                        help="the baseline's measures, as --json printed them at an earlier revision")
+    parser.add_argument("--templates", action="store_true",
+                        help="count the templates inside sentences of prose, by name, per language (--show: how many)")
     parser.add_argument("--examples", metavar="LANG", help="print kept statements of one language to hand-check")
     parser.add_argument("--changed", metavar="LANG",
                         help="print what the whole-sentence rule changes in one language (against --fragments)")
@@ -205,17 +323,34 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.quick and not args.languages:
         args.languages = ["de", "ja"]
+    if args.templates:
+        for language, dump in found.items():
+            if args.languages and language not in args.languages:
+                continue
+            rows = inline_templates(language, dump)
+            print(f"{language}: {sum(row[1] for row in rows):,} templates inside sentences, {len(rows)} names; "
+                  f"{sum(row[1] for row in rows if row[2] == 'unrendered'):,} unrendered")
+            for name, count, status, written in rows[:args.show]:
+                print(f"  {count:5d}  {status:10s}  {name:32s}  {written}")
+        return 0
     results = run(args.languages)
     if args.json:
         print(json.dumps(results))
         return 0
     before = run_before(args.before, args.languages) if args.before else None
+    if args.before_json:
+        before = json.loads(args.before_json.read_text(encoding="utf-8"))
     print(table(results, before))
     measured = {language: entry["default"] for language, entry in results.items() if entry["default"]["statements"]}
     shares = {language: entry["sentence_final"] / entry["statements"] for language, entry in measured.items()}
     below = sorted(language for language, share in shares.items() if share < TARGET)
     print(f"RESULT bench_statement_sentences: sentence-final statements, {len(shares) - len(below)} of {len(shares)} "
           f"languages at >= {TARGET:.0%}" + (f" (below: {', '.join(below)})" if below else ""))
+    drops = {language: _drops(entry["default"]) / _refs(entry["default"]) for language, entry in results.items()
+             if _refs(entry["default"])}
+    over = sorted(language for language, share in drops.items() if share > DROP_TARGET)
+    print(f"RESULT bench_statement_sentences: unrendered-template drops, {len(drops) - len(over)} of {len(drops)} "
+          f"languages at <= {DROP_TARGET:.0%} of refs" + (f" (above: {', '.join(over)})" if over else ""))
     return 0
 
 

@@ -25,6 +25,17 @@ with
   show no text (an image's caption is not prose);
 * ``[renders_as]``: a local inline template → the English template it shows like (``"langue" = "lang"``: French
   ``{{langue|de|Text}}`` shows ``Text`` as ``{{lang|de|Text}}`` does), rendered by the English renderer;
+* ``[inline]``: a local inline template → how it renders (:class:`InlineTemplate`): ``kind = "pattern"`` fills a
+  ``pattern`` with its arguments (``"euro" = { kind = "pattern", pattern = "{1:number} €" }``), ``kind = "number"``
+  shows a number of the language with its units (French ``{{unité|1234.5|km|2}}`` → ``1 234,5 km²``), ``kind =
+  "date"`` a date in the language's ``[dates]`` form (``{{date-|14|juillet|1789}}`` → ``14 juillet 1789``);
+  ``[inline_patterns]`` does the same for every template whose folded name matches a regular expression (French
+  ordinals such as ``{{1er}}``, ``{{XIXe}}``);
+* ``[numbers]``: how the language writes numbers (``decimal``, ``group``: MediaWiki's separators for the language;
+  ``min_digits``: the fewest digits grouped; ``ordinal``, ``ordinal_first``: ``"{}e"``, ``"{}er"``); used by
+  ``{{formatnum:}}`` and the ``number`` filter of ``[inline]``;
+* ``[dates]``: ``months`` (the twelve month names), ``format`` (``"{day} {month} {year}"``) and ``first_day`` (French
+  ``"1er"``), used by ``kind = "date"``;
 * ``[sections]``: ``skip``, headings of non-prose sections (compared lowercased, whitespace collapsed).
 
 Names are compared folded as template names are (:func:`~wikiref_dataset.wiki.plaintext.canonical_template_name`:
@@ -60,6 +71,11 @@ else:  # pragma: no cover
 
 __all__ = [
     "CITATION_FIELDS",
+    "DateFormat",
+    "INLINE_FILTERS",
+    "INLINE_KINDS",
+    "InlineTemplate",
+    "NumberFormat",
     "UnsupportedLanguage",
     "WikiLanguage",
     "dump_language",
@@ -71,6 +87,12 @@ CITATION_FIELDS = ("url", "archive_url", "archive_date", "url_status", "access_d
                    "publisher")
 """The citation fields a language's ``[parameters]`` table may name."""
 _TEMPLATE_LISTS = ("archive", "dead_link", "not_citation", "silent", "first_argument", "hole")
+INLINE_KINDS = ("pattern", "number", "date")
+"""The kinds of rendering an ``[inline]`` entry may name (:class:`InlineTemplate`)."""
+INLINE_FILTERS = ("number", "map", "ordinal", "title")
+"""The filters a pattern placeholder may name (``{1:number}``; :class:`InlineTemplate`)."""
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_PLACEHOLDER_BODY = re.compile(r"(?:[\w ]+|#)(?:\|(?:[\w ]+|#))*(?::(\w+))?\Z")
 _STATUS_VALUES = frozenset({"dead", "live"})
 _Text = TypeVar("_Text")  # a TextConfig (wikiref_dataset.text imports spaCy: not imported here)
 _DATE_ORDERS = frozenset({"DMY", "YMD", "MDY"})
@@ -80,6 +102,58 @@ _SPACES = re.compile(r"[\s_]+")
 
 class UnsupportedLanguage(ValueError):
     """A Wikipedia language without a data file (or with a broken one); the message names what is missing."""
+
+
+@dataclass(frozen=True)
+class InlineTemplate:
+    """How one of a language's inline templates renders (an ``[inline]`` or ``[inline_patterns]`` entry).
+
+    Args:
+        kind (`str`): ``pattern``, ``number`` or ``date``:
+
+            * ``pattern``: ``pattern`` with its placeholders filled: ``{1}`` is positional argument 1, ``{texte}`` the
+              named argument ``texte``, ``{texte|fr|1}`` the first of them that is not empty, ``{name}`` the
+              template's name as written (``{{84e|congrès}}``: ``84e``). A placeholder may end with a filter:
+              ``:number`` (a number written as the language writes it, ``[numbers]``), ``:ordinal`` (``XIX`` →
+              ``XIXe``), ``:map`` (looked up in ``map``, lowercased; kept as written when absent), ``:title`` (a page
+              title without its bracketed qualifier: ``Joseph II (empereur)`` → ``Joseph II``);
+            * ``number``: argument 1 as a number of the language, then its units: the text after the number in the
+              same argument, and arguments 2, 3 … as unit, exponent, unit, exponent (``{{unité|9.81|m|s|-2}}`` →
+              ``9,81 m s⁻²``); ``e=`` is a power of ten;
+            * ``date``: arguments 1–3 (day, month, year; or one argument holding them, ``29 9 2019``) as the
+              language's ``[dates]`` write a date; arguments 4–6, when ``age`` is set, are a birth date, and ``age``
+              (``" (à {age} ans)"``) follows with the age at the first date.
+        pattern (`str`): the pattern of ``kind = "pattern"``.
+        map (`Mapping[str, str]`): the values of the ``:map`` filter (lowercased key → text).
+        age (`str`): for ``kind = "date"``: what follows the date when a birth date is given.
+    """
+
+    kind: str
+    pattern: str = ""
+    map: Mapping[str, str] = field(default_factory=dict)
+    age: str = ""
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    """How a language writes numbers: MediaWiki's separators for it (``$separatorTransformTable``), the fewest digits
+    of a whole part that are grouped (its ``$minimumGroupingDigits`` 2 means 5), and ordinals (``"{}e"``)."""
+
+    decimal: str = "."
+    group: str = ","
+    min_digits: int = 4
+    ordinal: str = "{}"
+    ordinal_first: str = ""
+
+
+@dataclass(frozen=True)
+class DateFormat:
+    """How a language writes a date: ``months`` (the twelve names), ``format`` with ``{day}``, ``{month}``,
+    ``{year}`` (parts a date lacks are left out with their spaces), ``first_day`` (French ``1er``)."""
+
+    months: tuple[str, ...] = ()
+    format: str = "{day} {month} {year}"
+    first_day: str = ""
 
 
 def _fold(name: str) -> str:
@@ -104,6 +178,11 @@ class WikiLanguage:
         dropped_link_namespaces (`frozenset[str]`): lowercased file and category namespace names.
         skip_sections (`tuple[str, ...]`): lowercased headings of non-prose sections.
         date_order (`str`): ``DMY``, ``YMD`` or ``MDY``, the order of numeric dates.
+        inline (`Mapping[str, InlineTemplate]`): folded template name → how it renders (``[inline]``).
+        inline_patterns (`tuple[tuple[re.Pattern, InlineTemplate], ...]`): regular expressions of folded names → how
+            those templates render (``[inline_patterns]``).
+        numbers (`NumberFormat`): how the language writes numbers.
+        dates (`DateFormat`): how the language writes dates.
         bare_urls (`bool`): whether refs that hold only a link (``<ref>https://…</ref>``, ``<ref>[https://… title]
             </ref>``) give statements by default: true where the Wikipedia cites mostly that way and a hand check found
             such statements as good as those of citation templates (``docs/languages.md``).
@@ -126,6 +205,10 @@ class WikiLanguage:
     skip_sections: tuple[str, ...] = ()
     date_order: str = "DMY"
     bare_urls: bool = False
+    inline: Mapping[str, InlineTemplate] = field(default_factory=dict)
+    inline_patterns: tuple[tuple[re.Pattern, InlineTemplate], ...] = ()
+    numbers: NumberFormat = NumberFormat()
+    dates: DateFormat = DateFormat()
 
     @property
     def dbname(self) -> str:
@@ -199,6 +282,54 @@ def _string_map(data: dict, key: str, message: str) -> dict[str, str]:
     return table
 
 
+def _inline(table: object, where: str) -> InlineTemplate:
+    """One ``[inline]`` entry, checked: its kind, its pattern's placeholders and filters."""
+    _only(table, ("kind", "pattern", "map", "age"), f"{where} has unknown key(s)")
+    kind = table.get("kind")
+    if kind not in INLINE_KINDS:
+        raise UnsupportedLanguage(f"{where}: kind must be one of {', '.join(INLINE_KINDS)}, got {kind!r}")
+    pattern = table.get("pattern", "")
+    if not isinstance(pattern, str) or (kind == "pattern") != bool(pattern):
+        raise UnsupportedLanguage(f"{where}: a pattern (a string) is needed by kind 'pattern' and only by it")
+    for placeholder in _PLACEHOLDER.findall(pattern):
+        match = _PLACEHOLDER_BODY.match(placeholder)
+        if not match or (match.group(1) and match.group(1) not in INLINE_FILTERS):
+            raise UnsupportedLanguage(f"{where}: placeholder {{{placeholder}}} is not 'argument(|argument)*(:filter)?' "
+                                      f"with a filter among {', '.join(INLINE_FILTERS)}")
+    values = table.get("map", {})
+    if not isinstance(values, dict) or not all(isinstance(value, str) for value in values.values()):
+        raise UnsupportedLanguage(f"{where}: map must map argument values to texts")
+    age = table.get("age", "")
+    if not isinstance(age, str) or (age and (kind != "date" or "{age}" not in age)):
+        raise UnsupportedLanguage(f"{where}: age is a text holding {{age}}, for kind 'date' only")
+    return InlineTemplate(kind=kind, pattern=pattern, map={key.lower(): value for key, value in values.items()},
+                          age=age)
+
+
+def _numbers(table: object, where: str) -> NumberFormat:
+    _only(table, ("decimal", "group", "min_digits", "ordinal", "ordinal_first"), f"{where} has unknown key(s)")
+    numbers = NumberFormat(**table)
+    if not all(isinstance(value, str) for value in (numbers.decimal, numbers.group, numbers.ordinal,
+                                                     numbers.ordinal_first)) or not isinstance(numbers.min_digits, int):
+        raise UnsupportedLanguage(f"{where}: decimal, group, ordinal and ordinal_first are texts, min_digits a number")
+    if "{}" not in numbers.ordinal or (numbers.ordinal_first and "{}" not in numbers.ordinal_first):
+        raise UnsupportedLanguage(f"{where}: ordinal and ordinal_first hold {{}} (the number)")
+    return numbers
+
+
+def _dates(table: object, where: str) -> DateFormat:
+    _only(table, ("months", "format", "first_day"), f"{where} has unknown key(s)")
+    months = _strings(table.get("months", []), f"{where}.months") if "months" in table else ()
+    dates = DateFormat(months=months, format=table.get("format", "{day} {month} {year}"),
+                       first_day=table.get("first_day", ""))
+    if months and len(months) != 12:
+        raise UnsupportedLanguage(f"{where}.months must name the twelve months, got {len(months)}")
+    if not isinstance(dates.format, str) or not isinstance(dates.first_day, str) or not all(
+            part in dates.format for part in ("{day}", "{month}", "{year}")):
+        raise UnsupportedLanguage(f"{where}: format is a text holding {{day}}, {{month}} and {{year}}")
+    return dates
+
+
 def _read(path: Path) -> WikiLanguage:
     """A language from its TOML file, checked: an unknown key or a value of the wrong kind is an error naming it."""
     try:
@@ -206,7 +337,8 @@ def _read(path: Path) -> WikiLanguage:
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise UnsupportedLanguage(f"{path}: cannot read the language file: {error}") from error
     _only(data, {"code", "name", "spacy", "date_order", "bare_urls", "citation_types", "parameters",
-                 "url_status_values", "templates", "renders_as", "links", "sections"}, f"{path}: unknown key(s)")
+                 "url_status_values", "templates", "renders_as", "links", "sections", "inline", "inline_patterns",
+                 "numbers", "dates"}, f"{path}: unknown key(s)")
     if not isinstance(data.get("bare_urls", False), bool):
         raise UnsupportedLanguage(f"{path}: bare_urls must be true or false")
     for key in ("code", "name", "spacy"):
@@ -231,6 +363,16 @@ def _read(path: Path) -> WikiLanguage:
     sections = data.get("sections", {})
     lists = {name: frozenset(_fold(item) for item in _strings(templates.get(name, []), f"{path}: templates.{name}"))
              for name in _TEMPLATE_LISTS}
+    inline = data.get("inline", {})
+    _only(inline, inline, f"{path}: [inline]")
+    patterns = data.get("inline_patterns", {})
+    _only(patterns, patterns, f"{path}: [inline_patterns]")
+    compiled = []
+    for expression, entry in patterns.items():
+        try:
+            compiled.append((re.compile(expression), _inline(entry, f"{path}: inline_patterns.{expression!r}")))
+        except re.error as error:
+            raise UnsupportedLanguage(f"{path}: inline_patterns.{expression!r} is no regular expression: {error}") from error
     return WikiLanguage(
         code=data["code"],
         name=data["name"],
@@ -253,6 +395,10 @@ def _read(path: Path) -> WikiLanguage:
                                                                           f"{path}: links.dropped")),
         skip_sections=tuple(dict.fromkeys(" ".join(item.split()).lower().rstrip(":").strip()
                                           for item in _strings(sections.get("skip", []), f"{path}: sections.skip"))),
+        inline={_fold(name): _inline(entry, f"{path}: inline.{name!r}") for name, entry in inline.items()},
+        inline_patterns=tuple(compiled),
+        numbers=_numbers(data.get("numbers", {}), f"{path}: [numbers]"),
+        dates=_dates(data.get("dates", {}), f"{path}: [dates]"),
     )
 
 
@@ -276,6 +422,10 @@ def _merged(own: WikiLanguage, english: WikiLanguage) -> WikiLanguage:
         hole_templates=own.hole_templates,
         dropped_link_namespaces=own.dropped_link_namespaces | english.dropped_link_namespaces,
         skip_sections=tuple(dict.fromkeys((*own.skip_sections, *english.skip_sections))),
+        inline={**english.inline, **own.inline},
+        inline_patterns=own.inline_patterns + english.inline_patterns,
+        numbers=own.numbers,
+        dates=own.dates,
     )
 
 

@@ -24,8 +24,10 @@ Rendering rules (:func:`render`):
   ``strike``), tables, galleries and the other non-prose tags are dropped; ``<math>``, ``<chem>`` ... leave holes
   (:func:`~wikiref_dataset.wiki.markup.prepare` puts them in);
 * templates: see :data:`TEMPLATE_RENDERERS`; ``lang-xx`` and ``IPA-xx`` by prefix, ``... span`` templates (``{{citation
-  needed span|text}}``) show their text; the parser functions ``formatnum``, ``lc``, ``uc``, ``lcfirst``,
-  ``ucfirst``; templates relative to today (``{{age|1950|1|2}}``, ``{{CURRENTYEAR}}``) at ``current_date`` (the
+  needed span|text}}``) show their text; a language's own inline templates as its table says
+  (:func:`language_templates`, :mod:`~wikiref_dataset.wiki.inline`); the parser functions ``formatnum`` (with the
+  language's separators, :func:`format_number`), ``lc``, ``uc``, ``lcfirst``, ``ucfirst``, ``#expr``
+  (:mod:`~wikiref_dataset.wiki.expressions`), ``#if``, ``#ifeq`` and ``#switch``, which need no page data; templates relative to today (``{{age|1950|1|2}}``, ``{{CURRENTYEAR}}``) at ``current_date`` (the
   statement extractor passes the revision's date; without one they are holes); silent templates → nothing;
   everything else → a hole;
 * :func:`clean_text` then normalises whitespace, removes the spaces a dropped template leaves before punctuation,
@@ -61,8 +63,10 @@ from mwparserfromhell.nodes import (
 )
 from mwparserfromhell.wikicode import Wikicode
 
+from .expressions import ExpressionError, evaluate_expression, format_expression_result
+
 if TYPE_CHECKING:
-    from .languages import WikiLanguage
+    from .languages import NumberFormat, WikiLanguage
 
 __all__ = [
     "DROPPED_TAGS",
@@ -76,6 +80,7 @@ __all__ = [
     "clean_text",
     "find_holes",
     "find_markup",
+    "format_number",
     "hole",
     "is_dropped_link",
     "is_silent_template",
@@ -494,6 +499,9 @@ class _LanguageTemplates:
     holes: frozenset[str] = frozenset()
     dropped_namespaces: frozenset[str] = frozenset()
     english: bool = True  # the English name heuristics (silent "s-"/"... icon" prefixes and suffixes) apply
+    inline: Mapping[str, _Renderer] = field(default_factory=dict)  # the [inline] table's renderers
+    inline_patterns: tuple[tuple[re.Pattern, _Renderer], ...] = ()
+    numbers: NumberFormat | None = None  # None: English (1,234.5)
 
 
 # The inline templates of the language being read (:func:`language_templates`).
@@ -510,30 +518,49 @@ def language_templates(language: WikiLanguage) -> Iterator[None]:
     and links into its ``dropped_link_namespaces`` (``[[Datei:...]]``) show nothing. For a language other than English
     the English *name patterns* of silent templates (prefixes such as ``s-``, suffixes such as `` icon``) are off
     (French ``{{s-|XIX}}`` is a century, not a succession box), and numbers are not grouped with English commas
-    (``{{formatnum:60000}}`` is ``60000``: ``60,000`` reads as sixty in French). English adds nothing."""
-    token = _LANGUAGE_TEMPLATES.set(_LanguageTemplates() if language.code == "en" else _LanguageTemplates(
-        silent=language.silent_templates, first_argument=language.first_argument_templates,
-        renders_as=language.renders_as, holes=language.hole_templates,
-        dropped_namespaces=language.dropped_link_namespaces, english=False))
+    (``{{formatnum:60000}}`` is ``60 000`` in French, ``60.000`` in German: ``60,000`` reads as sixty there), and its
+    ``[inline]`` templates render as the table says (:mod:`~wikiref_dataset.wiki.inline`), before anything else.
+    English adds nothing."""
+    token = _LANGUAGE_TEMPLATES.set(_language_context(language))
     try:
         yield
     finally:
         _LANGUAGE_TEMPLATES.reset(token)
 
 
+def _language_context(language: WikiLanguage) -> _LanguageTemplates:
+    if language.code == "en":
+        return _LanguageTemplates()
+    from .inline import inline_renderer  # it renders with this module's TemplateArgs
+
+    return _LanguageTemplates(
+        silent=language.silent_templates, first_argument=language.first_argument_templates,
+        renders_as=language.renders_as, holes=language.hole_templates,
+        dropped_namespaces=language.dropped_link_namespaces, english=False,
+        inline={name: inline_renderer(spec, language) for name, spec in language.inline.items()},
+        inline_patterns=tuple((pattern, inline_renderer(spec, language)) for pattern, spec in language.inline_patterns),
+        numbers=language.numbers)
+
+
 def template_renderer(template: Template, name: str | None = None) -> _Renderer | None:
-    """The renderer for ``template`` (whose canonical name may be given) from :data:`TEMPLATE_RENDERERS`, the
-    language's first-argument templates (:func:`language_templates`), by prefix, or a parser function; ``None`` when
-    the template is dropped."""
+    """The renderer for ``template`` (whose canonical name may be given): the language's ``[inline]`` templates and
+    first-argument templates (:func:`language_templates`), its ``[inline_patterns]``, :data:`TEMPLATE_RENDERERS`
+    (directly or through the language's ``renders_as``), by prefix, or a parser function; ``None`` when the template
+    is dropped."""
     if name is None:
         name = canonical_template_name(str(template.name))
     language = _LANGUAGE_TEMPLATES.get()
+    if language.inline and name in language.inline:
+        return language.inline[name]
     if language.first_argument and name in language.first_argument:
         return _first_or_text
     if language.silent and name in language.silent:
         return None
     if language.holes and name in language.holes:
         return None
+    for pattern, renderer in language.inline_patterns:
+        if pattern.fullmatch(name):
+            return renderer
     name = language.renders_as.get(name, name)
     renderer = TEMPLATE_RENDERERS.get(name)
     if renderer is not None:
@@ -562,13 +589,35 @@ def _is_number(text: str) -> bool:
 
 
 def _group_thousands(number: str) -> str:
-    """``1234567.5`` → ``1,234,567.5``; anything that is not a plain number is returned unchanged, and so is every
-    number in a language other than English (:func:`language_templates`)."""
+    """``1234567.5`` → ``1,234,567.5``; in another language as it writes numbers (:func:`language_templates`:
+    ``1 234 567,5`` in French); anything that is not a plain number is returned unchanged."""
+    numbers = _LANGUAGE_TEMPLATES.get().numbers
+    if numbers is not None:
+        return format_number(number, numbers)
     match = re.fullmatch(r"([+\-−]?)(\d{4,})(\.\d+)?", number.strip())
-    if not match or not _LANGUAGE_TEMPLATES.get().english:  # other languages group otherwise: left ungrouped
+    if not match:
         return number
     sign, whole, fraction = match.groups()
     return f"{sign}{int(whole):,}{fraction or ''}"
+
+
+_PLAIN_NUMBER = re.compile(r"([+\-−–]?)(\d+)(?:([.,])(\d+))?\Z")
+
+
+def format_number(number: str, numbers: NumberFormat, decimal_comma: bool = False) -> str:
+    """A plain number (``1234567.5``) written as a language writes it (:class:`~wikiref_dataset.wiki.languages.
+    NumberFormat`: ``1 234 567,5`` in French, ``1.234.567,5`` in German), grouped by three from ``min_digits``
+    digits on. As in ``{{formatnum:}}`` the decimal mark read is ``.``; ``decimal_comma`` reads ``,`` too (French
+    editors write ``{{unité|3743,31|km|2}}``). Anything else (already grouped, words) is returned unchanged. Group
+    marks are written as a plain space where the language uses a (narrow) no-break space: text is cleaned to one."""
+    match = _PLAIN_NUMBER.match(number.strip())
+    if not match or (match.group(3) == "," and not decimal_comma):
+        return number
+    sign, whole, _, fraction = match.groups()
+    if len(whole) >= max(numbers.min_digits, 4):
+        head = len(whole) % 3 or 3
+        whole = numbers.group.join([whole[:head]] + [whole[index:index + 3] for index in range(head, len(whole), 3)])
+    return f"{sign}{whole}{numbers.decimal + fraction if fraction else ''}"
 
 
 def _month(value: str) -> int | None:
@@ -1175,8 +1224,11 @@ def _isbn(args: TemplateArgs) -> str:
     return "ISBN " + ", ".join(values) if values else "ISBN"
 
 def _parser_function(template: Template) -> _Renderer | None:
-    """``{{formatnum:1234}}``, ``{{lc:...}}``, ``{{uc:...}}``, ``{{lcfirst:...}}``, ``{{ucfirst:...}}``."""
+    """``{{formatnum:1234}}``, ``{{lc:...}}``, ``{{uc:...}}``, ``{{lcfirst:...}}``, ``{{ucfirst:...}}``, and the
+    ParserFunctions that need no page data: ``{{#expr:}}``, ``{{#if:}}``, ``{{#ifeq:}}``, ``{{#switch:}}``."""
     function = str(template.name).split(":", 1)[0].strip().lower()
+    if function in _CONDITIONAL_FUNCTIONS:
+        return _CONDITIONAL_FUNCTIONS[function]
     if function not in _PARSER_FUNCTIONS:
         return None
     transform = _PARSER_FUNCTIONS[function]
@@ -1187,6 +1239,77 @@ def _parser_function(template: Template) -> _Renderer | None:
 
     return render_function
 
+
+def _function_argument(args: TemplateArgs) -> str:
+    """The text after the colon of a parser function (``{{#if: x | ...}}`` → ``x``), rendered."""
+    return _strip_arg(render_raw(args.template.name, args.current_date).partition(":")[2])
+
+
+def _branches(args: TemplateArgs) -> list[str]:
+    """A parser function's parameters as its branches: ``a=b`` is the text ``a=b`` (as in ``{{#if:}}``)."""
+    return [_strip_arg((render_raw(param.name, args.current_date) + "=" if param.showkey else "")
+                       + render_raw(param.value, args.current_date)) for param in args.template.params]
+
+
+def _holes_of(text: str) -> str:
+    return "".join(hole(name) for name in _HOLE.findall(text))
+
+
+def _expr(args: TemplateArgs) -> str:
+    """``{{#expr: 3769495/10000 round -1}}`` → ``380`` (:mod:`~wikiref_dataset.wiki.expressions`); an expression
+    holding an unrendered template (a population from a data template) leaves that template's hole."""
+    expression = _function_argument(args)
+    if HOLE_START in expression:
+        return _holes_of(expression)
+    try:
+        return format_expression_result(evaluate_expression(html.unescape(expression).replace("−", "-")))
+    except ExpressionError:  # MediaWiki shows an error message: named like any unrendered parser function
+        return hole("#expr:")
+
+
+def _if(args: TemplateArgs) -> str:
+    """``{{#if: test | then | else}}``: ``then`` when the test shows anything."""
+    branches = _branches(args) + ["", ""]
+    return branches[0] if _function_argument(args) else branches[1]
+
+
+def _numeric(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _ifeq(args: TemplateArgs) -> str:
+    """``{{#ifeq: a | b | then | else}}``: ``a`` and ``b`` compared as numbers when both are, else as text."""
+    branches = _branches(args) + ["", "", ""]
+    left, right = _function_argument(args), branches[0]
+    same = left == right if _numeric(left) is None or _numeric(right) is None else _numeric(left) == _numeric(right)
+    return branches[1] if same else branches[2]
+
+
+def _switch(args: TemplateArgs) -> str:
+    """``{{#switch: x | a = 1 | b | c = 2 | #default = 3}}``: the value of the case equal to ``x`` (``b`` falls
+    through to ``c``), else ``#default`` or a last case without ``=``."""
+    value, default, falling = _function_argument(args), "", False
+    params = args.template.params
+    for index, param in enumerate(params):
+        if param.showkey:
+            keys = _strip_arg(render_raw(param.name, args.current_date))
+            if falling or keys == value:
+                return _strip_arg(render_raw(param.value, args.current_date))
+            if keys == "#default":
+                default = _strip_arg(render_raw(param.value, args.current_date))
+        else:
+            case = _strip_arg(render_raw(param.value, args.current_date))
+            if index == len(params) - 1:
+                default = case
+            elif case == value:
+                falling = True
+    return default
+
+
+_CONDITIONAL_FUNCTIONS: dict[str, _Renderer] = {"#expr": _expr, "#if": _if, "#ifeq": _ifeq, "#switch": _switch}
 
 _PARSER_FUNCTIONS: dict[str, Callable[[str], str]] = {
     "formatnum": _group_thousands,

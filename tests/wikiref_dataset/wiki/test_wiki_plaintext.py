@@ -213,7 +213,7 @@ def test_templates_relative_to_today_are_holes_without_a_date(wikitext, name):
     ("a cost of ${{formatnum:{{inflation|US|800|1861}}}} today", ["inflation"]),  # inside a rendered template
     ("the formula {{carbon}}n{{hydrogen}}2n+2 holds", ["carbon", "hydrogen"]),
     ("as in [[Mean|{{overline|x}}]] here", ["overline"]),  # as a link label
-    ("before {{#if:x|shown}} after", ["#if:"]),
+    ("before {{#ifexist:Some page|shown}} after", ["#ifexist:"]),  # needs page data
     ("on our soil{{frobnicate}}.", ["frobnicate"]),
     # harmless: before the first word, after a sentence, alone in brackets
     ("{{quote|Words.}} He then left.", []),
