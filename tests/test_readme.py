@@ -36,7 +36,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLE = ROOT / "wikiref_dataset" / "data" / "sample" / "wikiref"
 BIN = Path(sys.executable).parent
 SUBCOMMANDS = ("build", "rouge", "statements", "documents", "duc", "qfs", "psg2sum", "aquamuse", "summarize", "demo",
-               "experiments", "rescore")
+               "experiments", "rescore", "app")
 NAMES = {f"wikiref {name}" for name in SUBCOMMANDS} | {  # quoted in prose as names, not as commands to run
     "wikiref duc convert", "wikiref duc evaluate", "wikiref qfs convert", "wikiref qfs evaluate", "accelerate launch",
     "python -m wikiref_dataset.cli"}

@@ -236,7 +236,7 @@ SUBCOMMANDS = sorted(_every_subcommand())
 
 
 def test_every_subcommand_is_checked():
-    assert SUBCOMMANDS == ["aquamuse", "build", "demo", "documents", "duc convert", "duc evaluate", "experiments",
+    assert SUBCOMMANDS == ["app", "aquamuse", "build", "demo", "documents", "duc convert", "duc evaluate", "experiments",
                            "psg2sum", "qfs convert", "qfs evaluate", "rescore", "rouge", "statements", "summarize"]
 
 

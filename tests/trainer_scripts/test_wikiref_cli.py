@@ -23,7 +23,7 @@ def _subcommands(parser):
 def test_wikiref_has_every_data_subcommand_and_the_model_side():
     data = set(_subcommands(build_data_parser()))
     assert data == {"rouge", "statements", "documents", "duc", "qfs", "build", "psg2sum", "aquamuse"}
-    assert set(_subcommands(build_parser())) == data | {"demo", "summarize", "experiments", "rescore"}
+    assert set(_subcommands(build_parser())) == data | {"demo", "summarize", "experiments", "rescore", "app"}
 
 
 def test_duc_holds_convert_and_evaluate():

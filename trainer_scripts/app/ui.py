@@ -150,16 +150,16 @@ def build_app(handlers: AppHandlers) -> Any:
         with gr.Row():
             model_box = gr.Textbox(label="Model (folder or Hub id)", value=handlers.model.source if handlers.model
                                    else "", scale=3)
-            model_button = gr.Button("Load model", scale=1)
-            dataset_box = gr.Textbox(label="Dataset (folder or Hub id)", value=handlers.dataset.source
+            model_button = gr.Button("Load model", scale=1, elem_id="load-model-button")
+            dataset_box = gr.Textbox(label="Dataset (folder or Hub id)", elem_id="dataset-box", value=handlers.dataset.source
                                      if handlers.dataset else "", scale=3)
-            dataset_button = gr.Button("Load dataset", scale=1)
+            dataset_button = gr.Button("Load dataset", scale=1, elem_id="load-dataset-button")
         with gr.Row():
             model_info = gr.Markdown(handlers.model_text())
             dataset_info = gr.Markdown(handlers.dataset_text())
         load_status = gr.Markdown(elem_id="load-status")
 
-        with gr.Tab("Summarize"):
+        with gr.Tab("Summarize", id="summarize"):
             with gr.Row():
                 with gr.Column(scale=2):
                     query = gr.Textbox(label="Query (levels on separate lines or separated by ' > ')", lines=2,
@@ -174,38 +174,38 @@ def build_app(handlers: AppHandlers) -> Any:
                     selection = gr.Dropdown(list(backend.SELECTIONS), value="auto", label="selection rule")
                     tradeoff = gr.Slider(0, 1, value=0.7, step=0.05, label="MMR trade-off (mmr)")
                     candidates = gr.Number(label="ILP candidates (ilp)", value=300, precision=0, minimum=1)
-                    threshold = gr.Number(label="score threshold (wikiref; empty: the model's)", value=None)
+                    threshold = gr.Number(label="score threshold (wikiref; empty: the model's)", value=None, elem_id="threshold")
                     with gr.Row():
                         example_split = gr.Dropdown(splits, value=first, label="dataset split")
                         example_index = gr.Number(label="example", value=0, precision=0, minimum=0)
-                    example_button = gr.Button("Use this dataset example")
+                    example_button = gr.Button("Use this dataset example", elem_id="use-example-button")
             summarize_button = gr.Button("Summarize", variant="primary", elem_id="summarize-button")
             summary_status = gr.Markdown(elem_id="summary-status")
             summary = gr.Textbox(label="Summary", lines=6, elem_id="summary")
             download = gr.File(label="scores and chosen sentences (JSON)")
             shaded = gr.HTML(label="Documents, shaded by score (outlined: chosen)")
-        with gr.Tab("Compare"):
+        with gr.Tab("Compare", id="compare"):
             gr.Markdown("Q-BERT, QUERY-SIM, LEAD and ORACLE on one cluster of a converted DUC year or benchmark, each "
                         "scored against the reference summaries.")
             with gr.Row():
                 compare_split = gr.Dropdown(splits, value=first, label="split")
                 compare_index = gr.Number(label="cluster (row)", value=0, precision=0, minimum=0)
-                compare_button = gr.Button("Compare", variant="primary")
+                compare_button = gr.Button("Compare", variant="primary", elem_id="compare-button")
             compare_status = gr.Markdown()
             compare_table = gr.Dataframe(headers=["system", "ROUGE-1", "ROUGE-2", "ROUGE-SU4"], interactive=False)
             compare_settings = gr.Markdown()
             compare_html = gr.HTML()
-        with gr.Tab("Explore"):
+        with gr.Tab("Explore", id="explore"):
             with gr.Row():
                 explore_split = gr.Dropdown(splits, value=first, label="split")
                 search_text = gr.Textbox(label="search the queries")
                 page = gr.Number(label="page", value=1, precision=0, minimum=1)
-                search_button = gr.Button("Search")
+                search_button = gr.Button("Search", elem_id="search-button")
             page_info = gr.Markdown()
             results = gr.Dataframe(headers=["example", "query", "summary"], interactive=False)
             with gr.Row():
                 explore_index = gr.Number(label="example", value=0, precision=0, minimum=0)
-                show_button = gr.Button("Show example")
+                show_button = gr.Button("Show example", elem_id="show-button")
             explore_status = gr.Markdown()
             example_markdown = gr.Markdown()
             example_html = gr.HTML()
