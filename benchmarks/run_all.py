@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = (
     "bench_duc_rouge.py", "bench_oracle.py", "bench_statements.py", "bench_web.py", "bench_extract.py",
     "bench_curation.py", "bench_qbert.py", "bench_sparse.py", "bench_psg2sum.py", "bench_aquamuse.py", "bench_cli.py",
-    "bench_statement_sentences.py", "bench_qfs_scoring.py",
+    "bench_statement_sentences.py", "bench_qfs_scoring.py", "bench_app.py",
 )
 
 

@@ -427,18 +427,22 @@ def expected_new_head() -> Iterator[None]:
     failed conversions) still raises: only its warnings below ``ERROR`` are held back, and only in this block."""
     import logging as std_logging
 
+    # a filter, not a level: transformers reads its loggers' levels to decide what to check (at WARNING and above,
+    # from_pretrained checks a tensor-parallel plan and warns about every layer it does not shard)
+    def errors_only(record: std_logging.LogRecord) -> bool:
+        return record.levelno >= std_logging.ERROR
+
     loggers = [std_logging.getLogger(name) for name in _EXPECTED_NOTES]
-    levels = [item.level for item in loggers]
     bar = logging.is_progress_bar_enabled()
     for item in loggers:
-        item.setLevel(std_logging.ERROR)
+        item.addFilter(errors_only)
     if bar:
         logging.disable_progress_bar()
     try:
         yield
     finally:
-        for item, level in zip(loggers, levels):
-            item.setLevel(level)
+        for item in loggers:
+            item.removeFilter(errors_only)
         if bar:
             logging.enable_progress_bar()
 

@@ -250,13 +250,17 @@ _AQUAMUSE = {
         Entry(check=_exists("released/abstractive")),
 }
 
+_APP = {"wikiref app --model outputs/qbert-duc --dataset outputs/wikiref":
+        Entry("parse", "serves until stopped: tests/trainer_scripts/test_app.py serves the app with the same command in "
+                       "a fresh process and drives it")}
+
 # one table per page (README.md, docs/<page>.md): each snippet of the page, as readme_snippets finds it
 SNIPPETS: dict[str, dict[str, Entry]] = {
     "README.md": {
         **{key: _MAKE[key] for key in ("make demo", "make test", "make bench", "make lint")},
         **_BUILD,
         "python: import datasets": Entry(),
-        **_PRETRAIN, **_FINETUNE, **_DUC, **_PUSH,
+        **_PRETRAIN, **_FINETUNE, **_DUC, **_PUSH, **_APP,
         "pip install wikiref": Entry("skip", "installs from a package index; the core install without the build "
                                              "extra is tests/trainer_scripts/test_training_stack.py's"),
         'pip install "wikiref[build]"': Entry("skip", "installs from a package index (make demo/make test install "
@@ -388,6 +392,17 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "runs/qbert-squality-s42":
             Entry("parse", "an epoch of MiniLM on SQuALITY's 250 training questions (35 min on the 2-core machine): "
                            "tests/trainer_scripts/test_finetune_duc.py fine-tunes a tiny model on a converted fixture"),
+    },
+    "docs/app.md": {
+        **{key: _MAKE[key] for key in ("make demo", "make test")},
+        'pip install "wikiref[app]"': Entry("skip", "installs from a package index; make demo and make test install "
+                                                    "the app extra"),
+        **_APP,
+        "wikiref build --out wikiref": Entry("skip", "a fragment of a command in prose"),
+        "python trainer_scripts/push_to_hub.py --model_dir outputs/qbert-duc --model_repo org/qbert-duc --dataset_dir "
+        "outputs/wikiref --dataset_repo org/wikiref --space_repo org/qbert-demo":
+            Entry("parse", "publishes to the real Hub: tests/trainer_scripts/test_push_to_hub.py publishes the Space "
+                           "to a local Hub-compatible server and runs it"),
     },
     "docs/publishing.md": {
         **_PUSH,

@@ -75,6 +75,9 @@ class PushArguments:
     dataset_repo: str | None = field(default=None, metadata={"help": "Hub id of the dataset repo, e.g. org/wikiref."})
     metric_repo: str | None = field(default=None, metadata={
         "help": "Hub id of the Space that hosts the DUC ROUGE metric, e.g. org/duc_rouge."})
+    space_repo: str | None = field(default=None, metadata={
+        "help": "Hub id of a Gradio Space that runs the app (`wikiref app`) on --model_repo and --dataset_repo, e.g. "
+                "org/qbert-demo; it carries the project's code, so it runs without the package installed."})
     push_sparse_delta: bool = field(default=False, metadata={
         "help": "Also upload the sparse delta and the subnetwork mask (left out by default: a delta is useless without "
                 "its base). The delta must name its base as a Hub repo at a revision, or pass "
@@ -94,16 +97,18 @@ class PushArguments:
             if bool(folder) != bool(repo):
                 raise PushError(f"--{what}_dir and --{what}_repo go together (got only "
                                 f"{'--' + what + '_dir' if folder else '--' + what + '_repo'})")
-        if not (self.model_dir or self.dataset_dir or self.metric_repo):
-            raise PushError("nothing to push: give --model_dir/--model_repo, --dataset_dir/--dataset_repo and/or "
-                            "--metric_repo")
+        if not (self.model_dir or self.dataset_dir or self.metric_repo or self.space_repo):
+            raise PushError("nothing to push: give --model_dir/--model_repo, --dataset_dir/--dataset_repo, "
+                            "--metric_repo and/or --space_repo")
+        if self.space_repo and not self.model_repo:
+            raise PushError("--space_repo runs the app on a model: give --model_repo (with --model_dir to push it too)")
         if self.push_sparse_delta and not self.model_dir:
             raise PushError("--push_sparse_delta needs --model_dir/--model_repo")
         if (self.sparse_delta_base_repo or self.sparse_delta_base_revision) and not self.push_sparse_delta:
             raise PushError("--sparse_delta_base_repo/--sparse_delta_base_revision go with --push_sparse_delta")
         if self.sparse_delta_base_revision and not self.sparse_delta_base_repo:
             raise PushError("--sparse_delta_base_revision needs --sparse_delta_base_repo")
-        for repo in (self.model_repo, self.dataset_repo, self.metric_repo, self.sparse_delta_base_repo):
+        for repo in (self.model_repo, self.dataset_repo, self.metric_repo, self.space_repo, self.sparse_delta_base_repo):
             if repo is not None and not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
                 raise PushError(f"{repo!r}: a Hub repo id is 'namespace/name'")
 
@@ -444,6 +449,26 @@ def push_metric(args: PushArguments, api: Any | None = None) -> str:
     return info.commit_url
 
 
+def push_space(args: PushArguments, api: Any | None = None) -> str:
+    """Publish the app as a Gradio Space on ``args.model_repo`` and ``args.dataset_repo``
+    (:func:`trainer_scripts.app.space.space_files`); returns the commit URL."""
+    from huggingface_hub import CommitOperationAdd
+
+    from trainer_scripts.app.space import space_files
+
+    try:
+        files = space_files(args.space_repo, args.model_repo, args.dataset_repo)
+    except ImportError as error:
+        raise PushError(f'the Space needs Gradio to write its card: pip install "wikiref[app]" ({error})') from None
+    operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=content)
+                  for path, content in sorted(files.items())]
+    api = api or _api(args.token)
+    api.create_repo(args.space_repo, repo_type="space", space_sdk="gradio", private=args.private, exist_ok=True)
+    info = api.create_commit(args.space_repo, operations, repo_type="space",
+                             commit_message=args.commit_message or "Upload the query-focused summarization app")
+    return info.commit_url
+
+
 def push(args: PushArguments) -> dict[str, str]:
     """Run the parts ``args`` asks for (everything checked before anything is sent); ``{part: commit URL}``."""
     api = _api(args.token)
@@ -458,6 +483,8 @@ def push(args: PushArguments) -> dict[str, str]:
             pushed["dataset"] = push_dataset(args, api)
         if model is not None:
             pushed["model"] = push_model(args, api, upload=model)
+        if args.space_repo:  # last: it names the model and dataset repos, which now exist
+            pushed["space"] = push_space(args, api)
     return pushed
 
 

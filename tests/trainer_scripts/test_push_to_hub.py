@@ -551,3 +551,100 @@ def test_dataset_folder_checks(tmp_path):
 def test_argument_errors(argv, message, capsys):
     assert push_to_hub.main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+# ---- the app's Space ------------------------------------------------------------------------------------------------
+
+# Runs the Space's app.py from a folder holding the Space's files, as the Space does, with this project not
+# installed: the editable install's finder is taken off sys.meta_path and the checkout off sys.path, so the project's
+# packages can only come from the Space's own copies. Prints where they came from, then serves.
+SPACE_LAUNCHER = r'''
+import runpy, sys
+space = sys.argv[1]
+sys.meta_path[:] = [finder for finder in sys.meta_path if "editable" not in type(finder).__module__.lower()
+                    and "editable" not in getattr(finder, "__name__", "").lower()]
+sys.path[:] = [space] + [entry for entry in sys.path if entry not in ("", ".", sys.argv[2])]
+import modeling_qbert, trainer_scripts, wikiref_dataset
+print("CODE " + " ".join(module.__file__ for module in (modeling_qbert, trainer_scripts, wikiref_dataset)), flush=True)
+sys.argv = ["app.py"]
+runpy.run_path(space + "/app.py", run_name="__main__")
+'''
+
+
+@pytest.fixture(scope="module")
+def space(tmp_path_factory):
+    """Push a tiny model, a WikiRef folder and the app's Space to the test Hub, download the Space as a Space runner
+    would, and run its app.py in a fresh process without the project installed; yields its URL and what it loaded."""
+    pytest.importorskip("gradio")
+    import signal
+    import socket
+    import time
+
+    from huggingface_hub import snapshot_download
+
+    root = tmp_path_factory.mktemp("space")
+    model_dir = root / "qbert"
+    model_dir.mkdir()
+    tiny_qbert(model_dir)
+    dataset_dir = tiny_wikiref(root / "wikiref")
+    with HubServer(root / "store") as hub:
+        with hub_endpoint(hub, root / "cache"), contextlib.redirect_stderr(io.StringIO()) as stderr:
+            status = push_to_hub.main(["--model_dir", str(model_dir), "--model_repo", "org/qbert-wikiref",
+                                       "--dataset_dir", str(dataset_dir), "--dataset_repo", "org/wikiref",
+                                       "--space_repo", "org/qbert-app", "--token", "test-token"])
+            assert status == 0, stderr.getvalue() + "\n".join(hub.requests[-30:])
+            folder = Path(snapshot_download("org/qbert-app", repo_type="space", local_dir=root / "checkout"))
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        env = {**fresh_env(hub, root), "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
+               "GRADIO_ANALYTICS_ENABLED": "False", "NO_PROXY": "127.0.0.1,localhost"}
+        log = root / "space.log"
+        with open(log, "w") as handle:
+            process = subprocess.Popen([sys.executable, "-c", SPACE_LAUNCHER, str(folder), str(ROOT)], cwd=folder,
+                                       env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            started = time.perf_counter()
+            while "serving on " not in log.read_text() and time.perf_counter() - started < 240:
+                if process.poll() is not None:
+                    pytest.fail(f"the Space's app stopped (exit {process.returncode}):\n{log.read_text()[-4000:]}")
+                time.sleep(0.3)
+            text = log.read_text()
+            assert "serving on " in text, text[-4000:]
+            code = next(line for line in text.splitlines() if line.startswith("CODE ")).split()[1:]
+            yield {"url": f"http://127.0.0.1:{port}/", "folder": folder, "code": code, "model_dir": model_dir,
+                   "files": hub.files("org/qbert-app", "space")}
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
+
+
+def test_space_holds_the_app_its_requirements_and_card(space):
+    files = space["files"]
+    assert {"app.py", "requirements.txt", "README.md", "trainer_scripts/app/ui.py", "wikiref_dataset/rouge.py",
+            "modeling_qbert/pipeline_qfs.py", "wikiref_dataset/data/spacy-en-stop-words.txt"} <= set(files)
+    readme = files["README.md"].decode()
+    assert readme.startswith("---\n") and "sdk: gradio" in readme and "app_file: app.py" in readme
+    assert "- org/qbert-wikiref" in readme and "- org/wikiref" in readme
+    assert "'org/qbert-wikiref'" in files["app.py"].decode() and "'org/wikiref'" in files["app.py"].decode()
+    requirements = files["requirements.txt"].decode().split()
+    assert "gradio>=5.0" in requirements and not any(line.startswith("wikiref") for line in requirements)
+    assert not any(name.startswith("wikiref_dataset/data/sample/") for name in files)
+
+
+def test_space_runs_from_its_own_copy_of_the_code_and_summarizes_like_the_model(space):
+    from gradio_client import Client
+    from transformers import pipeline
+
+    import modeling_qbert
+
+    assert all(path.startswith(str(space["folder"])) for path in space["code"]), space["code"]
+    client = Client(space["url"], verbose=False)
+    documents = "\n".join(SENTENCES[:2]) + "\n---\n" + SENTENCES[2]
+    summary, _, download, status = client.predict("cat > mat", documents, None, True, 250, "duc", 0.7, 300, None,
+                                                  api_name="/summarize")
+    expected = pipeline(modeling_qbert.TASK, model=str(space["model_dir"]))(
+        query=["cat", "mat"], documents=[SENTENCES[:2], SENTENCES[2:]], selection="duc", max_words=250)
+    assert summary == expected["summary"], status
+    rows, page, _ = client.predict("train", "", 1, api_name="/search")  # the dataset came from the Hub
+    assert rows["data"] and page == "page 1 of 1"
