@@ -135,6 +135,54 @@ def test_compare_on_a_duc_cluster_uses_the_evaluations_summaries(model, duc_year
         backend.compare(model, {**row, "references": []})
 
 
+PSG2SUM_ROW = {"id": "p1", "page_id": 12, "title": "Anarchism", "revision_id": 7, "parent_revision_id": 6,
+               "timestamp": "2003-01-02T00:00:00Z", "passage": "A passage. It has two sentences.",
+               "passage_sentences": ["A passage.", "It has two sentences."], "summary": "A lead sentence.",
+               "score": 0.75}
+AQUAMUSE_ROW = {"id": "a1", "query": "who founded the club", "target": "The club was founded in 1900.",
+                "target_sentences": ["The club was founded in 1900."],
+                "documents": [{"url": "https://example.org/club", "text": "The club was founded in 1900.\nIt won.",
+                               "score": 0.9}],
+                "matches": [{"document": 0, "document_sentence": 0, "answer_sentence": 0, "score": 1.0}],
+                "summary_recall": 1.0}
+DEBATEPEDIA_ROW = {"topic_id": "d1", "benchmark": "debatepedia", "query": ["is the club good"],
+                   "documents": [{"docno": "d1", "date": "", "headline": "",
+                                  "sentences": ["the club won the game .", "the coach of the team .",
+                                                "the museum of art ."]}],
+                   "references": ["the club won the game"]}
+
+
+@pytest.mark.parametrize("kind, row, shown", [
+    ("psg2sum", PSG2SUM_ROW, ("Anarchism", "A lead sentence.", "revision_id", "It has two sentences.")),
+    ("aquamuse", AQUAMUSE_ROW, ("who founded the club", "founded in 1900", "https://example.org/club")),
+    ("benchmark", DEBATEPEDIA_ROW, ("is the club good", "the club won the game", "the museum of art")),
+])
+def test_every_dataset_kind_is_found_shown_and_usable_as_input(kind, row, shown):
+    assert backend.dataset_kind(set(row)) == kind
+    dataset = backend.LoadedDataset("rows", kind, {"train": [row]})
+    page = backend.example(dataset, "train", 0)
+    for text in shown:
+        assert text in page["markdown"] + page["html"], text
+    query, documents = backend.example_input(dataset, "train", 0)
+    assert query and backend.parse_documents(documents, sentences_per_line=True)
+    assert backend.search(dataset, "train", query.split()[0].upper())[0][0][0] == 0
+
+
+def test_compare_on_a_benchmark_row_uses_its_own_scoring_and_budget(model):
+    from wikiref_dataset.qfs.scoring import scoring_for
+
+    result = backend.compare(model, DEBATEPEDIA_ROW)
+    scoring = scoring_for("debatepedia")
+    assert result["value"] == "F1" and result["settings"] == scoring.describe()
+    assert all(len(summary.split()) <= scoring.budget(DEBATEPEDIA_ROW) for summary in result["summaries"].values())
+    assert all(line[3] == "—" for line in result["table"])  # the benchmark is scored without ROUGE-SU4
+
+
+def test_a_dataset_of_another_kind_is_refused_by_name():
+    with pytest.raises(AppError, match="not a WikiRef, PSG2SUM, AQuaMuSe, DUC or benchmark dataset .columns: a, b"):
+        backend.dataset_kind({"a", "b"}, "folder")
+
+
 # ---- served: a fresh process, gradio_client, a browser --------------------------------------------------------------
 
 @pytest.fixture(scope="module")

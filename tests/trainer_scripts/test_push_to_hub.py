@@ -215,6 +215,16 @@ def local_scores(model, processor, query=QUERY, sentences=SENTENCES) -> list[flo
         return processor.gather_sentence_scores(model(**inputs).scores, *mapping, [len(sentences)])[0]
 
 
+def push_parts(hub, root: Path, model_dir: Path, dataset_dir: Path, *more: str) -> str:
+    """``push_to_hub.main`` on the test Hub: the model as org/qbert-wikiref, the dataset as org/wikiref and ``more``
+    (another part); returns what it wrote on stderr."""
+    with hub_endpoint(hub, root / "cache"), contextlib.redirect_stderr(io.StringIO()) as stderr:
+        status = push_to_hub.main(["--model_dir", str(model_dir), "--model_repo", "org/qbert-wikiref", "--dataset_dir",
+                                   str(dataset_dir), "--dataset_repo", "org/wikiref", *more, "--token", "test-token"])
+    assert status == 0, stderr.getvalue() + "\n".join(hub.requests[-30:])
+    return stderr.getvalue()
+
+
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     """Push the three parts with push_to_hub.main(), then load them back in a fresh process."""
@@ -225,11 +235,7 @@ def published(tmp_path_factory):
     finetuned_leftovers(model_dir, model)
     dataset_dir = tiny_wikiref(root / "wikiref")
     with HubServer(root / "store") as hub:
-        with hub_endpoint(hub, root / "cache"), contextlib.redirect_stderr(io.StringIO()) as stderr:
-            status = push_to_hub.main(["--model_dir", str(model_dir), "--model_repo", "org/qbert-wikiref",
-                                       "--dataset_dir", str(dataset_dir), "--dataset_repo", "org/wikiref",
-                                       "--metric_repo", "org/duc_rouge", "--token", "test-token"])
-        assert status == 0, stderr.getvalue() + "\n".join(hub.requests[-30:])
+        stderr = push_parts(hub, root, model_dir, dataset_dir, "--metric_repo", "org/duc_rouge")
         process = subprocess.run(
             [sys.executable, "-c", LOAD_BACK, json.dumps(QUERY), json.dumps(SENTENCES), json.dumps(PREDICTIONS),
              json.dumps(REFERENCES), json.dumps(SECOND_DOCUMENT)], env=fresh_env(hub, root), cwd=root,
@@ -242,7 +248,7 @@ def published(tmp_path_factory):
         lfs = {repo: hub.lfs_files(repo, kind) for repo, kind in (("org/qbert-wikiref", "model"),
                                                                  ("org/wikiref", "dataset"))}
     return {"loaded": loaded, "files": files, "lfs": lfs, "model": model, "processor": processor,
-            "model_dir": model_dir, "dataset_dir": dataset_dir, "stderr": stderr.getvalue()}
+            "model_dir": model_dir, "dataset_dir": dataset_dir, "stderr": stderr}
 
 
 def test_model_loads_from_the_hub_with_remote_code_and_scores_the_same(published):
@@ -588,11 +594,8 @@ def space(tmp_path_factory):
     tiny_qbert(model_dir)
     dataset_dir = tiny_wikiref(root / "wikiref")
     with HubServer(root / "store") as hub:
-        with hub_endpoint(hub, root / "cache"), contextlib.redirect_stderr(io.StringIO()) as stderr:
-            status = push_to_hub.main(["--model_dir", str(model_dir), "--model_repo", "org/qbert-wikiref",
-                                       "--dataset_dir", str(dataset_dir), "--dataset_repo", "org/wikiref",
-                                       "--space_repo", "org/qbert-app", "--token", "test-token"])
-            assert status == 0, stderr.getvalue() + "\n".join(hub.requests[-30:])
+        push_parts(hub, root, model_dir, dataset_dir, "--space_repo", "org/qbert-app")
+        with hub_endpoint(hub, root / "cache"):
             folder = Path(snapshot_download("org/qbert-app", repo_type="space", local_dir=root / "checkout"))
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
