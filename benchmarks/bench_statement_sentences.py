@@ -212,14 +212,10 @@ def inline_templates(language: str, dump: Path) -> list[tuple[str, int, str, str
     from mwparserfromhell.nodes import Template, Text
 
     from wikiref_dataset.wiki.dump import iter_pages
+    from wikiref_dataset.wiki.inline import language_templates
     from wikiref_dataset.wiki.languages import wiki_language
     from wikiref_dataset.wiki.markup import prepare, split_sections
-    from wikiref_dataset.wiki.plaintext import (
-        canonical_template_name,
-        is_silent_template,
-        language_templates,
-        template_renderer,
-    )
+    from wikiref_dataset.wiki.plaintext import canonical_template_name, is_silent_template, template_renderer
 
     table_language = wiki_language(language)
     skip = set(table_language.skip_sections)

@@ -131,7 +131,7 @@ def test_scoring_and_converting_import_neither_torch_nor_transformers(duc_years,
     assert completed.returncode == 0, completed.stderr[-3000:]
     report = json.loads(report_path.read_text())
     helps = [entry for entry in report if entry[0].endswith("--help")]
-    assert len(helps) == 14 and all(status == 0 for _, status, _ in helps)
+    assert len(helps) == 15 and all(status == 0 for _, status, _ in helps)
     assert [(command, loaded) for command, _, loaded in helps if loaded] == []  # nothing heavy for a --help
     done = report[len(helps):]
     assert [status for _, status, _ in done] == [0, 0, 0, 0, 0, 2], completed.stderr[-3000:]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import datasets
 import pytest
-from wikiref_dataset.duc.cli import add_duc_parser
 
+from wikiref_dataset.duc.cli import add_duc_parser
 from wikiref_dataset.duc.reader import (
     DUC_FEATURES,
     CrossYearFold,

@@ -58,7 +58,7 @@ FEATURES = datasets.Features({
 })  # fmt: skip
 
 FULL_SCALE = (5_519, 440, 524)
-"""The paper's examples, dev and test sizes (004 §3)."""
+"""The paper's examples, dev and test sizes (Kulkarni et al., 2020, "AQuaMuSe", §3)."""
 
 _DESCRIPTION = {
     "abstractive": """AQuaMuSe (abstractive): query-based multi-document summarization examples mined from Natural

@@ -47,7 +47,8 @@ FEATURES = datasets.Features({
 })  # fmt: skip
 
 FULL_SCALE_PAIRS = 100_118
-"""Pairs of the paper's dataset (003 §2.2), whose dev and test hold 4,000 each."""
+"""Pairs of the paper's dataset (Zhou, Wei and Zhou, "Learning to Summarize Passages", §2.2), whose dev and test hold
+4,000 each."""
 FULL_SCALE_SPLIT = 4_000
 
 _DESCRIPTION = """PSG2SUM: passage-to-summary pairs mined from Wikipedia revision histories (§2 of Zhou, Wei and Zhou, 2020). In one

@@ -59,9 +59,10 @@ from typing import Any
 
 from ..text import TextConfig, TextPipeline
 from ..wiki.dump import DumpError
+from ..wiki.inline import language_templates
 from ..wiki.languages import wiki_language
 from ..wiki.markup import prepare, split_sections
-from ..wiki.plaintext import language_templates, render
+from ..wiki.plaintext import render
 from ..wiki.statements import DEFAULT_SKIP_SECTIONS
 from .history import PageHistory, Revision
 

@@ -5,21 +5,30 @@ Each Wikipedia writes numbers, dates and centuries in prose with its own templat
 Portuguese ``{{séc|XIX}}`` (``século XIX``), ``{{fmtn|1234567}}`` (``1 234 567``). What each shows is data: the
 ``[inline]`` and ``[inline_patterns]`` tables of the language's file, read into
 :class:`~wikiref_dataset.wiki.languages.InlineTemplate` (kinds ``pattern``, ``number`` and ``date``; the docstring
-there says what each does). :func:`inline_renderer` makes the renderer of one entry; :func:`~wikiref_dataset.wiki.
-plaintext.language_templates` puts them before every other table while a language is read. A template whose
+there says what each does). :func:`inline_renderer` makes the renderer of one entry; :func:`language_templates` puts them before every other table while a language is read (the plain-text renderer,
+:mod:`~wikiref_dataset.wiki.plaintext`, reads them from its ``LANGUAGE_TEMPLATES`` context). A template whose
 arguments do not fit its kind (a date that is not one) still leaves a hole, so its statement is dropped and counted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date
 
 from .languages import DateFormat, InlineTemplate, NumberFormat, WikiLanguage
-from .plaintext import TemplateArgs, canonical_template_name, format_number, hole, superscript
+from .plaintext import (
+    LANGUAGE_TEMPLATES,
+    LanguageTemplates,
+    TemplateArgs,
+    canonical_template_name,
+    format_number,
+    hole,
+    superscript,
+)
 
-__all__ = ["inline_renderer"]
+__all__ = ["inline_renderer", "language_templates"]
 
 Renderer = Callable[[TemplateArgs], str]
 
@@ -171,3 +180,34 @@ def inline_renderer(spec: InlineTemplate, language: WikiLanguage) -> Renderer:
     if spec.kind == "date":
         return _date(spec, language.dates)
     return _pattern(spec, language.numbers)
+
+
+@contextlib.contextmanager
+def language_templates(language: WikiLanguage) -> Iterator[None]:
+    """Within the block, render a language's own inline templates as its table says
+    (:class:`~wikiref_dataset.wiki.languages.WikiLanguage`), before this module's English tables: its
+    ``silent_templates`` show nothing, its ``first_argument_templates`` show their first positional argument, its
+    ``renders_as`` templates render as the English template they name, its ``hole_templates`` are left unrendered,
+    and links into its ``dropped_link_namespaces`` (``[[Datei:...]]``) show nothing. For a language other than English
+    the English *name patterns* of silent templates (prefixes such as ``s-``, suffixes such as `` icon``) are off
+    (French ``{{s-|XIX}}`` is a century, not a succession box), and numbers are not grouped with English commas
+    (``{{formatnum:60000}}`` is ``60 000`` in French, ``60.000`` in German: ``60,000`` reads as sixty there), and its
+    ``[inline]`` templates render as the table says (:func:`inline_renderer`), before anything else.
+    English adds nothing."""
+    token = LANGUAGE_TEMPLATES.set(_language_context(language))
+    try:
+        yield
+    finally:
+        LANGUAGE_TEMPLATES.reset(token)
+
+
+def _language_context(language: WikiLanguage) -> LanguageTemplates:
+    if language.code == "en":
+        return LanguageTemplates()
+    return LanguageTemplates(
+        silent=language.silent_templates, first_argument=language.first_argument_templates,
+        renders_as=language.renders_as, holes=language.hole_templates,
+        dropped_namespaces=language.dropped_link_namespaces, english=False,
+        inline={name: inline_renderer(spec, language) for name, spec in language.inline.items()},
+        inline_patterns=tuple((pattern, inline_renderer(spec, language)) for pattern, spec in language.inline_patterns),
+        numbers=language.numbers)

@@ -25,7 +25,7 @@ Rendering rules (:func:`render`):
   (:func:`~wikiref_dataset.wiki.markup.prepare` puts them in);
 * templates: see :data:`TEMPLATE_RENDERERS`; ``lang-xx`` and ``IPA-xx`` by prefix, ``... span`` templates (``{{citation
   needed span|text}}``) show their text; a language's own inline templates as its table says
-  (:func:`language_templates`, :mod:`~wikiref_dataset.wiki.inline`); the parser functions ``formatnum`` (with the
+  (:func:`~wikiref_dataset.wiki.inline.language_templates`, :mod:`~wikiref_dataset.wiki.inline`); the parser functions ``formatnum`` (with the
   language's separators, :func:`format_number`), ``lc``, ``uc``, ``lcfirst``, ``ucfirst``, ``#expr``
   (:mod:`~wikiref_dataset.wiki.expressions`), ``#if``, ``#ifeq`` and ``#switch``, which need no page data; templates relative to today (``{{age|1950|1|2}}``, ``{{CURRENTYEAR}}``) at ``current_date`` (the
   statement extractor passes the revision's date; without one they are holes); silent templates → nothing;
@@ -39,10 +39,9 @@ Statements never contain markup: whatever still looks like markup after renderin
 
 from __future__ import annotations
 
-import contextlib
 import html
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -66,7 +65,7 @@ from mwparserfromhell.wikicode import Wikicode
 from .expressions import ExpressionError, evaluate_expression, format_expression_result
 
 if TYPE_CHECKING:
-    from .languages import NumberFormat, WikiLanguage
+    from .languages import NumberFormat
 
 __all__ = [
     "DROPPED_TAGS",
@@ -84,7 +83,8 @@ __all__ = [
     "hole",
     "is_dropped_link",
     "is_silent_template",
-    "language_templates",
+    "LANGUAGE_TEMPLATES",
+    "LanguageTemplates",
     "render",
     "render_nodes",
     "render_pieces",
@@ -492,7 +492,7 @@ _Renderer = Callable[[TemplateArgs], str]
 
 
 @dataclass(frozen=True)
-class _LanguageTemplates:
+class LanguageTemplates:
     silent: frozenset[str] = frozenset()
     first_argument: frozenset[str] = frozenset()
     renders_as: Mapping[str, str] = field(default_factory=dict)
@@ -504,52 +504,19 @@ class _LanguageTemplates:
     numbers: NumberFormat | None = None  # None: English (1,234.5)
 
 
-# The inline templates of the language being read (:func:`language_templates`).
-_LANGUAGE_TEMPLATES: ContextVar[_LanguageTemplates] = ContextVar("wikiref_language_templates",
-                                                                 default=_LanguageTemplates())  # noqa: B039 (frozen)
-
-
-@contextlib.contextmanager
-def language_templates(language: WikiLanguage) -> Iterator[None]:
-    """Within the block, render a language's own inline templates as its table says
-    (:class:`~wikiref_dataset.wiki.languages.WikiLanguage`), before this module's English tables: its
-    ``silent_templates`` show nothing, its ``first_argument_templates`` show their first positional argument, its
-    ``renders_as`` templates render as the English template they name, its ``hole_templates`` are left unrendered,
-    and links into its ``dropped_link_namespaces`` (``[[Datei:...]]``) show nothing. For a language other than English
-    the English *name patterns* of silent templates (prefixes such as ``s-``, suffixes such as `` icon``) are off
-    (French ``{{s-|XIX}}`` is a century, not a succession box), and numbers are not grouped with English commas
-    (``{{formatnum:60000}}`` is ``60 000`` in French, ``60.000`` in German: ``60,000`` reads as sixty there), and its
-    ``[inline]`` templates render as the table says (:mod:`~wikiref_dataset.wiki.inline`), before anything else.
-    English adds nothing."""
-    token = _LANGUAGE_TEMPLATES.set(_language_context(language))
-    try:
-        yield
-    finally:
-        _LANGUAGE_TEMPLATES.reset(token)
-
-
-def _language_context(language: WikiLanguage) -> _LanguageTemplates:
-    if language.code == "en":
-        return _LanguageTemplates()
-    from .inline import inline_renderer  # it renders with this module's TemplateArgs
-
-    return _LanguageTemplates(
-        silent=language.silent_templates, first_argument=language.first_argument_templates,
-        renders_as=language.renders_as, holes=language.hole_templates,
-        dropped_namespaces=language.dropped_link_namespaces, english=False,
-        inline={name: inline_renderer(spec, language) for name, spec in language.inline.items()},
-        inline_patterns=tuple((pattern, inline_renderer(spec, language)) for pattern, spec in language.inline_patterns),
-        numbers=language.numbers)
+# The inline templates of the language being read (:func:`~wikiref_dataset.wiki.inline.language_templates`).
+LANGUAGE_TEMPLATES: ContextVar[LanguageTemplates] = ContextVar("wikiref_language_templates",
+                                                                 default=LanguageTemplates())  # noqa: B039 (frozen)
 
 
 def template_renderer(template: Template, name: str | None = None) -> _Renderer | None:
     """The renderer for ``template`` (whose canonical name may be given): the language's ``[inline]`` templates and
-    first-argument templates (:func:`language_templates`), its ``[inline_patterns]``, :data:`TEMPLATE_RENDERERS`
+    first-argument templates (:func:`~wikiref_dataset.wiki.inline.language_templates`), its ``[inline_patterns]``, :data:`TEMPLATE_RENDERERS`
     (directly or through the language's ``renders_as``), by prefix, or a parser function; ``None`` when the template
     is dropped."""
     if name is None:
         name = canonical_template_name(str(template.name))
-    language = _LANGUAGE_TEMPLATES.get()
+    language = LANGUAGE_TEMPLATES.get()
     if language.inline and name in language.inline:
         return language.inline[name]
     if language.first_argument and name in language.first_argument:
@@ -589,9 +556,9 @@ def _is_number(text: str) -> bool:
 
 
 def _group_thousands(number: str) -> str:
-    """``1234567.5`` → ``1,234,567.5``; in another language as it writes numbers (:func:`language_templates`:
+    """``1234567.5`` → ``1,234,567.5``; in another language as it writes numbers (:func:`~wikiref_dataset.wiki.inline.language_templates`:
     ``1 234 567,5`` in French); anything that is not a plain number is returned unchanged."""
-    numbers = _LANGUAGE_TEMPLATES.get().numbers
+    numbers = LANGUAGE_TEMPLATES.get().numbers
     if numbers is not None:
         return format_number(number, numbers)
     match = re.fullmatch(r"([+\-−]?)(\d{4,})(\.\d+)?", number.strip())
@@ -1527,7 +1494,7 @@ def is_dropped_link(title: str) -> bool:
 
 
 def _dropped_namespace(prefix: str) -> bool:
-    return prefix in _DROPPED_LINK_NAMESPACES or prefix in _LANGUAGE_TEMPLATES.get().dropped_namespaces
+    return prefix in _DROPPED_LINK_NAMESPACES or prefix in LANGUAGE_TEMPLATES.get().dropped_namespaces
 
 
 def is_silent_template(name: str) -> bool:
@@ -1535,7 +1502,7 @@ def is_silent_template(name: str) -> bool:
     :data:`SILENT_TEMPLATES`, and the language's silent templates within :func:`language_templates`); parser functions count by their function (``defaultsort:X`` → ``defaultsort``)."""
     if ":" in name:
         name = name.split(":", 1)[0].strip()
-    language = _LANGUAGE_TEMPLATES.get()
+    language = LANGUAGE_TEMPLATES.get()
     if not language.english:
         return name in language.silent or name in SILENT_TEMPLATES
     return name in SILENT_TEMPLATES or name.endswith(_SILENT_SUFFIXES) or name.startswith(_SILENT_PREFIXES)

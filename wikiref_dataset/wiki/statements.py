@@ -64,6 +64,7 @@ from .citations import (
 )
 from .defaults import DEFAULT_KEEP_TYPES, DEFAULT_SKIP_SECTIONS
 from .dump import WikiPage
+from .inline import language_templates
 from .languages import wiki_language
 from .markup import PLACEHOLDER, PreparedPage, RefTag, prepare, split_sections
 from .plaintext import (
@@ -74,7 +75,6 @@ from .plaintext import (
     find_markup,
     is_dropped_link,
     is_silent_template,
-    language_templates,
     render,
     render_pieces,
     strip_holes,

@@ -9,8 +9,9 @@ import pytest
 
 from wikiref_dataset.wiki.dump import iter_pages
 from wikiref_dataset.wiki.expressions import ExpressionError, evaluate_expression, format_expression_result
+from wikiref_dataset.wiki.inline import language_templates
 from wikiref_dataset.wiki.languages import UnsupportedLanguage, _read, wiki_language
-from wikiref_dataset.wiki.plaintext import find_holes, language_templates, render
+from wikiref_dataset.wiki.plaintext import find_holes, render
 from wikiref_dataset.wiki.statements import StatementConfig, StatementExtractor
 
 
