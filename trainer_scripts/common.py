@@ -442,6 +442,18 @@ def output_lock(training_args: Any, wait: bool = False) -> Any:
     return FolderLock(training_args.output_dir, wait=wait)
 
 
+def script_main(name: str) -> Callable[[list[str]], int | None]:
+    """The ``main`` of the script ``trainer_scripts/<name>.py``, its file executed as a program is run, not imported as a
+    module (library code never depends on a script): for callers that run a script in their own process (the demo's
+    chain, the experiments runner's in-process units) to import torch and transformers once."""
+    import runpy
+
+    path = Path(__file__).with_name(f"{name}.py")
+    if not path.is_file():
+        raise ScriptError(f"no script trainer_scripts/{name}.py")
+    return runpy.run_path(str(path), run_name=f"{name}_script")["main"]
+
+
 def script_argument_error(error: ScriptError, script_logger: logging.Logger) -> int:
     """How a training script's ``main`` reports an option its arguments dataclass refused when parsed: one logged
     line (as a `ScriptError` of the run is), exit status 2."""

@@ -75,10 +75,9 @@ def run_script(name: str, argv: Sequence[str]) -> int:
     """Run the training script ``trainer_scripts/<name>.py`` with ``argv`` in this process, as a program is run (its
     file executed, not imported as a module: library code never depends on a script), and return its exit status.
     In-process because the chain imports torch and transformers once instead of once per step."""
-    import runpy
+    from trainer_scripts.common import script_main
 
-    script = runpy.run_path(str(Path(__file__).with_name(f"{name}.py")), run_name=f"{name}_script")
-    return int(script["main"](list(argv)) or 0)
+    return int(script_main(name)(list(argv)) or 0)
 
 
 def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_steps: int = 6) -> dict[str, Any]:

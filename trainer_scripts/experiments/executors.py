@@ -416,12 +416,14 @@ def run_script_process(script: str, argv: Sequence[str], log: Path, threads: int
 
 
 def run_script_inline(script: str, argv: Sequence[str], log: Path) -> int:
-    """``trainer_scripts.<script>.main(argv)`` in this process, its output and log lines into ``log``."""
+    """``trainer_scripts/<script>.py``'s ``main(argv)`` in this process (the file run as a program,
+    :func:`trainer_scripts.common.script_main`), its output and log lines into ``log``."""
     import contextlib
-    import importlib
     import traceback
 
-    module = importlib.import_module(f"trainer_scripts.{script}")
+    from trainer_scripts.common import script_main
+
+    main = script_main(script)
     root = logging.getLogger()
     others = [item for item in logging.root.manager.loggerDict.values() if isinstance(item, logging.Logger)]
     with open(log, "a", encoding="utf-8") as handle:
@@ -438,7 +440,7 @@ def run_script_inline(script: str, argv: Sequence[str], log: Path) -> int:
                  if type(console) is logging.StreamHandler]
         try:
             with contextlib.redirect_stdout(handle), contextlib.redirect_stderr(handle):
-                return int(module.main(list(argv)) or 0)
+                return int(main(list(argv)) or 0)
         except SystemExit as error:  # a bad command line: argparse exits
             return error.code if isinstance(error.code, int) else 1
         except Exception:  # noqa: BLE001 (a unit's crash is its own: recorded in its log, the others go on)
