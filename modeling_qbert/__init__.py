@@ -19,6 +19,7 @@ until a subcommand needs a model (``trainer_scripts/summarize_cli.py`` imports i
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
@@ -67,6 +68,21 @@ def register() -> None:
             TASK, pipeline_class=QueryFocusedSummarizationPipeline, pt_model=AutoModel, type="text"
         )
     _registered = True
+
+
+def load_pipeline(model: str | os.PathLike, **kwargs: Any) -> Any:
+    """The ``query-focused-summarization`` pipeline of a saved Q-BERT folder or Hub repo with this package's classes
+    (not the code files a Hub copy carries), Q-BERT registered first. ``kwargs`` go to ``transformers.pipeline``.
+
+    Raises:
+        OSError, ValueError: what ``transformers.pipeline`` raises for a folder or repo it cannot load.
+    """
+    from transformers import pipeline
+
+    from .pipeline_qfs import TASK, QueryFocusedSummarizationPipeline
+
+    register()
+    return pipeline(TASK, model=str(model), pipeline_class=QueryFocusedSummarizationPipeline, **kwargs)
 
 
 def __getattr__(name: str) -> Any:

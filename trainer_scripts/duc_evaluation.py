@@ -185,14 +185,10 @@ def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
     """
     if not Path(model_dir).is_dir():
         raise EvaluationError(f"{model_dir}: no such model folder")
-    from transformers import pipeline
-
     import modeling_qbert
 
-    modeling_qbert.register()
     try:
-        return pipeline(modeling_qbert.TASK, model=str(model_dir),
-                        pipeline_class=modeling_qbert.QueryFocusedSummarizationPipeline)  # not a Hub copy's code
+        return modeling_qbert.load_pipeline(model_dir)
     except (OSError, ValueError) as error:
         raise EvaluationError(f"{model_dir}: cannot load a Q-BERT model and processor ({error})") from None
 

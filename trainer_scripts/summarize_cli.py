@@ -107,16 +107,13 @@ def _summarize(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"loading Q-BERT from {model_dir} …", file=sys.stderr, flush=True)
     import torch
-    from transformers import pipeline
 
     import modeling_qbert
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    modeling_qbert.register()
     try:
-        summarize = pipeline(modeling_qbert.TASK, model=str(model_dir),
-                             pipeline_class=modeling_qbert.QueryFocusedSummarizationPipeline)  # not a Hub copy's code
+        summarize = modeling_qbert.load_pipeline(model_dir)  # this package's classes, not a Hub copy's code
     except (OSError, ValueError) as err:
         raise SummarizeError(f"{model_dir}: cannot load the model ({err})") from None
     loaded = time.perf_counter()

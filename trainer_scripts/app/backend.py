@@ -17,7 +17,7 @@ import html
 import json
 import re
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,14 +73,10 @@ def load_model(source: str) -> LoadedModel:
         _check_model_folder(folder)
     elif not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", source):
         raise AppError(f"{source}: no such folder, and not a Hub id (org/name)")
-    from transformers import pipeline
-
     import modeling_qbert
 
-    modeling_qbert.register()
     try:
-        loaded = pipeline(modeling_qbert.TASK, model=source,
-                          pipeline_class=modeling_qbert.QueryFocusedSummarizationPipeline)
+        loaded = modeling_qbert.load_pipeline(source)
     except (OSError, ValueError) as error:
         where = "cannot load the Q-BERT model of this folder" if folder.exists() else "cannot be reached on the Hub"
         raise AppError(f"{source}: {where} ({_one_line(error)})") from None
@@ -301,31 +297,33 @@ def dataset_kind(columns: set[str], source: str = "dataset") -> str:
 
 def query_text(row: Mapping[str, Any], kind: str) -> str:
     """The row's query as one line (levels joined by ``>``)."""
-    if kind == "psg2sum":
-        return str(row.get("title") or "")
-    query = row.get("query")
-    return " > ".join(query) if isinstance(query, (list, tuple)) else str(query or "")
+    return _query_line(row.get(_query_column(kind)))
+
+
+def _query_column(kind: str) -> str:
+    return "title" if kind == "psg2sum" else "query"
+
+
+def _query_line(value: Any) -> str:
+    return " > ".join(value) if isinstance(value, (list, tuple)) else str(value or "")
 
 
 def search(dataset: LoadedDataset, split: str, text: str = "", page: int = 1) -> tuple[list[list[Any]], int]:
     """One page (:data:`PAGE_SIZE` rows: index, query, summary's start) of the examples whose query holds ``text``
-    (case-insensitive; every example when empty), and how many pages there are."""
+    (case-insensitive; every example when empty), and how many pages there are. The split's queries are read once,
+    as one column (a WikiRef row's document or a DUC cluster's 25 is not decoded to search)."""
     rows = dataset.rows(split)
-    key = f"{split}"
-    if key not in dataset._search_cache:
-        dataset._search_cache[key] = [query_text(row, dataset.kind).lower() for row in _iter_rows(rows)]
+    if split not in dataset._search_cache:
+        column = _query_column(dataset.kind)
+        values = rows[column] if hasattr(rows, "column_names") else [row.get(column) for row in rows]
+        dataset._search_cache[split] = [_query_line(value).lower() for value in values]
     needle = (text or "").strip().lower()
-    found = [index for index, query in enumerate(dataset._search_cache[key]) if needle in query]
+    found = [index for index, query in enumerate(dataset._search_cache[split]) if needle in query]
     pages = max(1, -(-len(found) // PAGE_SIZE))
     page = min(max(1, int(page or 1)), pages)
     shown = found[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
     return [[index, query_text(rows[index], dataset.kind), _summary_start(rows[index], dataset.kind)]
             for index in shown], pages
-
-
-def _iter_rows(rows: Any) -> Iterator[Mapping[str, Any]]:
-    for index in range(len(rows)):
-        yield rows[index]
 
 
 def _summary_start(row: Mapping[str, Any], kind: str, size: int = 120) -> str:
