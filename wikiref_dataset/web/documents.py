@@ -1096,7 +1096,7 @@ def run_documents(
     output.mkdir(parents=True, exist_ok=True)
     check_sources(sources)
     archive = _index_archives(output, index_path, warc_paths, statements, http, tasks, sources, progress)
-    http_config = _http_config_of_run(output, http, http_config)
+    http_config = http_config_of_run(output, http, http_config)
 
     summary = DocumentsSummary(archive=archive, output_dir=str(output))
     captures_dir = _join_columnar_index(summary, statements, output, sources.common_crawl, http_config, tasks, workers)
@@ -1160,7 +1160,7 @@ def _index_archives(output: Path, index_path: Path | None, warc_paths: list[Path
     return archive
 
 
-def _http_config_of_run(output: Path, http: bool, http_config: HttpConfig | None) -> HttpConfig | None:
+def http_config_of_run(output: Path, http: bool, http_config: HttpConfig | None) -> HttpConfig | None:
     """The HTTP rules of the run (None: HTTP off); its cache goes to ``output/http_cache`` when it names none."""
     if not http:
         return None

@@ -13,6 +13,7 @@ arguments do not fit its kind (a date that is not one) still leaves a hole, so i
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Callable, Iterator
 from datetime import date
@@ -22,10 +23,9 @@ from .plaintext import (
     LANGUAGE_TEMPLATES,
     LanguageTemplates,
     TemplateArgs,
-    canonical_template_name,
     format_number,
-    hole,
     superscript,
+    unrendered,
 )
 
 __all__ = ["inline_renderer", "language_templates"]
@@ -38,10 +38,6 @@ _SPACES = re.compile(r"[ \t]{2,}")
 _NUMBER_THEN_TEXT = re.compile(r"([+\-−–]?\d[\d.,]*)(?:\s+(.*))?\Z", re.S)
 _EXPONENT = re.compile(r"[+\-−]?\d{1,2}\Z")
 _ROMAN_ONE = frozenset({"1", "i"})
-
-
-def _unrendered(args: TemplateArgs) -> str:
-    return hole(canonical_template_name(str(args.template.name)))
 
 
 def _ordinal(value: str, numbers: NumberFormat) -> str:
@@ -93,7 +89,7 @@ def _number(numbers: NumberFormat) -> Renderer:
         ``{{nombre|3|millions}}`` → ``3 millions``; ``e=6`` → ``×10^6``."""
         values = args.positionals()
         if not values or not values[0]:
-            return _unrendered(args)
+            return unrendered(args)
         match = _NUMBER_THEN_TEXT.match(values[0])
         if not match:
             return values[0]  # words only: shown as written, as the template does
@@ -116,8 +112,16 @@ def _month(token: str, dates: DateFormat) -> int | None:
     token = token.strip().lower()
     if token.isdigit():
         return int(token) if 1 <= int(token) <= 12 else None
-    names = [name.lower() for name in dates.months]
-    return names.index(token) + 1 if token in names else None
+    return _month_numbers(dates.months).get(token)
+
+
+@functools.lru_cache(maxsize=32)
+def _month_numbers(months: tuple[str, ...]) -> dict[str, int]:
+    """``{lowered month name: its number}`` of a language's month names (one table per language, not per date)."""
+    numbers: dict[str, int] = {}
+    for number, name in enumerate(months, start=1):
+        numbers.setdefault(name.lower(), number)  # the first of two equal names, as list.index gave
+    return numbers
 
 
 def _date_parts(tokens: list[str], dates: DateFormat) -> tuple[int | None, int | None, str] | None:
@@ -156,7 +160,7 @@ def _date(spec: InlineTemplate, dates: DateFormat) -> Renderer:
         tokens = given[0].split() if len(given) == 1 else given
         parts = _date_parts(tokens, dates) if dates.months else None
         if parts is None:
-            return _unrendered(args)
+            return unrendered(args)
         text = _written(parts, dates)
         born = _date_parts([value for value in values[3:6] if value], dates) if spec.age else None
         if born and all(born) and all(parts):

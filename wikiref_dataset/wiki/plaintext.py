@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from .languages import NumberFormat
 
 __all__ = [
+    "unrendered",
     "DROPPED_TAGS",
     "HOLE_END",
     "HOLE_START",
@@ -946,7 +947,7 @@ def _angle_brackets(args: TemplateArgs) -> str:
 # -- templates that need more than their arguments -----------------------------------------------------------------
 
 
-def _unrendered(args: TemplateArgs) -> str:
+def unrendered(args: TemplateArgs) -> str:
     """The hole a template leaves when its arguments cannot be rendered (a date "now", an unknown unit ...)."""
     return hole(canonical_template_name(str(args.template.name)))
 
@@ -961,7 +962,7 @@ def _ordinal(args: TemplateArgs) -> str:
     value = args.pos(1)
     digits = value.replace(",", "")
     if not digits.isdigit():
-        return value or _unrendered(args)
+        return value or unrendered(args)
     number = int(digits)
     suffix = "th" if number % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
     return value + suffix
@@ -1011,11 +1012,11 @@ def _age_template(style: str) -> _Renderer:
     def render_age(args: TemplateArgs) -> str:
         values = [value for value in args.positionals() if value]
         if len(values) not in (3, 6) or not all(_is_year(value) or _month(value) for value in values):
-            return _unrendered(args)
+            return unrendered(args)
         start = _date_args(values[:3])
         end = _date_args(values[3:]) if len(values) == 6 else args.current_date
         if start is None or end is None or end < start:
-            return _unrendered(args)
+            return unrendered(args)
         years, months, days = _span(start, end)
         if style == "years":
             return str(years)
@@ -1047,7 +1048,7 @@ def _birth_date_and_age2(args: TemplateArgs) -> str:
     values = args.positionals() + [""] * 6
     when, start = _date_args(values[:3]), _date_args(values[3:6])
     if start is None:
-        return _unrendered(args)
+        return unrendered(args)
     born = format_date(values[3], values[4], values[5], dmy=_dmy(args))
     return f"{born} (age {_span(start, when)[0]})" if when is not None and when >= start else born
 
@@ -1058,7 +1059,7 @@ def _current(part: str) -> _Renderer:
     def render_current(args: TemplateArgs) -> str:
         when = args.current_date
         if when is None:
-            return _unrendered(args)
+            return unrendered(args)
         return {"year": str(when.year), "month": f"{when.month:02d}", "monthname": _MONTHS[when.month - 1],
                 "day": str(when.day)}[part]
 
@@ -1080,7 +1081,7 @@ def _coord(args: TemplateArgs) -> str:
     for value in values:
         if value.lower() in _COMPASS:
             if not numbers or len(numbers) > 3 or not all(_is_number(number) for number in numbers):
-                return _unrendered(args)
+                return unrendered(args)
             degrees = f"{numbers[0]}°" + "".join(f"{float(number):02.0f}{mark}" if number.isdigit() else
                                                  f"{number}{mark}" for number, mark in zip(numbers[1:], "′″"))
             parts.append(degrees + value.upper())
@@ -1092,7 +1093,7 @@ def _coord(args: TemplateArgs) -> str:
         parts = [f"{numbers[0].lstrip('-−')}°{'N' if latitude >= 0 else 'S'}",
                  f"{numbers[1].lstrip('-−')}°{'E' if longitude >= 0 else 'W'}"]
     elif numbers or len(parts) != 2:
-        return _unrendered(args)
+        return unrendered(args)
     return " ".join(parts)
 
 
@@ -1114,14 +1115,14 @@ def _rail_gauge(args: TemplateArgs) -> str:
         if value and imperial and any(imperial.groups()):
             feet, inches = imperial.groups()
             return " ".join(part for part in (feet and f"{feet} ft", inches and f"{inches} in") if part)
-        return _unrendered(args)
+        return unrendered(args)
     return f"{millimetres:,} mm"
 
 
 def _us_patent(args: TemplateArgs) -> str:
     """``{{US patent|1781541}}`` → ``U.S. patent 1,781,541``."""
     number = args.pos(1)
-    return f"U.S. patent {_group_thousands(number) if number.isdigit() else number}" if number else _unrendered(args)
+    return f"U.S. patent {_group_thousands(number) if number.isdigit() else number}" if number else unrendered(args)
 
 
 _MUSIC_SYMBOLS = {"flat": "♭", "b": "♭", "sharp": "♯", "#": "♯", "natural": "♮", "doubleflat": "𝄫", "bb": "𝄫",
@@ -1130,12 +1131,12 @@ _MUSIC_SYMBOLS = {"flat": "♭", "b": "♭", "sharp": "♯", "#": "♯", "natura
 
 def _music(args: TemplateArgs) -> str:
     """``{{music|flat}}`` → ``♭`` (accidentals; other music symbols are holes)."""
-    return _MUSIC_SYMBOLS.get(args.pos(1).lower()) or _unrendered(args)
+    return _MUSIC_SYMBOLS.get(args.pos(1).lower()) or unrendered(args)
 
 
 def _bible_reference(args: TemplateArgs) -> str:
     """``{{bibleref|Mark|3:25|9}}`` → ``Mark 3:25`` (book and verses; the version is a link target)."""
-    return " ".join(value for value in (args.pos(1), args.pos(2)) if value) or _unrendered(args)
+    return " ".join(value for value in (args.pos(1), args.pos(2)) if value) or unrendered(args)
 
 
 def _power_of_ten(args: TemplateArgs) -> str:
@@ -1151,7 +1152,7 @@ def _population_density(args: TemplateArgs) -> str:
         density = float(population) / float(area)
         digits = int(precision) if precision else 1
     except (ValueError, ZeroDivisionError):
-        return _unrendered(args)
+        return unrendered(args)
     return f"{density:,.{max(digits, 0)}f}{_unit('PD/' + args.pos(3)) if args.pos(3) else ''}"
 
 
@@ -1165,7 +1166,7 @@ def _ship_name(args: TemplateArgs) -> str:
 def _ship_class(args: TemplateArgs) -> str:
     """``{{sclass|Fletcher|destroyer}}`` → ``Fletcher-class destroyer``."""
     name, kind = args.pos(1), args.pos(2)
-    return f"{name}-class {kind}".strip() if name else _unrendered(args)
+    return f"{name}-class {kind}".strip() if name else unrendered(args)
 
 
 def _literally(args: TemplateArgs) -> str:
@@ -1177,13 +1178,13 @@ def _literally(args: TemplateArgs) -> str:
 def _height(args: TemplateArgs) -> str:
     """``{{height|ft=6|in=2}}`` → ``6 ft 2 in``, ``{{height|m=1.83}}`` → ``1.83 m``."""
     parts = [f"{args.get(unit)} {unit}" for unit in ("m", "cm", "ft", "in") if args.get(unit)]
-    return " ".join(parts) or _unrendered(args)
+    return " ".join(parts) or unrendered(args)
 
 
 def _chinese(args: TemplateArgs) -> str:
     """``{{zh|c=中国|p=Zhōngguó}}`` → ``中国; Zhōngguó`` (the forms, without their labels)."""
     forms = [args.get(key) for key in ("t", "s", "c", "p", "w", "j", "cy", "y", "poj", "tl")]
-    return "; ".join(form for form in forms if form) or _unrendered(args)
+    return "; ".join(form for form in forms if form) or unrendered(args)
 
 
 def _isbn(args: TemplateArgs) -> str:
@@ -1212,10 +1213,15 @@ def _function_argument(args: TemplateArgs) -> str:
     return _strip_arg(render_raw(args.template.name, args.current_date).partition(":")[2])
 
 
-def _branches(args: TemplateArgs) -> list[str]:
-    """A parser function's parameters as its branches: ``a=b`` is the text ``a=b`` (as in ``{{#if:}}``)."""
-    return [_strip_arg((render_raw(param.name, args.current_date) + "=" if param.showkey else "")
-                       + render_raw(param.value, args.current_date)) for param in args.template.params]
+def _branch(args: TemplateArgs, index: int) -> str:
+    """A parser function's parameter ``index`` as its branch (``a=b`` is the text ``a=b``, as in ``{{#if:}}``), ``""``
+    when there is none; only the branch shown is rendered."""
+    params = args.template.params
+    if index >= len(params):
+        return ""
+    param = params[index]
+    return _strip_arg((render_raw(param.name, args.current_date) + "=" if param.showkey else "")
+                      + render_raw(param.value, args.current_date))
 
 
 def _holes_of(text: str) -> str:
@@ -1236,8 +1242,7 @@ def _expr(args: TemplateArgs) -> str:
 
 def _if(args: TemplateArgs) -> str:
     """``{{#if: test | then | else}}``: ``then`` when the test shows anything."""
-    branches = _branches(args) + ["", ""]
-    return branches[0] if _function_argument(args) else branches[1]
+    return _branch(args, 0 if _function_argument(args) else 1)
 
 
 def _numeric(text: str) -> float | None:
@@ -1249,10 +1254,10 @@ def _numeric(text: str) -> float | None:
 
 def _ifeq(args: TemplateArgs) -> str:
     """``{{#ifeq: a | b | then | else}}``: ``a`` and ``b`` compared as numbers when both are, else as text."""
-    branches = _branches(args) + ["", "", ""]
-    left, right = _function_argument(args), branches[0]
-    same = left == right if _numeric(left) is None or _numeric(right) is None else _numeric(left) == _numeric(right)
-    return branches[1] if same else branches[2]
+    left, right = _function_argument(args), _branch(args, 0)
+    left_number, right_number = _numeric(left), _numeric(right)
+    same = left == right if left_number is None or right_number is None else left_number == right_number
+    return _branch(args, 1 if same else 2)
 
 
 def _switch(args: TemplateArgs) -> str:

@@ -571,14 +571,10 @@ def _document_sources(config: BuildConfig) -> DocumentSources:
 
 def _source_options(config: BuildConfig) -> dict[str, Any]:
     """Stage 2's options for the sources besides the WARC files (the HTTP cache goes to the work folder)."""
-    sources = _document_sources(config)
-    http_config = None
-    if sources.http:
-        from ..web.http import HttpConfig
+    from ..web.documents import http_config_of_run
 
-        http_config = sources.http_config or HttpConfig()
-        if http_config.cache_dir is None:
-            http_config = dataclasses.replace(http_config, cache_dir=str(config.work / "http_cache"))
+    sources = _document_sources(config)
+    http_config = http_config_of_run(config.work, sources.http, sources.http_config)
     return {"http_config": http_config, "common_crawl": sources.common_crawl, "reuse_documents": sources.documents}
 
 
