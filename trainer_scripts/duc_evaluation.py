@@ -19,9 +19,10 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trainer_scripts.results import EvaluatedDataset, EvaluationResults, SystemScores
+if TYPE_CHECKING:  # the records are built only by Evaluation.to_results: the `wikiref` parser imports this module
+    from trainer_scripts.results import EvaluationResults
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ class Evaluation:
 
     def to_results(self) -> EvaluationResults:
         """The typed record of this evaluation (``results["evaluation"]``, ``evaluate_duc.py --out``)."""
+        from trainer_scripts.results import EvaluatedDataset, EvaluationResults, SystemScores
+
         return EvaluationResults(
             settings=self.settings,
             datasets={str(year.year): EvaluatedDataset(path=str(year.path), clusters=len(year.rows),

@@ -29,7 +29,6 @@ logger = logging.getLogger("finetune_duc")
 NEW_HEAD_LR_FACTOR = 30.0
 """A new head (from a plain encoder) learns at --learning_rate x this unless --head_learning_rate says otherwise."""
 
-QBERT_SYSTEM = "Q-BERT"
 """The fine-tuned model's name in the evaluation table (the model card looks for it)."""
 
 

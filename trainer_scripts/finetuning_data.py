@@ -18,7 +18,6 @@ from typing import Any
 from trainer_scripts.common import ScriptError
 from trainer_scripts.duc_evaluation import DucYear
 from trainer_scripts.finetuning import (
-    QBERT_SYSTEM,
     QFS_LABELS,
     DucArguments,
     extra_training_rows,
@@ -26,7 +25,7 @@ from trainer_scripts.finetuning import (
     label_clusters,
     span_labels,
 )
-from trainer_scripts.results import BenchmarkRecord, EvaluationResults, FoldsRecord
+from trainer_scripts.results import MODEL_SYSTEM, BenchmarkRecord, EvaluationResults, FoldsRecord
 
 logger = logging.getLogger("finetune_duc")
 
@@ -100,7 +99,7 @@ def _systems(summarize: Callable[..., Any], rows: Sequence[Any], baselines: Sequ
     from wikiref_dataset.baselines import BASELINE_NAMES
 
     extra = {"budget": budget} if budget is not None else {}
-    systems = {QBERT_SYSTEM: model_summaries(summarize, rows, scores=scores, rule=rule, **extra)}
+    systems = {MODEL_SYSTEM: model_summaries(summarize, rows, scores=scores, rule=rule, **extra)}
     for name in baselines:
         systems[BASELINE_NAMES[name]] = baseline_summaries(name, rows, **extra)
     return systems

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainer_scripts.duc_evaluation import MEASURE_NAMES, MEASURES, format_cell
+from trainer_scripts.duc_evaluation import MEASURE_NAMES, MEASURES, format_cell, official_settings
+from trainer_scripts.experiments.cells import x100
 from trainer_scripts.experiments.tables import PAPER_WIKIREF_TRAIN, published_values
 from trainer_scripts.results import (
     MODEL_SYSTEM,
@@ -207,8 +208,8 @@ def experiments_benchmarks_table(results: TrainingResults) -> str | None:
         found = []
         for measure, _ in WIKIREF_MEASURES:
             entry = (summary or {}).get(measure)
-            found.append("-" if not entry else _percent(entry["mean"]) + (
-                f" ± {_percent(entry['std'])}" if (summary or {}).get("runs", 1) > 1 else ""))
+            found.append("-" if not entry else x100(entry["mean"]) + (
+                f" ± {x100(entry['std'])}" if (summary or {}).get("runs", 1) > 1 else ""))
         return found
 
     systems = list(dict.fromkeys(system for found in benchmarks.values() for system in found["baselines"]))
@@ -230,7 +231,7 @@ def experiments_note(results: TrainingResults) -> str | None:
         return None
     parts = []
     for year, summary in sorted(experiments.duc.items()):
-        cells = [f"{MEASURE_NAMES[measure]} {_percent(summary[measure]['mean'])} ± {_percent(summary[measure]['std'])}"
+        cells = [f"{MEASURE_NAMES[measure]} {x100(summary[measure]['mean'])} ± {x100(summary[measure]['std'])}"
                  for measure in MEASURES if (summary or {}).get(measure)]
         if cells:
             parts.append(f"DUC {year}: " + ", ".join(cells))
@@ -254,17 +255,8 @@ def check_results(results: Any, where: str = "results") -> TrainingResults:
         raise ModelCardError(str(error)) from None
 
 
-def _percent(value: Any) -> str:
-    return f"{100 * float(value):.2f}" if isinstance(value, (int, float)) else "-"
-
-
 def _loss(value: Any) -> str:
     return f"{float(value):.4f}" if isinstance(value, (int, float)) else "not recorded"
-
-
-def run_kind(results: TrainingResults) -> str:
-    """``"demo"``, ``"full"`` or ``"unspecified"``."""
-    return results.run_kind
 
 
 def model_variant(results: TrainingResults) -> str:
@@ -317,18 +309,13 @@ def wikiref_table(results: TrainingResults) -> str | None:
     objective = results.pretraining_objective
     header = ["System", *(f"{split} {name} F1" for split in ("Validation", "Test") for _, name in WIKIREF_MEASURES)]
     rows = [[f"**Q-BERT, {objective} supervision (this run)**",
-             *(f"**{_percent(getattr(validation, key))}**" for key, _ in WIKIREF_MEASURES),
-             *((f"**{_percent(getattr(test, key))}**" if test else "not evaluated") for key, _ in WIKIREF_MEASURES)]]
+             *(f"**{x100(getattr(validation, key))}**" for key, _ in WIKIREF_MEASURES),
+             *((f"**{x100(getattr(test, key))}**" if test else "not evaluated") for key, _ in WIKIREF_MEASURES)]]
     if objective not in PAPER_TABLE_IV:
         return _markdown_table(header, rows)
     rows.append([f"Q-BERT, {objective} supervision (published ‡)", *(f"{v:.2f}" for v in PAPER_TABLE_IV[objective])])
     setup = PublishedSetup(pretraining_objective=objective)
     return (_markdown_table(header, rows) + "\n\n‡ " + published_note(results, setup, wikiref=True))
-
-
-def pretraining_objective(results: TrainingResults) -> str:
-    """The objective WikiRef pre-training ran (older results name only the final objective, at the top level)."""
-    return results.pretraining_objective
 
 
 def _encoder_name(results: TrainingResults) -> str:
@@ -918,8 +905,8 @@ def template_context(results: TrainingResults, *, model_repo: str, dataset_repo:
         "benchmark_settings": _evaluation_value(results.benchmark_evaluation, "settings"),
         "benchmark_source": _evaluation_value(results.benchmark_evaluation, "source"),
         "benchmark_budgets": _budgets_text(benchmark.budgets if benchmark else None),
-        "duc_settings": (_or_unknown(results.evaluation, "settings", DUC_SETTINGS) if results.evaluation
-                         else DUC_SETTINGS),
+        "duc_settings": (_or_unknown(results.evaluation, "settings", official_settings()) if results.evaluation
+                         else official_settings()),
         "citation": CITATION,
     }
 
@@ -930,7 +917,6 @@ def _finetuning_objective_text(finetuning: FinetuningResults | None, final_objec
     return f"{objective}: " + ((finetuning.targets if finetuning else None) or "per-sentence ROUGE-2 recall")
 
 
-DUC_SETTINGS = "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250"
 """The official DUC ROUGE settings, which the card names for a run that recorded none."""
 
 

@@ -500,9 +500,9 @@ def compare(model: LoadedModel, row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _duc_settings() -> str:
-    from wikiref_dataset.rouge import RougeConfig
+    from trainer_scripts.duc_evaluation import official_settings
 
-    return f"ROUGE-1.5.5 {' '.join(RougeConfig.duc().to_args())}, recall (the official DUC settings)"
+    return f"ROUGE-1.5.5 {official_settings()}, recall (the official DUC settings)"
 
 
 def _rouge_cells(summary: str, references: list[str], scoring: Any) -> list[str]:

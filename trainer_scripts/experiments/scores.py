@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainer_scripts.experiments.cells import summarize_runs
 from trainer_scripts.experiments.common import (
@@ -19,7 +19,9 @@ from trainer_scripts.experiments.common import (
 )
 from trainer_scripts.experiments.executors import Runner, write_json
 from trainer_scripts.experiments.plan import Variant, digest
-from trainer_scripts.results import EvaluationResults, EvaluationUnitResults, TrainingResults, results_from_dict
+
+if TYPE_CHECKING:  # read when a report is made, not when the `wikiref` parser is built
+    from trainer_scripts.results import EvaluationResults, EvaluationUnitResults, TrainingResults
 
 # ---- scores -------------------------------------------------------------------------------------------------------
 
@@ -36,9 +38,11 @@ class Scores:
 
     def __init__(self, runner: Runner) -> None:
         self.runner, self.plan = runner, runner.plan
+        self._results: dict[str, TrainingResults | EvaluationUnitResults | None] = {}
 
     def unit_results(self, key: str | None) -> TrainingResults | EvaluationUnitResults | None:
-        """The typed ``results.json`` of a finished unit (:func:`trainer_scripts.results.results_from_dict`);
+        """The typed ``results.json`` of a finished unit (:func:`trainer_scripts.results.results_from_dict`), read
+        once per report (a finished unit does not change, and a baseline unit serves every row and year);
         ``None`` while it is unfinished or when its file cannot be read.
 
         Raises:
@@ -46,9 +50,20 @@ class Scores:
         """
         if key is None or not self.runner.finished(key):
             return None
-        path = self.runner.folder(key) / RESULTS_NAME
-        data = _read(path)
-        return None if data is None else results_from_dict(data, str(path))
+        if key not in self._results:
+            from trainer_scripts.results import results_from_dict
+
+            path = self.runner.folder(key) / RESULTS_NAME
+            data = _read(path)
+            self._results[key] = None if data is None else results_from_dict(data, str(path))
+        return self._results[key]
+
+    def training_results(self, key: str) -> TrainingResults | None:
+        """A training unit's results (``None`` for an evaluation unit's or an unfinished one)."""
+        from trainer_scripts.results import TrainingResults
+
+        results = self.unit_results(key)
+        return results if isinstance(results, TrainingResults) else None
 
     def unit_evaluation(self, key: str, benchmark: bool = False) -> EvaluationResults | None:
         """A unit's DUC evaluation, or with ``benchmark`` its benchmark evaluation (a fine-tuning run's
@@ -56,8 +71,9 @@ class Scores:
         results = self.unit_results(key)
         if results is None:
             return None
-        if benchmark and isinstance(results, TrainingResults) and results.benchmark_evaluation:
-            return results.benchmark_evaluation
+        training = self.training_results(key)
+        if benchmark and training is not None and training.benchmark_evaluation:
+            return training.benchmark_evaluation
         return results.evaluation
 
     def system_scores(self, key: str, system: str, year: int) -> dict[str, Any] | None:
@@ -148,8 +164,8 @@ class Scores:
             if not scores_file.is_file():
                 return None  # a unit from before sentence scores were written
             by_seed.setdefault(seed, {}).update(clusters.flatten(read_scores(scores_file), scores_file.parent.name))
-        first = self.unit_results(keys[0])
-        finetuning = first.finetuning if isinstance(first, TrainingResults) else None
+        first = self.training_results(keys[0])
+        finetuning = first.finetuning if first is not None else None
         rule = Rule((finetuning.selection if finetuning else None) or "duc")
         result = {}
         for year in clusters.years:
@@ -199,8 +215,8 @@ class Scores:
 
     def pretraining(self, key: str) -> Any:
         """A pre-training unit's :class:`~trainer_scripts.results.PretrainingResults` (``None`` if unfinished)."""
-        results = self.unit_results(key)
-        return results.pretraining if isinstance(results, TrainingResults) else None
+        results = self.training_results(key)
+        return results.pretraining if results is not None else None
 
     def variant_record(self, variant: Variant) -> dict[str, Any]:
         """What results.json says about one row variant."""
