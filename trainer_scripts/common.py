@@ -535,17 +535,6 @@ def run_info(kind: str) -> RunInfo:
                    command=shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]))
 
 
-def read_results(folder: str | os.PathLike) -> dict[str, Any] | None:
-    """The ``results.json`` a training script wrote into ``folder``, or ``None``."""
-    path = Path(folder) / RESULTS_NAME
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ScriptError(f"{path}: not valid JSON ({error})") from None
-
-
 def read_training_results(folder: str | os.PathLike) -> TrainingResults:
     """The `TrainingResults` of the ``results.json`` in ``folder`` (every key absent when there is none: a plain
     encoder's folder).
@@ -553,10 +542,11 @@ def read_training_results(folder: str | os.PathLike) -> TrainingResults:
     Raises:
         ScriptError: the file is not valid JSON or not shaped like a training run's results.
     """
-    from trainer_scripts.results import ResultsError
+    from trainer_scripts.results import ResultsError, read_results_file
 
+    path = Path(folder) / RESULTS_NAME
     try:
-        return TrainingResults.from_dict(read_results(folder) or {}, f"{Path(folder) / RESULTS_NAME}")
+        return TrainingResults.from_dict(read_results_file(path) if path.is_file() else {}, str(path))
     except ResultsError as error:
         raise ScriptError(str(error)) from None
 
