@@ -161,7 +161,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
               if model_args.recipe_choice is not None else None)
     results = TrainingResults(
         script="finetune_duc", run=info, recipe=recipe,
-        base_model=pretrained.base_model if pretrained.recorded("base_model") else base, objective=setup.objective,
+        base_model=pretrained.recorded_or("base_model", base), objective=setup.objective,
         pretraining=pretraining_record(pretrained.pretraining, setup.pretrained_objective, pretrained.objective),
         finetuning=finetuning_results(
             base=base, recipe=recipe, data=data, setup=setup, duc_args=duc_args, model_config=model.config,

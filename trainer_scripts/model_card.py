@@ -636,19 +636,14 @@ def _examples_text(examples: Any) -> str:
     return "example counts not recorded"
 
 
-def _or_unknown(record: Any, name: str, default: str = "?") -> Any:
-    """``record.name`` as a card prints a value the file may not have: ``default`` when the key is not recorded."""
-    return getattr(record, name) if record.recorded(name) else default
-
-
 def _demo_summary(results: TrainingResults) -> str:
     parts = []
     pretraining, finetuning = results.pretraining, results.finetuning
     if pretraining:
-        parts.append(f"pre-trained for {_or_unknown(pretraining, 'steps')} steps on "
+        parts.append(f"pre-trained for {pretraining.recorded_or('steps', '?')} steps on "
                      f"{_examples_text(pretraining.examples)} of the WikiRef built from the embedded sample")
     if finetuning:
-        parts.append(f"fine-tuned for {_or_unknown(finetuning, 'steps')} steps on the DUC data at hand "
+        parts.append(f"fine-tuned for {finetuning.recorded_or('steps', '?')} steps on the DUC data at hand "
                      f"(DUC {', '.join(map(str, finetuning.train_years or [])) or '?'})")
     return "; ".join(parts) or "trained for a few steps on a tiny sample"
 
@@ -687,7 +682,7 @@ def training_data_text(results: TrainingResults) -> str:
     benchmark = finetuning.benchmark if finetuning else None
     if benchmark:
         what = benchmark_content(str(benchmark.benchmark))
-        title = benchmark.title if benchmark.recorded("title") else benchmark.benchmark
+        title = benchmark.recorded_or("title", benchmark.benchmark)
         parts.append(f"{title}'s `{benchmark.train_split}` split ({what})")
     elif finetuning and finetuning.train_years:
         years = ", ".join(map(str, finetuning.train_years))
@@ -709,7 +704,7 @@ def _subnetwork_text(finetuning: FinetuningResults, wikiref: bool = True) -> str
         return (f"All {total:,} parameters were fine-tuned (no subnetwork)." if isinstance(total, int)
                 else "All weights were fine-tuned (no subnetwork).")
     start = ("the WikiRef pre-trained model" if wikiref
-             else f"the model fine-tuning started from (`{_or_unknown(finetuning, 'init_checkpoint', 'not recorded')}`)")
+             else f"the model fine-tuning started from (`{finetuning.recorded_or('init_checkpoint', 'not recorded')}`)")
     method = {"one_step": "one-step identification: in each encoder matrix the top entries by magnitude of "
                           + start,
               "iterative": "gradual magnitude pruning (Zhu & Gupta 2017) during WikiRef pre-training, the mask "
@@ -721,7 +716,7 @@ def _subnetwork_text(finetuning: FinetuningResults, wikiref: bool = True) -> str
     groups = share.fully_trainable or {}
     names = {"embeddings": "embeddings", "encoder": "encoder biases and LayerNorm", "head": "pooling and scoring head"}
     rest = " + ".join(f"{names.get(group, group)} ({count:,})" for group, count in groups.items())
-    tensors = (f"{share.masked_matrices if share.recorded('masked_matrices') else share.masked_tensors} "
+    tensors = (f"{share.recorded_or('masked_matrices', share.masked_tensors)} "
                "encoder matrices")
     if share.masked_vectors:
         tensors += f" and {share.masked_vectors} bias/LayerNorm vectors"
@@ -744,7 +739,7 @@ def _pruning_text(results: TrainingResults) -> str:
     schedule = record.schedule or {}
     text = "Gradual magnitude pruning (Zhu & Gupta, 2017) during WikiRef pre-training"
     if schedule:
-        fraction = record.fraction if record.recorded("fraction") else 0
+        fraction = record.recorded_or("fraction", 0)
         text += (f": from {100 * schedule.get('initial_fraction', 1.0):g}% to {100 * fraction:g}% of "
                  f"each encoder matrix between steps {schedule.get('begin_step', '?')} and "
                  f"{schedule.get('end_step', '?')}, pruning every {schedule.get('update_frequency', '?')} steps")
@@ -765,23 +760,18 @@ def _objective_text(results: TrainingResults) -> str:
         parts.append("WikiRef pre-training: " + PRETRAINING_OBJECTIVES.get(objective, objective))
     finetuning = results.finetuning
     if finetuning:
-        objective = finetuning.objective or _final_objective(results, "not recorded")
+        objective = finetuning.objective or results.recorded_or("objective", "not recorded")
         targets = finetuning.targets or "each sentence's ROUGE-2 recall against the references"
         switched = finetuning.pretraining_objective
         note = (f" (switched from {switched} pre-training on purpose)" if switched and switched != objective else "")
         data = (finetuning.benchmark.title if finetuning.benchmark else None) or "DUC"
         parts.append(f"{data} fine-tuning: {objective}, {targets}{note}")
-    final = _final_objective(results, "classification")
+    final = results.recorded_or("objective", "classification")
     meaning = {"classification": "scores are probabilities that a sentence belongs in the summary",
                "regression": "scores estimate a sentence's ROUGE-2 against the references"}.get(final)
     if not parts:
         return f"{final} head, not trained by this run."
     return "; ".join(parts) + (f" ({meaning})." if meaning else ".")
-
-
-def _final_objective(results: TrainingResults, default: str) -> Any:
-    """The final objective as the file records it (``default`` when it records none)."""
-    return results.objective if results.recorded("objective") else default
 
 
 def recipe_text(recipe: Any) -> str | None:
@@ -865,12 +855,13 @@ def template_context(results: TrainingResults, *, model_repo: str, dataset_repo:
         "metric_repo": metric_repo,
         "demo": results.run_kind == "demo",
         "run_kind": results.run_kind,
-        "run_date": _or_unknown(results.run, "date", "date not recorded") if results.run else "date not recorded",
+        "run_date": results.run.recorded_or("date", "date not recorded") if results.run else "date not recorded",
         "demo_summary": _demo_summary(results),
         "base_model": results.base_model or "base encoder not recorded",
         "max_length": max_length,
         "objective_text": _objective_text(results),
-        "finetuning_objective": _finetuning_objective_text(finetuning, _final_objective(results, "classification")),
+        "finetuning_objective": _finetuning_objective_text(finetuning,
+                                                           results.recorded_or("objective", "classification")),
         "paper": PAPER,
         "duc_figure": duc_figure_name if duc_figure_name and results.evaluation else None,
         "pretraining": pretraining.to_dict() if pretraining else None,
@@ -883,7 +874,7 @@ def template_context(results: TrainingResults, *, model_repo: str, dataset_repo:
         "finetuning": finetuning.to_dict() if finetuning else None,
         "train_years": " and ".join(map(str, (finetuning.train_years if finetuning else None) or []))
         or "(not recorded)",
-        "test_year": _or_unknown(finetuning, "test_year", "(not recorded)") if finetuning else "(not recorded)",
+        "test_year": finetuning.recorded_or("test_year", "(not recorded)") if finetuning else "(not recorded)",
         "subnetwork_text": _subnetwork_text(finetuning or FinetuningResults(), wikiref=bool(pretraining)),
         "pruning_text": _pruning_text(results),
         "finetuning_loss": _loss(finetuning.train_loss if finetuning else None),
@@ -893,7 +884,7 @@ def template_context(results: TrainingResults, *, model_repo: str, dataset_repo:
         "finetuning_hyperparameters": _hyperparameter_table(finetuning.hyperparameters if finetuning else None),
         "wikiref_table": wikiref_table(results),
         "wikiref_threshold": (f" (threshold {validation.threshold:g} tuned for ROUGE-2 F1, "
-                              f"{_or_unknown(validation, 'examples')} validation examples)"
+                              f"{validation.recorded_or('examples', '?')} validation examples)"
                               if validation and isinstance(validation.threshold, (int, float)) else ""),
         "duc_table": duc_table(results),
         "cluster_rule": cluster_rule_text(finetuning),
@@ -905,7 +896,7 @@ def template_context(results: TrainingResults, *, model_repo: str, dataset_repo:
         "benchmark_settings": _evaluation_value(results.benchmark_evaluation, "settings"),
         "benchmark_source": _evaluation_value(results.benchmark_evaluation, "source"),
         "benchmark_budgets": _budgets_text(benchmark.budgets if benchmark else None),
-        "duc_settings": (_or_unknown(results.evaluation, "settings", official_settings()) if results.evaluation
+        "duc_settings": (results.evaluation.recorded_or("settings", official_settings()) if results.evaluation
                          else official_settings()),
         "citation": CITATION,
     }

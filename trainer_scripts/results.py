@@ -131,6 +131,10 @@ class Record:
         """Whether the file had the key ``name`` (``False``: written before this version recorded it)."""
         return name not in self.absent
 
+    def recorded_or(self, name: str, default: Any) -> Any:
+        """The field ``name`` as the file records it, ``default`` when the file has no such key (an older file)."""
+        return getattr(self, name) if self.recorded(name) else default
+
 
 # ---- scores ------------------------------------------------------------------------------------------------------
 
@@ -556,7 +560,6 @@ class EvaluationUnitResults(Record):
     evaluation: EvaluationResults | None = field(default=None, metadata=_record(EvaluationResults))
 
 
-TRAINING_SCRIPTS = ("pretrain_wikiref", "finetune_duc")
 EVALUATION_SCRIPTS = ("evaluate_duc", "evaluate_qfs")
 
 
