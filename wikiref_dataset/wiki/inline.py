@@ -211,7 +211,7 @@ def _language_context(language: WikiLanguage) -> LanguageTemplates:
     return LanguageTemplates(
         silent=language.silent_templates, first_argument=language.first_argument_templates,
         renders_as=language.renders_as, holes=language.hole_templates,
-        dropped_namespaces=language.dropped_link_namespaces, english=False,
+        dropped_namespaces=language.dropped_link_namespaces,
         inline={name: inline_renderer(spec, language) for name, spec in language.inline.items()},
         inline_patterns=tuple((pattern, inline_renderer(spec, language)) for pattern, spec in language.inline_patterns),
         numbers=language.numbers)

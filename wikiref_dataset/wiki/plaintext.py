@@ -499,10 +499,15 @@ class LanguageTemplates:
     renders_as: Mapping[str, str] = field(default_factory=dict)
     holes: frozenset[str] = frozenset()
     dropped_namespaces: frozenset[str] = frozenset()
-    english: bool = True  # the English name heuristics (silent "s-"/"... icon" prefixes and suffixes) apply
     inline: Mapping[str, _Renderer] = field(default_factory=dict)  # the [inline] table's renderers
     inline_patterns: tuple[tuple[re.Pattern, _Renderer], ...] = ()
     numbers: NumberFormat | None = None  # None: English (1,234.5)
+
+    @property
+    def english(self) -> bool:
+        """English: its name heuristics apply (silent "s-"/"... icon" prefixes and suffixes); every other language
+        comes with its own number format."""
+        return self.numbers is None
 
 
 # The inline templates of the language being read (:func:`~wikiref_dataset.wiki.inline.language_templates`).
