@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -293,26 +294,38 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         else:
             num_sentences = int(sentence_ids.max()) + 1 if sentence_ids.numel() else 0
 
-        if self.config.attention_scope == "sentence":
-            attention_mask, scope_positions = sentence_scope_inputs(sentence_ids)
-            position_ids = scope_positions if position_ids is None else position_ids
-        outputs = self.bert(
-            input_ids,
-            attention_mask=attention_mask,
-            token_type_ids=token_type_ids,
-            position_ids=position_ids,
-            inputs_embeds=inputs_embeds,
-            return_dict=True,
-            **kwargs,
-        )
+        prefix = self.frozen_prefix
+        if prefix is not None and input_ids is not None and inputs_embeds is None:
+            if kwargs.get("output_hidden_states") or kwargs.get("output_attentions"):
+                raise ValueError("a model with a frozen prefix cache returns no hidden states or attentions: "
+                                 "detach the cache (set_frozen_prefix(None)) to get them")
+            # The cache gives the states after the frozen layers; only the layers above them run here.
+            start_layer, prefix_states = prefix.states(self, input_ids, token_type_ids, sentence_ids)
+            attention_mask, _ = sentence_scope_inputs(sentence_ids)
+            last_hidden_state = self.encoder_layers(prefix_states, attention_mask, start=start_layer)
+            outputs = None
+        else:
+            if self.config.attention_scope == "sentence":
+                attention_mask, scope_positions = sentence_scope_inputs(sentence_ids)
+                position_ids = scope_positions if position_ids is None else position_ids
+            outputs = self.bert(
+                input_ids,
+                attention_mask=attention_mask,
+                token_type_ids=token_type_ids,
+                position_ids=position_ids,
+                inputs_embeds=inputs_embeds,
+                return_dict=True,
+                **kwargs,
+            )
+            last_hidden_state = outputs.last_hidden_state
         pooled, sentence_mask = self.sentence_pooling(
-            outputs.last_hidden_state, sentence_ids, num_sentences, query_mask=query_mask
+            last_hidden_state, sentence_ids, num_sentences, query_mask=query_mask
         )
         logits = self.classifier(self.dropout(pooled)).squeeze(-1)
         if self.config.query_similarity:
             if query_mask is None:
                 raise ValueError("query_similarity needs `query_mask` (the processor returns it)")
-            query_vector = query_encoding(outputs.last_hidden_state, query_mask)
+            query_vector = query_encoding(last_hidden_state, query_mask)
             similarity = functional.cosine_similarity(pooled, query_vector.unsqueeze(1).to(pooled.dtype), dim=-1)
             logits = logits + self.similarity_scale * similarity
         if self.config.sentence_position_buckets > 0:
@@ -329,9 +342,70 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             scores=scores,
             sentence_mask=sentence_mask,
             logits=logits,
-            hidden_states=outputs.hidden_states,
-            attentions=outputs.attentions,
+            hidden_states=outputs.hidden_states if outputs is not None else None,
+            attentions=outputs.attentions if outputs is not None else None,
         )
+
+    @property
+    def frozen_prefix(self) -> Any:
+        """The frozen-prefix cache the forward pass reads (see [`set_frozen_prefix`]), or `None`."""
+        return self.__dict__.get("_frozen_prefix")
+
+    def set_frozen_prefix(self, cache: Any) -> None:
+        r"""
+        Read the encoder's first layers from `cache` instead of running them, or stop (`cache=None`).
+
+        `cache` is an object with a `layers` attribute k and a method `states(model, input_ids, token_type_ids,
+        sentence_ids) -> (k, states)` giving, for a batch, the hidden states after the embeddings and the first k
+        encoder layers (`modeling_qbert.prefix_cache.PrefixCache`). The forward pass then runs only the layers above
+        k. That is exact only when every sentence is encoded alone (`attention_scope="sentence"`: its states do not
+        depend on the window it is packed in) and the prefix does not change: the embeddings and the first k layers
+        are frozen here (`requires_grad=False`) and given back their previous setting when the cache is detached.
+        """
+        previous = self.frozen_prefix
+        if previous is not None:
+            for parameter, trainable in self.__dict__.pop("_prefix_trainable"):
+                parameter.requires_grad_(trainable)
+            self.__dict__.pop("_frozen_prefix")
+        if cache is None:
+            return
+        if self.config.attention_scope != "sentence":
+            raise ValueError("a frozen prefix cache needs attention_scope='sentence' (each sentence encoded alone); "
+                             f"this model attends across its window ({self.config.attention_scope!r})")
+        layers = int(cache.layers)
+        if not 1 <= layers <= self.config.num_hidden_layers:
+            raise ValueError(f"a frozen prefix of {layers} layers: the encoder has {self.config.num_hidden_layers}")
+        frozen = [*self.bert.embeddings.parameters(),
+                  *(p for layer in self.bert.encoder.layer[:layers] for p in layer.parameters())]
+        self.__dict__["_prefix_trainable"] = [(parameter, parameter.requires_grad) for parameter in frozen]
+        for parameter in frozen:
+            parameter.requires_grad_(False)
+        self.__dict__["_frozen_prefix"] = cache
+
+    def encoder_layers(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        start: int = 0,
+        stop: int | None = None,
+    ) -> torch.Tensor:
+        r"""
+        Run encoder layers `start … stop-1` over `hidden_states` (the embeddings' output for `start=0`).
+
+        Args:
+            hidden_states (`torch.FloatTensor` of shape `(batch_size, sequence_length, hidden_size)`):
+                The states entering layer `start`.
+            attention_mask (`torch.Tensor`, *optional*):
+                A `(batch_size, sequence_length)` padding mask or a `(batch_size, 1, sequence_length,
+                sequence_length)` boolean mask (the sentence scope's), as `BertModel` takes it.
+            start, stop (`int`): the layers to run; `stop` defaults to the last.
+        """
+        from transformers.masking_utils import create_bidirectional_mask
+
+        mask = create_bidirectional_mask(config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask)
+        for layer in self.bert.encoder.layer[start:stop]:
+            hidden_states = layer(hidden_states, mask)
+        return hidden_states
 
     def position_logits(self, sentence_positions: torch.LongTensor | None, num_sentences: int) -> torch.Tensor:
         """The learned bias of each scored sentence's place in its document, `(batch_size, S)`: bucket `min(index,

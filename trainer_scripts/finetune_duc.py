@@ -72,6 +72,7 @@ from trainer_scripts.common import (
 from trainer_scripts.finetuning import (
     DucArguments,
     EpochSelection,
+    attach_frozen_prefix,
     choose_training_setup,
     finetuning_results,
     finetuning_subnetwork,
@@ -130,6 +131,9 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     logger.info("fine-tuning %s on %s (%d clusters, %d documents, %d windows, %s packing), testing on %s",
                 base, data.trained(), len(train_rows), sum(len(row["documents"]) for row in train_rows),
                 len(windows), processor.packing, data.tested(test_rows))
+
+    with training_args.main_process_first(desc="frozen prefix"):
+        attach_frozen_prefix(model, processor, duc_args, windows, [*validation_rows, *test_rows])
 
     # Training.
     model.config.cluster_selection = duc_args.selection  # saved with the model: the pipeline's rule for clusters

@@ -112,6 +112,16 @@ class DucArguments:
                 "(the bigram concepts of the 300 best-scored sentences, weighted by their scores, covered under the "
                 "word budget by integer linear programming; Gillick and Favre, 2009). `wikiref rescore` compares "
                 "them on saved scores."})
+    frozen_prefix_layers: int = field(default=0, metadata={
+        "help": "Freeze the embeddings and the first K encoder layers and read their output from a cache on disk "
+                "instead of computing it (modeling_qbert.prefix_cache): each query and sentence is encoded once per "
+                "encoder and K, and every fold, seed and lever that keeps the prefix reuses it; only the layers above "
+                "K, the pooling and the head train, and the test scores read the cache too. Needs the sentence "
+                "attention scope (--attention_scope sentence). K equal to the encoder's layers trains the head alone. "
+                "0 (default): every weight trains, no cache."})
+    prefix_cache_dir: str | None = field(default=None, metadata={
+        "help": "Where --frozen_prefix_layers keeps the states. Default: $WIKIREF_PREFIX_CACHE, else "
+                "~/.cache/wikiref_dataset/prefix_states."})
     validation_clusters: int = field(default=0, metadata={
         "help": "Hold out this many training clusters (drawn with --seed) as a validation share: after every epoch the "
                 "model summarizes them with the DUC rule, and the epoch with the best ROUGE-2 recall there is the "
@@ -145,6 +155,8 @@ class DucArguments:
                                   f"{self.subnetwork_method!r}")
         if self.max_train_documents is not None and self.max_train_documents < 1:
             raise ScriptError(f"--max_train_documents must be at least 1, got {self.max_train_documents}")
+        if self.frozen_prefix_layers < 0:
+            raise ScriptError(f"--frozen_prefix_layers must be 0 or more, got {self.frozen_prefix_layers}")
         if self.validation_clusters < 0:
             raise ScriptError(f"--validation_clusters must be 0 or more, got {self.validation_clusters}")
         if self.qfs_dir:
@@ -440,6 +452,46 @@ class EpochSelection:
                                     rouge_2_recall_by_epoch=list(self.by_epoch), chosen_epoch=self.best_epoch)
 
 
+# ---- the frozen prefix ------------------------------------------------------------------------------------------
+
+
+def attach_frozen_prefix(model: Any, processor: Any, duc_args: DucArguments, windows: Any,
+                         rows: Sequence[Mapping[str, Any]]) -> Any:
+    """With ``--frozen_prefix_layers K``: a `modeling_qbert.prefix_cache.PrefixCache` of the model's first K layers,
+    warmed with every part of the training ``windows`` and of the windows of ``rows`` (validation and test clusters,
+    scored later), and attached to the model (which freezes that prefix); ``None`` without.
+
+    Raises:
+        ScriptError: K larger than the encoder, or a model that attends across its windows (the cache would not be
+            exact).
+    """
+    layers = duc_args.frozen_prefix_layers
+    if not layers:
+        return None
+    from modeling_qbert.prefix_cache import PrefixCache
+
+    if model.config.attention_scope != "sentence":
+        raise ScriptError(f"--frozen_prefix_layers {layers} needs each sentence encoded alone (--attention_scope "
+                          f"sentence); this run's model attends across its windows ({model.config.attention_scope})")
+    if duc_args.subnetwork_fraction:
+        raise ScriptError(f"--frozen_prefix_layers {layers} fine-tunes every weight above the frozen prefix; it is not "
+                          f"combined with a subnetwork (--subnetwork_fraction {duc_args.subnetwork_fraction:g}): give "
+                          "--subnetwork_fraction 0")
+    if layers > model.config.num_hidden_layers:
+        raise ScriptError(f"--frozen_prefix_layers {layers}: the encoder has {model.config.num_hidden_layers} layers")
+    cache = PrefixCache(model, layers, cache_dir=duc_args.prefix_cache_dir)
+    columns = ["input_ids", "token_type_ids", "sentence_ids"]
+    scored = []
+    for row in rows:
+        for example in processor.examples_from_row(row, with_labels=False):
+            scored.extend(window.to_features() for window in processor.encode_example(example))
+    computed = cache.warm(model, [*windows.select_columns(columns), *scored])
+    logger.info("frozen prefix: the embeddings and %d of %d encoder layers read from %s (%d parts, %d computed now)",
+                layers, model.config.num_hidden_layers, cache.folder, len(cache), computed)
+    model.set_frozen_prefix(cache)
+    return cache
+
+
 # ---- the run ----------------------------------------------------------------------------------------------------
 
 OBJECTIVE_TARGETS = {
@@ -622,7 +674,8 @@ def finetuning_results(*, base: str, recipe: RecipeRecord | None, data: Any, set
         sentence_position_buckets=model_config.sentence_position_buckets, selection=duc_args.selection,
         query_format=duc_args.query_format, extra_train_dirs=list(duc_args.extra_train_dirs),
         extra_train_queries=data.extra_train_queries, head_learning_rate=setup.head_learning_rate,
-        ranking_loss_weight=duc_args.ranking_loss_weight, clusters=len(train_rows),
+        ranking_loss_weight=duc_args.ranking_loss_weight, frozen_prefix_layers=duc_args.frozen_prefix_layers,
+        clusters=len(train_rows),
         epoch_selection=selection.record() if selection is not None else None, windows=windows,
         objective=setup.objective, pretraining_objective=None if setup.new_head else setup.pretrained_objective,
         targets=training_targets(setup.objective, duc_args.target_scaling, duc_args.ranking_loss_weight),

@@ -699,6 +699,12 @@ def _subnetwork_text(finetuning: FinetuningResults, wikiref: bool = True) -> str
     subnetwork = finetuning.subnetwork
     share = subnetwork.share if subnetwork else None
     fraction = subnetwork.fraction if subnetwork else None
+    frozen = finetuning.frozen_prefix_layers
+    if isinstance(frozen, int) and frozen > 0:
+        layers = "the first encoder layer" if frozen == 1 else f"the first {frozen} encoder layers"
+        return (f"The embeddings and {layers} were frozen (`--frozen_prefix_layers {frozen}`): each query's and "
+                "sentence's states after them were computed once and read from a cache, and only the encoder layers "
+                "above them, the pooling and the scoring head were fine-tuned (all their weights, no subnetwork).")
     if not isinstance(fraction, (int, float)) or fraction <= 0 or fraction >= 1:
         total = share.total_parameters if share else None
         return (f"All {total:,} parameters were fine-tuned (no subnetwork)." if isinstance(total, int)

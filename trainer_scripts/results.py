@@ -417,6 +417,8 @@ class FinetuningResults(Record):
     extra_train_queries: int | None = None
     head_learning_rate: float | None = None
     ranking_loss_weight: float | None = None
+    frozen_prefix_layers: int | None = None
+    """The encoder layers (after the embeddings) that stayed frozen and were read from a cache; 0: none."""
     clusters: int | None = None
     epoch_selection: EpochSelectionRecord | None = field(default=None, metadata=_record(EpochSelectionRecord))
     windows: int | None = None

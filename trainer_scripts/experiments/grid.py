@@ -1,0 +1,107 @@
+"""``make grid``: the default recipe's DUC grid (seeds 42, 43 and 44 × 5 cluster folds, 15 fine-tuning units) with the
+CPU setting, in one command that resumes and ends with one line:
+
+    grid: ROUGE-1 m ± sd, ROUGE-2 m ± sd, 15 units, T s
+
+It is ``wikiref experiments --duc_dirs DUC --folds 5 --rows qbert --seeds 42 43 44 --baselines false --keep_models
+false --frozen_prefix_layers K`` (and any other option given, for the units), so the folder is an experiments folder
+like any other (``results.md``, ``units/``, ``wikiref rescore`` reads it) and a second run into the same folder runs
+only the units that did not finish. The means and standard deviations are over the seeds, each seed's folds pooled
+(ROUGE recall ×100, the official DUC settings); T is this command's wall time.
+
+Why K = :data:`CPU_PREFIX_LAYERS` by default: ``benchmarks/README.md`` ("Experiments in minutes on a CPU") measured
+the grid at every K against full fine-tuning (K = 0) on this 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+CPU_PREFIX_LAYERS = 5
+"""The frozen prefix of the CPU grid: the embeddings and the first 5 of MiniLM's 6 layers (see the module docstring)."""
+GRID_ROW = "qbert"
+GRID_SEEDS = (42, 43, 44)
+GRID_FOLDS = 5
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wikiref grid", description=(__doc__ or "").split("\n\n")[0],
+        epilog="Options not listed here go to every fine-tuning unit (finetune_duc.py's options, e.g. "
+               "--sentence_position_buckets 16): a lever measured against the same grid.")
+    parser.add_argument("--duc", required=True, metavar="DIR", help="A DUC year converted by `wikiref duc convert`.")
+    parser.add_argument("--out", required=True, metavar="DIR", help="The experiments folder (resumed when it exists).")
+    parser.add_argument("--frozen_prefix_layers", type=int, default=CPU_PREFIX_LAYERS, metavar="K",
+                        help=f"The frozen, cached encoder prefix of every unit (default {CPU_PREFIX_LAYERS}; 0: full "
+                             "fine-tuning).")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(GRID_SEEDS), metavar="SEED")
+    parser.add_argument("--folds", type=int, default=GRID_FOLDS, metavar="K")
+    parser.add_argument("--jobs", type=int, default=0, metavar="N", help="Units at once (0: the runner's choice).")
+    return parser
+
+
+def grid_line(results: dict[str, Any], units: int, seconds: float) -> str:
+    """``grid: ROUGE-1 m ± sd, ROUGE-2 m ± sd, N units, T s`` from an experiments ``results.json``.
+
+    Raises:
+        ValueError: the file has no DUC scores of the grid's row.
+    """
+    record = (results.get("rows") or {}).get(GRID_ROW) or {}
+    duc = record.get("duc") or {}
+    if len(duc) != 1:
+        raise ValueError(f"results.json: the {GRID_ROW} row has DUC scores for {sorted(duc) or 'no year'}; a grid "
+                         "scores one year")
+    scores = next(iter(duc.values()))
+    cells = []
+    for measure, name in (("rouge_1", "ROUGE-1"), ("rouge_2", "ROUGE-2")):
+        entry = scores.get(measure)
+        if not entry:
+            raise ValueError(f"results.json: no {name} for the {GRID_ROW} row")
+        cells.append(f"{name} {100 * entry['mean']:.2f} ± {100 * entry['std']:.2f}")
+    return f"grid: {', '.join(cells)}, {units} units, {seconds:.0f} s"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from trainer_scripts.experiments.common import ExperimentError, UnitsFailed
+    from trainer_scripts.experiments.options import ExperimentArguments
+    from trainer_scripts.experiments.run import run_experiments
+    from wikiref_dataset.process.locks import FolderLocked
+
+    arguments, extra = build_parser().parse_known_args(argv)
+    if arguments.frozen_prefix_layers < 0:
+        print(f"grid: error: --frozen_prefix_layers must be 0 or more, got {arguments.frozen_prefix_layers}",
+              file=sys.stderr)
+        return 2
+    experiments = ExperimentArguments(
+        duc_dirs=[arguments.duc], folds=arguments.folds, rows=[GRID_ROW], seeds=list(arguments.seeds),
+        out=arguments.out, baselines=False, keep_models=False, jobs=arguments.jobs)
+    units = ["--frozen_prefix_layers", str(arguments.frozen_prefix_layers)] if arguments.frozen_prefix_layers else []
+    started = time.perf_counter()
+    try:
+        run_experiments(experiments, [*units, *extra])
+    except (ExperimentError, FolderLocked) as error:
+        print(f"grid: error: {error}", file=sys.stderr)
+        return 2
+    except UnitsFailed as error:
+        print(f"grid: error: {error}", file=sys.stderr)
+        return 1
+    seconds = time.perf_counter() - started
+    results = json.loads((Path(arguments.out) / "results.json").read_text(encoding="utf-8"))
+    done = sum(unit["kind"] == "finetune" and unit["status"] in ("ran", "cached")
+               for unit in results.get("units", {}).values())
+    try:
+        print(grid_line(results, done, seconds))
+    except ValueError as error:
+        print(f"grid: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
