@@ -1,4 +1,8 @@
-"""Q-BERT (§III-B-E of Zhu et al., 2022): a BERT encoder, a sentence pooling layer and a linear sentence-scoring head.
+"""Q-BERT (§III-B-E of Zhu et al., 2022): an encoder, a sentence pooling layer and a linear sentence-scoring head.
+
+The encoder is BERT (the paper's) or any encoder `transformers.AutoModel` builds from `config.encoder_model_type`
+(RoBERTa, XLM-RoBERTa, MPNet, …), kept under the attribute `bert` whatever its class, so that the weights of every
+Q-BERT keep their `bert.` names.
 
 The input packs the query and one document (see `processing_qbert.QBertProcessor`); `sentence_ids` says which
 document sentence each token belongs to, so one forward pass scores every sentence of a window. Pooling is vectorised
@@ -8,6 +12,7 @@ This file is copied next to the weights by ``save_pretrained`` (``auto_map``) an
 ``trust_remote_code=True``: it imports only ``torch``, ``transformers`` and the configuration file, relatively.
 """
 
+import inspect
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,8 +22,9 @@ from typing import Any
 import torch
 from torch import nn
 from torch.nn import functional
-from transformers import BertModel, PreTrainedModel
+from transformers import AutoModel, PreTrainedModel
 from transformers import initialization as init
+from transformers.models.auto.modeling_auto import MODEL_MAPPING
 from transformers.models.bert.modeling_bert import BertPreTrainedModel
 from transformers.processing_utils import Unpack
 from transformers.utils import ModelOutput, TransformersKwargs, logging
@@ -27,6 +33,10 @@ from transformers.utils.generic import can_return_tuple
 from .configuration_qbert import QBertConfig
 
 logger = logging.get_logger(__name__)
+
+PREFIX_ENCODERS = ("bert", "roberta", "xlm-roberta", "mpnet")
+"""Encoder types whose embeddings and layers a frozen prefix runs on their own (`QBertForSentenceScoring.prefix_modules`,
+`encoder_layers`): their layers take `(hidden_states, attention_mask)`, MPNet's a position bias as well."""
 
 IGNORE_INDEX = -100
 """Label value of a sentence that takes no part in the loss (NaN is ignored too, for regression labels)."""
@@ -190,9 +200,24 @@ class QBertSentencePooling(nn.Module):
         return pooled, sentence_mask
 
 
+def build_encoder(config: QBertConfig) -> PreTrainedModel:
+    """The encoder of a Q-BERT: `AutoModel.from_config(config.to_encoder_config())`, without a pooler where the class
+    has one (Q-BERT pools sentences itself), with Q-BERT's attention implementation where the encoder supports it."""
+    encoder_class = MODEL_MAPPING[type(config.to_encoder_config())]
+    options = {}
+    if "add_pooling_layer" in inspect.signature(encoder_class.__init__).parameters:
+        options["add_pooling_layer"] = False
+    try:
+        return AutoModel.from_config(config.to_encoder_config(), attn_implementation=config._attn_implementation,
+                                     **options)
+    except ValueError:  # an implementation this encoder lacks (MPNet has eager attention only): its default
+        return AutoModel.from_config(config.to_encoder_config(), **options)
+
+
 class QBertPreTrainedModel(BertPreTrainedModel):
-    """Weight initialisation and loading for Q-BERT; `base_model_prefix = "bert"` lets a BERT checkpoint fill the
-    encoder."""
+    """Weight initialisation and loading for Q-BERT; `base_model_prefix = "bert"` lets an encoder checkpoint whose
+    weights have no prefix (a `BertModel`, `RobertaModel`, `MPNetModel` …) fill the encoder; the encoder's own
+    initialisation runs for its modules (transformers dispatches it to the sub-model)."""
 
     config: QBertConfig
     config_class = QBertConfig
@@ -215,7 +240,7 @@ class QBertPreTrainedModel(BertPreTrainedModel):
 
 
 class QBertForSentenceScoring(QBertPreTrainedModel):
-    """Q-BERT: BERT encoder → sentence pooling (`config.pooling`) → linear head, one score per document sentence.
+    """Q-BERT: encoder (`config.encoder_model_type`) → sentence pooling (`config.pooling`) → linear head, one score per document sentence.
 
     Classification (`config.objective="classification"`): P(s_j) = σ(W_c v_j + b_c), BCE against `oracle_label`.
     Regression: r(s_j) = W_r v_j + b_r, MSE against `oracle_score`. With `config.query_similarity` the logit gains
@@ -226,7 +251,11 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
 
     def __init__(self, config: QBertConfig):
         super().__init__(config)
-        self.bert = BertModel(config, add_pooling_layer=False)
+        self.bert = build_encoder(config)  # the name keeps the weights' `bert.` prefix whatever the encoder's class
+        offset = self.position_offset
+        if offset != config.encoder_position_offset:
+            logger.warning(f"the {config.encoder_model_type} encoder counts positions from {offset}, its configuration "
+                           f"from {config.encoder_position_offset}: processor windows may exceed its position table")
         self.sentence_pooling = QBertSentencePooling(config)
         classifier_dropout = (
             config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
@@ -242,10 +271,45 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         self.post_init()
 
     def get_input_embeddings(self) -> nn.Embedding:
-        return self.bert.embeddings.word_embeddings
+        return self.bert.get_input_embeddings()
 
     def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.bert.embeddings.word_embeddings = value
+        self.bert.set_input_embeddings(value)
+
+    @property
+    def position_offset(self) -> int:
+        """The position id the encoder gives a sequence's first token: `padding_idx + 1` where its embeddings count
+        positions after the padding index (RoBERTa, XLM-R, MPNet), else 0. Added to the positions of
+        [`sentence_scope_inputs`], which count from 0 as BERT does."""
+        padding_idx = getattr(getattr(self.bert, "embeddings", None), "padding_idx", None)
+        return 0 if padding_idx is None else int(padding_idx) + 1
+
+    def segment_inputs(self, token_type_ids: torch.Tensor | None) -> dict[str, torch.Tensor]:
+        """`{"token_type_ids": ...}` for an encoder that embeds segments, `{}` for one that has none (MPNet).
+
+        Raises:
+            ValueError: a token type the encoder does not embed (a processor built for BERT's two segments feeding a
+                RoBERTa or XLM-R encoder, which embeds one).
+        """
+        if token_type_ids is None or "token_type_ids" not in inspect.signature(self.bert.forward).parameters:
+            return {}
+        types = getattr(self.bert.config, "type_vocab_size", None)
+        if types is not None and not torch.compiler.is_compiling() and token_type_ids.numel():
+            if int(token_type_ids.max()) >= types:
+                raise ValueError(
+                    f"token_type_ids hold type {int(token_type_ids.max())} but the {self.config.encoder_model_type} "
+                    f"encoder embeds {types} token type(s): build the processor with QBertProcessor.from_config(tokenizer, "
+                    "model.config), which gives every token type 0 for such an encoder"
+                )
+        return {"token_type_ids": token_type_ids}
+
+    def encoder_embeddings(
+        self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None, position_ids: torch.Tensor
+    ) -> torch.Tensor:
+        """The encoder's embeddings of `input_ids`, `position_ids` counted from 0 as [`sentence_scope_inputs`] counts
+        them ([`position_offset`] is added here)."""
+        return self.bert.embeddings(input_ids=input_ids, position_ids=position_ids + self.position_offset,
+                                    **self.segment_inputs(token_type_ids))
 
     @can_return_tuple
     def forward(
@@ -268,7 +332,8 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             attention_mask (`torch.Tensor` of shape `(batch_size, sequence_length)`, *optional*):
                 1 for real tokens, 0 for padding.
             token_type_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`, *optional*):
-                0 for the query part, 1 for the document part.
+                0 for the query part, 1 for the document part (0 everywhere for an encoder with fewer than two token
+                types; ignored by one without any, MPNet).
             sentence_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`):
                 Index `0 … S-1` of the scored sentence each token belongs to, -1 for every other token (special
                 tokens, query, padding, and sentences scored in another window).
@@ -283,7 +348,9 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
                 `config.sentence_position_buckets > 0` (a processor built with `sentence_positions=True` returns it);
                 ignored otherwise.
             position_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`, *optional*):
-                Position indices; default `0 … sequence_length-1`.
+                Position indices as the encoder takes them; default: the encoder's own (`0 … sequence_length-1` for
+                BERT), or with `attention_scope="sentence"` those of [`sentence_scope_inputs`] plus
+                [`position_offset`].
             inputs_embeds (`torch.FloatTensor` of shape `(batch_size, sequence_length, hidden_size)`, *optional*):
                 Embeddings to use instead of `input_ids`.
         """
@@ -307,14 +374,15 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         else:
             if self.config.attention_scope == "sentence":
                 attention_mask, scope_positions = sentence_scope_inputs(sentence_ids)
-                position_ids = scope_positions if position_ids is None else position_ids
+                # the encoder takes given position ids as they are: RoBERTa's and MPNet's count from padding_idx + 1
+                position_ids = scope_positions + self.position_offset if position_ids is None else position_ids
             outputs = self.bert(
                 input_ids,
                 attention_mask=attention_mask,
-                token_type_ids=token_type_ids,
                 position_ids=position_ids,
                 inputs_embeds=inputs_embeds,
                 return_dict=True,
+                **self.segment_inputs(token_type_ids),
                 **kwargs,
             )
             last_hidden_state = outputs.last_hidden_state
@@ -359,8 +427,13 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         sentence_ids) -> (k, states)` giving, for a batch, the hidden states after the embeddings and the first k
         encoder layers (`modeling_qbert.prefix_cache.PrefixCache`). The forward pass then runs only the layers above
         k. That is exact only when every sentence is encoded alone (`attention_scope="sentence"`: its states do not
-        depend on the window it is packed in) and the prefix does not change: the embeddings and the first k layers
-        are frozen here (`requires_grad=False`) and given back their previous setting when the cache is detached.
+        depend on the window it is packed in) and the prefix does not change: the modules of [`prefix_modules`] (the
+        embeddings, the first k layers and, for MPNet, the relative position bias all its layers share) are frozen
+        here (`requires_grad=False`) and given back their previous setting when the cache is detached.
+
+        Raises:
+            ValueError: a window attention scope, a k the encoder does not have, or an encoder type outside
+                [`PREFIX_ENCODERS`].
         """
         previous = self.frozen_prefix
         if previous is not None:
@@ -375,12 +448,30 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         layers = int(cache.layers)
         if not 1 <= layers <= self.config.num_hidden_layers:
             raise ValueError(f"a frozen prefix of {layers} layers: the encoder has {self.config.num_hidden_layers}")
-        frozen = [*self.bert.embeddings.parameters(),
-                  *(p for layer in self.bert.encoder.layer[:layers] for p in layer.parameters())]
+        frozen = [parameter for _, module in self.prefix_modules(layers) for parameter in module.parameters()]
         self.__dict__["_prefix_trainable"] = [(parameter, parameter.requires_grad) for parameter in frozen]
         for parameter in frozen:
             parameter.requires_grad_(False)
         self.__dict__["_frozen_prefix"] = cache
+
+    def prefix_modules(self, layers: int) -> list[tuple[str, nn.Module]]:
+        """`(name, module)` of every module the states after the first `layers` encoder layers depend on besides the
+        word embeddings: `embeddings`, `layer.0` … and, for MPNet, `encoder.relative_attention_bias` (its layers'
+        shared position bias).
+
+        Raises:
+            ValueError: an encoder whose layers this model does not run on their own (not in `PREFIX_ENCODERS`).
+        """
+        if self.config.encoder_model_type not in PREFIX_ENCODERS:
+            raise ValueError(f"a frozen prefix runs the encoder's embeddings and layers one by one, which Q-BERT does "
+                             f"for {', '.join(PREFIX_ENCODERS)} encoders; this one is "
+                             f"{self.config.encoder_model_type!r}")
+        modules = [("embeddings", self.bert.embeddings)]
+        modules += [(f"layer.{index}", layer) for index, layer in enumerate(self.bert.encoder.layer[:layers])]
+        bias = getattr(self.bert.encoder, "relative_attention_bias", None)
+        if bias is not None:
+            modules.append(("encoder.relative_attention_bias", bias))
+        return modules
 
     def encoder_layers(
         self,
@@ -397,14 +488,23 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
                 The states entering layer `start`.
             attention_mask (`torch.Tensor`, *optional*):
                 A `(batch_size, sequence_length)` padding mask or a `(batch_size, 1, sequence_length,
-                sequence_length)` boolean mask (the sentence scope's), as `BertModel` takes it.
+                sequence_length)` boolean mask (the sentence scope's), as the encoder takes it.
             start, stop (`int`): the layers to run; `stop` defaults to the last.
+
+        MPNet's layers also take the relative position bias its encoder computes once from the sequence's length
+        (`MPNetEncoder.compute_position_bias`); it is computed here the same way.
         """
         from transformers.masking_utils import create_bidirectional_mask
 
-        mask = create_bidirectional_mask(config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask)
+        # the encoder's configuration: its attention implementation decides the mask's form (boolean or additive)
+        mask = create_bidirectional_mask(config=self.bert.config, inputs_embeds=hidden_states,
+                                         attention_mask=attention_mask)
+        extra = ()
+        if hasattr(self.bert.encoder, "compute_position_bias"):
+            extra = (self.bert.encoder.compute_position_bias(hidden_states),)
         for layer in self.bert.encoder.layer[start:stop]:
-            hidden_states = layer(hidden_states, mask)
+            output = layer(hidden_states, mask, *extra)
+            hidden_states = output[0] if isinstance(output, tuple) else output
         return hidden_states
 
     def position_logits(self, sentence_positions: torch.LongTensor | None, num_sentences: int) -> torch.Tensor:
@@ -443,11 +543,15 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         **config_overrides,
     ) -> "QBertForSentenceScoring | tuple[QBertForSentenceScoring, dict[str, list[str]]]":
         r"""
-        Q-BERT whose encoder is initialised from a BERT-family checkpoint; the pooling and head start random.
+        Q-BERT whose encoder is initialised from an encoder checkpoint (BERT, RoBERTa, XLM-RoBERTa, MPNet, … as
+        `AutoModel` loads it); the pooling and head start random. The checkpoint's `model_type` becomes
+        `config.encoder_model_type`.
 
         Args:
             bert (`str`, `os.PathLike` or `PreTrainedModel`):
-                A checkpoint folder or Hub id (as `from_pretrained` takes), or a loaded `BertModel` / `BertFor…`.
+                A checkpoint folder or Hub id (as `from_pretrained` takes), or a loaded encoder (`BertModel`,
+                `RobertaModel`, … or a model with a head, `BertFor…`, whose base model is used). A checkpoint's
+                weights may be named without a prefix (a base model) or with the base model's (`roberta.`, `mpnet.`).
             vocab_size (`int`, *optional*):
                 Resize the token embeddings to this size afterwards — pass `len(processor.tokenizer)` so the
                 `[L#]` level tokens get embeddings (new rows start at the mean embedding).
@@ -463,6 +567,7 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             encoder = getattr(bert, bert.base_model_prefix, bert)
             settings = {key: value for key, value in encoder.config.to_dict().items()
                         if key not in ("model_type", "architectures", "auto_map", "transformers_version")}
+            settings["encoder_model_type"] = encoder.config.model_type
             model = cls(QBertConfig(**{**settings, **config_overrides}))
             missing, unexpected = model.bert.load_state_dict(encoder.state_dict(), strict=False)
             info = {
@@ -474,7 +579,8 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             source = type(bert).__name__
         else:
             with expected_new_head():
-                model, info = cls.from_pretrained(bert, output_loading_info=True, **config_overrides)
+                model, info = cls.from_pretrained(bert, output_loading_info=True, key_mapping=_encoder_key_mapping(bert),
+                                                  **config_overrides)
             info = {key: sorted(str(item) for item in info.get(key, [])) for key in
                     ("missing_keys", "unexpected_keys", "mismatched_keys")}
             source = str(bert)
@@ -483,6 +589,20 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             with expected_new_head():
                 model.resize_token_embeddings(vocab_size)
         return (model, info) if output_loading_info else model
+
+
+def _encoder_key_mapping(checkpoint: "str | os.PathLike") -> dict[str, str] | None:
+    """`from_pretrained`'s `key_mapping` that renames a checkpoint's weights saved under its own base model's prefix
+    (`roberta.`, `mpnet.`: a `RobertaForMaskedLM`, …) to Q-BERT's `bert.`; `None` for a BERT checkpoint (its prefix is
+    already `bert.`). Weights saved without a prefix (a base model) get `bert.` from `base_model_prefix`."""
+    from transformers import PreTrainedConfig
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    model_type = PreTrainedConfig.get_config_dict(checkpoint)[0].get("model_type")
+    if model_type not in CONFIG_MAPPING or CONFIG_MAPPING[model_type] not in MODEL_MAPPING:
+        return None
+    prefix = getattr(MODEL_MAPPING[CONFIG_MAPPING[model_type]], "base_model_prefix", "bert")
+    return None if prefix == "bert" else {rf"^{prefix}\.": "bert."}
 
 
 _EXPECTED_NOTES = ("transformers.utils.loading_report", "transformers.configuration_utils",

@@ -135,14 +135,18 @@ def token_fingerprints(weight: torch.Tensor) -> np.ndarray:
 
 def prefix_fingerprint(model: Any, layers: int) -> str:
     """The folder name's hash: every weight of the embeddings but the word rows (fingerprinted per token in the keys),
-    the first ``layers`` encoder layers, the settings that change what they compute, the storage type and format."""
+    the first ``layers`` encoder layers (and MPNet's shared position bias: ``model.prefix_modules``), the settings
+    that change what they compute (a non-BERT encoder's type and first position too: a BERT folder's name is as it was
+    before other encoders), the storage type and format."""
     config = model.config
-    digest = _digest(f"format={CACHE_FORMAT};dtype={np.dtype(STATE_DTYPE).name};layers={layers};"
-                     f"act={config.hidden_act};eps={config.layer_norm_eps};hidden={config.hidden_size};"
-                     f"heads={config.num_attention_heads}".encode())
-    modules = [("embeddings", model.bert.embeddings)] + [
-        (f"layer.{index}", layer) for index, layer in enumerate(model.bert.encoder.layer[:layers])]
-    for prefix, module in modules:
+    settings = (f"format={CACHE_FORMAT};dtype={np.dtype(STATE_DTYPE).name};layers={layers};"
+                f"act={config.hidden_act};eps={config.layer_norm_eps};hidden={config.hidden_size};"
+                f"heads={config.num_attention_heads}")
+    encoder = getattr(config, "encoder_model_type", "bert")
+    if encoder != "bert":
+        settings += f";encoder={encoder};first_position={model.position_offset}"
+    digest = _digest(settings.encode())
+    for prefix, module in model.prefix_modules(layers):
         for name, tensor in sorted(module.state_dict().items()):
             if prefix == "embeddings" and name in ("word_embeddings.weight", "position_ids", "token_type_ids"):
                 continue
@@ -177,7 +181,7 @@ class PrefixCache:
         self.batch_tokens = batch_tokens
         self.folder = Path(cache_dir if cache_dir is not None else default_cache_dir()) / (
             f"{prefix_fingerprint(model, layers)[:24]}-k{layers}")
-        self._fingerprints = token_fingerprints(model.bert.embeddings.word_embeddings.weight)
+        self._fingerprints = token_fingerprints(model.get_input_embeddings().weight)
         self._index: dict[bytes, tuple[int, int, int]] = {}
         self._shards: list[np.ndarray] = []
         self._shard_names: set[str] = set()
@@ -234,7 +238,7 @@ class PrefixCache:
         """The prefix states of ``parts`` (``(tokens, hidden)`` float16 each), computed by ``model``'s embeddings and
         first k layers in eval mode (no dropout), parts of similar length batched together."""
         device = next(model.parameters()).device
-        prefix_modules = [model.bert.embeddings, *model.bert.encoder.layer[: self.layers]]
+        prefix_modules = [module for _, module in model.prefix_modules(self.layers)]
         modes = [module.training for module in prefix_modules]
         for module in prefix_modules:
             module.eval()
@@ -260,7 +264,7 @@ class PrefixCache:
                     positions[row, :size] = torch.arange(part.first_position, part.first_position + size)
                     mask[row, :size] = 1
                 ids, types, positions, mask = (tensor.to(device) for tensor in (ids, types, positions, mask))
-                hidden = model.bert.embeddings(input_ids=ids, token_type_ids=types, position_ids=positions)
+                hidden = model.encoder_embeddings(ids, types, positions)  # positions as the sentence scope counts
                 hidden = model.encoder_layers(hidden, mask, start=0, stop=self.layers)
                 values = hidden.float().cpu().numpy().astype(STATE_DTYPE)
                 for row, index in enumerate(order[start:end]):

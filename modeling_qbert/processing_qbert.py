@@ -5,6 +5,9 @@ One example is a query (a list of levels: title, section, subsection… or title
 
     [CLS] [L1] level-1 [L2] level-2 … [SEP] document tokens [SEP]      segment ids 0 … 0 | 1 … 1
 
+([CLS] and [SEP] are the tokenizer's own: `<s>` and `</s>` for RoBERTa, XLM-R and MPNet; an encoder that embeds fewer
+than two segments, as those do, gets segment id 0 everywhere.)
+
 Documents longer than a window are split BERT-style (run_squad's doc-stride rule): windows of the same length whose
 starts are `stride` tokens apart, the query repeated in each. Every sentence is scored exactly once, in the window
 that contains it whole with the largest min(left, right) context (ties: the earlier window). A sentence that no
@@ -207,6 +210,13 @@ def split_into_sentences(text: str) -> list[str]:
     return default_pipeline().split_sentences(text)
 
 
+def max_window_length(config: Any) -> int:
+    """The longest window the model's position table holds: `max_position_embeddings` less the position the encoder
+    gives the first token (`config.encoder_position_offset`: 2 for RoBERTa, XLM-R and MPNet, whose tables count from
+    padding_idx + 1; 0 for BERT)."""
+    return config.max_position_embeddings - getattr(config, "encoder_position_offset", 0)
+
+
 class QBertProcessor(ProcessorMixin):
     r"""
     Packs (query, document) pairs into Q-BERT windows and maps scores back; wraps a BERT tokenizer to which it adds
@@ -237,6 +247,10 @@ class QBertProcessor(ProcessorMixin):
         sentence_positions (`bool`, *optional*, defaults to `False`):
             Also return `sentence_positions`: each scored sentence's index in its document, for a model with
             `config.sentence_position_buckets > 0`.
+        segment_types (`int`, *optional*, defaults to 2):
+            How many token types the model's encoder embeds (`config.encoder_segment_types`): with two or more the
+            document part gets token type 1 (BERT's sentence pairs), with fewer (RoBERTa and XLM-R embed one, MPNet
+            none) every token gets 0.
     """
 
     def __init__(
@@ -251,6 +265,7 @@ class QBertProcessor(ProcessorMixin):
         objective: str = "classification",
         packing: str = "stride",
         sentence_positions: bool = False,
+        segment_types: int = 2,
     ):
         super().__init__(tokenizer)
         if packing not in PACKINGS:
@@ -274,6 +289,7 @@ class QBertProcessor(ProcessorMixin):
         self.objective = objective
         self.packing = packing
         self.sentence_positions = bool(sentence_positions)
+        self.segment_types = int(segment_types)
 
         level_tokens = [LEVEL_TOKEN.format(level) for level in range(1, max_query_levels + 1)]
         known = set(tokenizer.get_vocab())
@@ -289,7 +305,8 @@ class QBertProcessor(ProcessorMixin):
         """A processor whose packing matches a `QBertConfig` (pooling, use_query, max_query_levels, objective)."""
         settings = {name: getattr(config, name) for name in ("pooling", "use_query", "max_query_levels", "objective")}
         settings["sentence_positions"] = getattr(config, "sentence_position_buckets", 0) > 0
-        settings["max_length"] = min(kwargs.pop("max_length", 512), config.max_position_embeddings)
+        settings["segment_types"] = getattr(config, "encoder_segment_types", 2)
+        settings["max_length"] = min(kwargs.pop("max_length", 512), max_window_length(config))
         # Small test models have short windows: keep at least half of a window for the document.
         settings["max_query_length"] = min(kwargs.pop("max_query_length", 128), settings["max_length"] // 2)
         return cls(tokenizer, **{**settings, **kwargs})
@@ -307,12 +324,24 @@ class QBertProcessor(ProcessorMixin):
         if getattr(config, "attention_scope", "window") == "sentence" and self.packing != "sentences":
             raise ValueError(f"the model encodes each sentence alone (attention_scope='sentence'), which needs "
                              f"packing='sentences', not {self.packing!r}")
-        if self.max_length > config.max_position_embeddings:
+        if self.max_length > max_window_length(config):
             raise ValueError(f"processor windows of {self.max_length} tokens exceed the model's "
-                             f"max_position_embeddings={config.max_position_embeddings}")
+                             f"max_position_embeddings={config.max_position_embeddings} (less the encoder's first "
+                             f"position, {getattr(config, 'encoder_position_offset', 0)})")
+        encoder_types = getattr(config, "encoder_segment_types", 2)
+        if (self.segment_types >= 2) != (encoder_types >= 2):
+            raise ValueError(f"processor segment_types={self.segment_types} (document token type "
+                             f"{self.document_token_type}) does not match the model's {encoder_types} token type(s) "
+                             f"({getattr(config, 'encoder_model_type', 'bert')} encoder); build it with "
+                             "QBertProcessor.from_config")
         if len(self.tokenizer) > config.vocab_size:
             raise ValueError(f"the tokenizer has {len(self.tokenizer)} tokens (with the [L#] markers) but the model "
                              f"only {config.vocab_size}: call model.resize_token_embeddings(len(processor.tokenizer))")
+
+    @property
+    def document_token_type(self) -> int:
+        """The token type of the document part: 1 after a query for an encoder with two segment types, else 0."""
+        return 1 if self.use_query and self.segment_types >= 2 else 0
 
     @property
     def model_input_names(self) -> list[str]:
@@ -399,7 +428,7 @@ class QBertProcessor(ProcessorMixin):
         prefix = [tokenizer.cls_token_id] + (query_ids + [tokenizer.sep_token_id] if self.use_query else [])
         prefix_types = [0] * len(prefix)
         prefix_query_mask = [0] + [1] * len(query_ids) + ([0] if self.use_query else [])
-        document_type = 1 if self.use_query else 0
+        document_type = self.document_token_type
         window_length = self.max_length - len(prefix) - 1
 
         sentence_tokens = self.encode_sentences(example.sentences)

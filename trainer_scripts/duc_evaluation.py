@@ -1,7 +1,8 @@
-"""The DUC evaluation, the library half of ``evaluate_duc.py`` and ``wikiref duc evaluate``: converted DUC years
-(`DucYear`, :func:`load_years`), the systems' summaries (baselines, summaries files, a Q-BERT model), their ROUGE scores
-with the official settings (:func:`evaluate_systems`, `DucRouge`) and the Table VI-shaped table (:func:`format_table`,
-:func:`format_cell`); the command's options (`EvaluateArguments`) and its run (:func:`evaluate`).
+"""The DUC evaluation, the library half of ``evaluate_duc.py`` and ``wikiref duc evaluate``: the systems' summaries
+(baselines, summaries files, a Q-BERT model) of converted DUC years (`DucYear`, :func:`load_years`: the data layer's,
+:mod:`wikiref_dataset.duc.years`, named here too), their ROUGE scores with the official settings
+(:func:`evaluate_systems`, `DucRouge`) and the Table VI-shaped table (:func:`format_table`, :func:`format_cell`); the
+command's options (`EvaluateArguments`) and its run (:func:`evaluate`).
 
 Scoring baselines or summaries imports neither torch nor transformers (nor `evaluate` or `datasets`, which would
 import them): about a second; only a model loads the model side. Scores keep the metric's own 0-1 values (recall,
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wikiref_dataset.duc.years import DucYear, load_years
+
 if TYPE_CHECKING:  # the records are built only by Evaluation.to_results: the `wikiref` parser imports this module
     from trainer_scripts.results import EvaluationResults
 
@@ -33,21 +36,6 @@ BASELINE_CHOICES = ("lead", "query-sim", "oracle", "all")
 
 class EvaluationError(ValueError):
     """Bad evaluation input (a summaries file, a dataset folder, a missing system output), named in the message."""
-
-
-@dataclass
-class DucYear:
-    """One converted year: its folder, year and clusters (rows in ``wikiref_dataset.duc.reader.DUC_FEATURES`` layout)."""
-
-    path: Path
-    year: int
-    rows: list[dict[str, Any]]
-
-    @property
-    def scorable(self) -> list[dict[str, Any]]:
-        """The clusters that have reference summaries."""
-        return [row for row in self.rows if row["references"]]
-
 
 
 @dataclass
@@ -74,28 +62,6 @@ class Evaluation:
 
 
 # ---- inputs ------------------------------------------------------------------------------------------------------
-
-
-def load_years(paths: Sequence[str | Path]) -> list[DucYear]:
-    """Read converted years (``wikiref_dataset.duc.reader.read_converted``: their Parquet files, without `datasets`), sorted
-    by year; two folders of one year are refused."""
-    from wikiref_dataset.duc.reader import read_converted
-
-    years: dict[int, DucYear] = {}
-    for path in map(Path, paths):
-        rows = read_converted(path)
-        found = sorted({row["year"] for row in rows})
-        if len(found) != 1:
-            raise EvaluationError(f"{path}: expected the clusters of one DUC year, found years {found}")
-        year = found[0]
-        if year in years:
-            raise EvaluationError(f"{path}: DUC {year} is already given by {years[year].path}")
-        years[year] = DucYear(path=path, year=year, rows=rows)
-        without = [row["topic_id"] for row in rows if not row["references"]]
-        if without:
-            logger.warning("%s: %d cluster(s) without reference summaries are not scored: %s",
-                           path, len(without), ", ".join(without))
-    return [years[year] for year in sorted(years)]
 
 
 def _summary_string(value: Any, where: str) -> str:

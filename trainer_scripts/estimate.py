@@ -54,7 +54,7 @@ class Estimator:
     """Estimates of the finetune and pretrain units of one experiments plan.
 
     Args:
-        years: the loaded DUC years (`trainer_scripts.evaluate_duc.DucYear`) of the plan.
+        years: the loaded DUC years (`wikiref_dataset.duc.years.DucYear`) of the plan.
         encoder: the encoder folder every row starts from (a model built on it stands in for a pre-trained unit's).
         wikiref: the WikiRef folder of the pre-training units, if any.
         threads: torch threads each unit will have (as the runner gives them); ``None``: this process's.

@@ -147,18 +147,11 @@ class DucArguments:
             raise ScriptError(f"--ranking_loss_weight must be at least 0, got {self.ranking_loss_weight}")
         if self.subnetwork_fraction is not None and not 0.0 <= self.subnetwork_fraction <= 1.0:
             raise ScriptError(f"--subnetwork_fraction must lie in [0, 1], got {self.subnetwork_fraction}")
-        if self.subnetwork_method is not None:
-            from modeling_qbert.sparse import METHODS
-
-            if self.subnetwork_method not in METHODS:
-                raise ScriptError(f"--subnetwork_method must be one of {', '.join(METHODS)}, got "
-                                  f"{self.subnetwork_method!r}")
-        if self.max_train_documents is not None and self.max_train_documents < 1:
-            raise ScriptError(f"--max_train_documents must be at least 1, got {self.max_train_documents}")
+        check_subnetwork_method(self.subnetwork_method)
+        check_max_train_documents(self.max_train_documents)
         if self.frozen_prefix_layers < 0:
             raise ScriptError(f"--frozen_prefix_layers must be 0 or more, got {self.frozen_prefix_layers}")
-        if self.validation_clusters < 0:
-            raise ScriptError(f"--validation_clusters must be 0 or more, got {self.validation_clusters}")
+        check_validation_clusters(self.validation_clusters)
         if self.qfs_dir:
             check_benchmark_arguments(self)
         else:
@@ -179,11 +172,21 @@ def check_fold_arguments(duc_args: DucArguments) -> None:
     if duc_args.test_year is not None:
         raise ScriptError("--folds tests on held-out clusters of every given year; --test_year holds out a year: "
                           "give one of them")
-    if duc_args.folds < 2:
-        raise ScriptError(f"--folds must be at least 2, got {duc_args.folds}")
-    if duc_args.fold is None or not 0 <= duc_args.fold < duc_args.folds:
-        raise ScriptError(f"--fold must be one of 0 … {duc_args.folds - 1} with --folds {duc_args.folds}, got "
-                          f"{duc_args.fold}")
+    check_folds(duc_args.folds, duc_args.fold)
+
+
+def check_folds(folds: int, fold: int | None) -> None:
+    """Refuse, in one line, fewer than two folds (:func:`check_fold_count`) or a fold ``fold`` that is not one of
+    ``0 … folds-1`` (``None``: none given)."""
+    check_fold_count(folds)
+    if fold is None or not 0 <= fold < folds:
+        raise ScriptError(f"--fold must be one of 0 … {folds - 1} with --folds {folds}, got {fold}")
+
+
+def check_fold_count(folds: int) -> None:
+    """Refuse, in one line, cluster folds (``--folds``) fewer than two: a single fold would leave nothing to train on."""
+    if folds < 2:
+        raise ScriptError(f"--folds must be at least 2, got {folds}")
 
 
 def check_benchmark_arguments(duc_args: DucArguments) -> None:
@@ -193,8 +196,7 @@ def check_benchmark_arguments(duc_args: DucArguments) -> None:
     if given:
         raise ScriptError(f"--qfs_dir trains and tests on a converted benchmark; {', '.join('--' + g for g in given)} "
                           "belong to DUC runs: give one or the other")
-    if duc_args.qfs_labels not in QFS_LABELS:
-        raise ScriptError(f"--qfs_labels must be one of {', '.join(QFS_LABELS)}, got {duc_args.qfs_labels!r}")
+    check_qfs_labels(duc_args.qfs_labels)
     if duc_args.qfs_train_split == duc_args.qfs_test_split:
         raise ScriptError(f"--qfs_train_split and --qfs_test_split are both {duc_args.qfs_test_split!r}: a model is "
                           "not tested on what it was trained on")
@@ -265,10 +267,15 @@ def check_lever_arguments(duc_args: DucArguments) -> None:
 
     if duc_args.selection not in CLUSTER_RULES:
         raise ScriptError(f"--selection must be one of {', '.join(CLUSTER_RULES)}, got {duc_args.selection!r}")
-    if duc_args.query_format not in QUERY_FORMATS:
-        raise ScriptError(f"--query_format must be one of {', '.join(QUERY_FORMATS)}, got {duc_args.query_format!r}")
+    check_query_format(duc_args.query_format)
     if duc_args.qfs_dir and (duc_args.extra_train_dirs or duc_args.query_format != "levels"):
         raise ScriptError("--extra_train_dirs and --query_format change DUC training; with --qfs_dir give neither")
+
+
+def check_query_format(how: str) -> None:
+    """Refuse a ``--query_format`` not in :data:`QUERY_FORMATS`, in one line."""
+    if how not in QUERY_FORMATS:
+        raise ScriptError(f"--query_format must be one of {', '.join(QUERY_FORMATS)}, got {how!r}")
 
 
 def format_queries(rows: Sequence[Mapping[str, Any]], how: str) -> list[dict[str, Any]]:
@@ -277,8 +284,7 @@ def format_queries(rows: Sequence[Mapping[str, Any]], how: str) -> list[dict[str
     Raises:
         ScriptError: an unknown format.
     """
-    if how not in QUERY_FORMATS:
-        raise ScriptError(f"--query_format must be one of {', '.join(QUERY_FORMATS)}, got {how!r}")
+    check_query_format(how)
     if how == "levels":
         return [dict(row) for row in rows]
     formatted = []
@@ -297,14 +303,13 @@ def extra_training_rows(folders: Sequence[str]) -> list[dict[str, Any]]:
     Raises:
         ScriptError: a folder that is not a converted benchmark with a train split.
     """
-    from trainer_scripts.duc_evaluation import EvaluationError
-    from trainer_scripts.qfs_evaluation import load_split
+    from wikiref_dataset.qfs import QfsError, load_split
 
     rows: list[dict[str, Any]] = []
     for folder in folders:
         try:
             split = load_split(folder, "train")
-        except EvaluationError as error:
+        except QfsError as error:
             raise ScriptError(f"--extra_train_dirs: {error}") from None
         rows.extend(dict(row) for row in split.rows)
         logger.info("extra training data: %d queries of %s (%s)", len(split.rows), split.benchmark, folder)
@@ -316,6 +321,12 @@ QFS_LABELS = {
     "spans": "1 for a sentence inside the annotators' answer spans, 0 elsewhere",
 }
 """What ``--qfs_labels`` trains against on a converted benchmark."""
+
+
+def check_qfs_labels(labels: str) -> None:
+    """Refuse a ``--qfs_labels`` not in :data:`QFS_LABELS`, in one line."""
+    if labels not in QFS_LABELS:
+        raise ScriptError(f"--qfs_labels must be one of {', '.join(QFS_LABELS)}, got {labels!r}")
 
 
 def span_labels(rows: Sequence[Mapping[str, Any]], label_field: str) -> list[dict[str, Any]]:
@@ -342,15 +353,24 @@ def span_labels(rows: Sequence[Mapping[str, Any]], label_field: str) -> list[dic
     return labelled
 
 
+def check_max_train_documents(limit: int | None) -> None:
+    """Refuse a ``--max_train_documents`` below 1 (``None``: every document), in one line."""
+    if limit is not None and limit < 1:
+        raise ScriptError(f"--max_train_documents must be at least 1, got {limit}")
+
+
 def sample_documents(rows: Sequence[Mapping[str, Any]], limit: int | None, seed: int) -> list[Mapping[str, Any]]:
     """The rows with at most ``limit`` documents each, drawn at random (reproducibly from ``seed`` and the topic) and
-    kept in their order; ``None`` keeps every document."""
+    kept in their order; ``None`` keeps every document.
+
+    Raises:
+        ScriptError: ``limit`` is below 1.
+    """
     import random
 
+    check_max_train_documents(limit)
     if limit is None:
         return list(rows)
-    if limit < 1:
-        raise ScriptError(f"--max_train_documents must be at least 1, got {limit}")
     sampled = []
     for row in rows:
         documents = list(row["documents"])
@@ -360,6 +380,12 @@ def sample_documents(rows: Sequence[Mapping[str, Any]], limit: int | None, seed:
         sampled.append({**row, "documents": documents})
     return sampled
 
+
+
+def check_validation_clusters(count: int) -> None:
+    """Refuse a negative ``--validation_clusters``, in one line."""
+    if count < 0:
+        raise ScriptError(f"--validation_clusters must be 0 or more, got {count}")
 
 
 def split_validation(rows: Sequence[Mapping[str, Any]], count: int, seed: int
@@ -372,8 +398,7 @@ def split_validation(rows: Sequence[Mapping[str, Any]], count: int, seed: int
     """
     import random
 
-    if count < 0:
-        raise ScriptError(f"--validation_clusters must be 0 or more, got {count}")
+    check_validation_clusters(count)
     if count == 0:
         return list(rows), []
     if count >= len(rows):
@@ -393,7 +418,8 @@ class EpochSelection:
 
     def __init__(self, model: Any, processor: Any, rows: Sequence[Mapping[str, Any]], batch_size: int,
                  rule: str = "duc") -> None:
-        from trainer_scripts.duc_evaluation import DucYear, load_metric
+        from trainer_scripts.duc_evaluation import load_metric
+        from wikiref_dataset.duc.years import DucYear
 
         self.model, self.processor, self.batch_size, self.rule = model, processor, batch_size, rule
         self.year = DucYear(path=Path("validation"), year=0, rows=[dict(row) for row in rows])
@@ -527,6 +553,17 @@ class SubnetworkChoice:
     schedule: Mapping[str, Any] | None = None
 
 
+def check_subnetwork_method(method: str | None) -> None:
+    """Refuse a ``--subnetwork_method`` that is not one of `modeling_qbert.sparse.METHODS`, in one line (``None``:
+    none given, chosen from the pre-trained folder)."""
+    if method is None:
+        return
+    from modeling_qbert.sparse import METHODS
+
+    if method not in METHODS:
+        raise ScriptError(f"--subnetwork_method must be one of {', '.join(METHODS)}, got {method!r}")
+
+
 def choose_subnetwork(duc_args: DucArguments, base: str) -> SubnetworkChoice:
     """Full fine-tuning (``--subnetwork_fraction 0``); the mask saved in the pre-trained folder
     (``--subnetwork_method iterative``, or no method given and a saved mask present), loaded with
@@ -536,17 +573,10 @@ def choose_subnetwork(duc_args: DucArguments, base: str) -> SubnetworkChoice:
         ScriptError: an unknown method, ``iterative`` without a saved mask (or with ``--subnetwork_fraction 0``),
             or a mask file that cannot be read.
     """
-    from modeling_qbert.sparse import (
-        METHODS,
-        SUBNETWORK_MASK_NAME,
-        SubnetworkConfig,
-        load_subnetwork_mask,
-        mask_density,
-    )
+    from modeling_qbert.sparse import SUBNETWORK_MASK_NAME, SubnetworkConfig, load_subnetwork_mask, mask_density
 
     method = duc_args.subnetwork_method
-    if method not in (None, *METHODS):
-        raise ScriptError(f"--subnetwork_method must be one of {', '.join(METHODS)}, got {method!r}")
+    check_subnetwork_method(method)
     if duc_args.subnetwork_fraction == 0:
         if method == "iterative":
             raise ScriptError("--subnetwork_method iterative fine-tunes the saved iterative subnetwork; "

@@ -6,6 +6,7 @@ split, tested on another within the benchmark's word budget and scored as its pa
 Both give the labelled training rows (:meth:`training_rows`), the test rows, how the log names them, the evaluation of
 the model beside the baselines (:meth:`evaluate`, which also logs the table) and what ``results.json`` records about
 them (:meth:`record`, :meth:`evaluation_fields`). :func:`load_finetuning_data` picks the one the options ask for.
+The folders are read by the data layer (:mod:`wikiref_dataset.duc.years`, :func:`wikiref_dataset.qfs.load_split`).
 """
 
 from __future__ import annotations
@@ -16,56 +17,55 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainer_scripts.common import ScriptError
-from trainer_scripts.duc_evaluation import DucYear
 from trainer_scripts.finetuning import (
     QFS_LABELS,
     DucArguments,
+    check_folds,
     extra_training_rows,
     format_queries,
     label_clusters,
     span_labels,
 )
 from trainer_scripts.results import MODEL_SYSTEM, BenchmarkRecord, EvaluationResults, FoldsRecord
+from wikiref_dataset.duc.years import DucYear
+from wikiref_dataset.qfs.common import QfsSplit
 
 logger = logging.getLogger("finetune_duc")
 
 Rows = list[dict[str, Any]]
 
 
-def _load_years(duc_dirs: Sequence[str]) -> list[Any]:
-    from trainer_scripts.duc_evaluation import EvaluationError, load_years
+def _load_years(duc_dirs: Sequence[str]) -> list[DucYear]:
     from wikiref_dataset.duc.reader import DucError
+    from wikiref_dataset.duc.years import load_years
 
     try:
         return load_years(duc_dirs)
-    except (DucError, EvaluationError) as error:
+    except DucError as error:
         raise ScriptError(str(error)) from None
 
 
-def fold_clusters(years: Sequence[Any], folds: int, fold: int) -> set[tuple[int, str]]:
+def fold_clusters(years: Sequence[DucYear], folds: int, fold: int) -> set[tuple[int, str]]:
     """The ``(year, topic_id)`` of the clusters fold ``fold`` tests: every cluster of the years (with references or
     not), sorted by year and topic, dealt round-robin into ``folds`` folds."""
     clusters = sorted((year.year, row["topic_id"]) for year in years for row in year.rows)
     return {key for position, key in enumerate(clusters) if position % folds == fold}
 
 
-def split_folds(duc_dirs: Sequence[str], folds: int, fold: int | None) -> tuple[list[Any], list[Any]]:
+def split_folds(duc_dirs: Sequence[str], folds: int, fold: int | None) -> tuple[list[DucYear], list[DucYear]]:
     """``(train years, test years)`` for cluster-level k-fold: the clusters of every given year, sorted by year and
-    topic, are dealt round-robin into ``folds`` folds; fold ``fold`` is tested, the rest train. Each "year" is an
-    `evaluate_duc.DucYear` holding only that fold's clusters of that year (ROUGE is reported per year)."""
+    topic, are dealt round-robin into ``folds`` folds; fold ``fold`` is tested, the rest train. Each "year" is a
+    `DucYear` holding only that fold's clusters of that year (ROUGE is reported per year)."""
     if not duc_dirs:
         raise ScriptError("--duc_dirs needs at least one converted DUC year")
-    if folds < 2:
-        raise ScriptError(f"--folds must be at least 2, got {folds}")
-    if fold is None or not 0 <= fold < folds:
-        raise ScriptError(f"--fold must be one of 0 … {folds - 1} with --folds {folds}, got {fold}")
+    check_folds(folds, fold)
     years = _load_years(duc_dirs)
     clusters = sum(len(year.rows) for year in years)
     if clusters < folds:
         raise ScriptError(f"--folds {folds}: only {clusters} clusters in {', '.join(map(str, duc_dirs))}")
     tested = fold_clusters(years, folds, fold)
 
-    def part(year: Any, test: bool) -> Any:
+    def part(year: DucYear, test: bool) -> DucYear:
         return DucYear(path=year.path, year=year.year,
                        rows=[row for row in year.rows if ((year.year, row["topic_id"]) in tested) == test])
 
@@ -74,8 +74,8 @@ def split_folds(duc_dirs: Sequence[str], folds: int, fold: int | None) -> tuple[
     return [year for year in train if year.rows], [year for year in test if year.rows]
 
 
-def split_years(duc_dirs: Sequence[str], test_year: int | None) -> tuple[list[Any], list[Any]]:
-    """``(train years, [test year])`` as `evaluate_duc.DucYear` objects: train on every year but ``test_year``."""
+def split_years(duc_dirs: Sequence[str], test_year: int | None) -> tuple[list[DucYear], list[DucYear]]:
+    """``(train years, [test year])`` as `DucYear` objects: train on every year but ``test_year``."""
     if len(duc_dirs) < 2:
         raise ScriptError("--duc_dirs needs at least two converted DUC years (train on the others, test on one), "
                           "or --folds to test on held-out clusters of one year")
@@ -193,7 +193,7 @@ class BenchmarkData:
     (`wikiref_dataset.qfs.scoring.BenchmarkScoring`: measures, multi-reference rule, word budgets)."""
 
     train_rows: Rows
-    test: Any  # qfs_evaluation.QfsSplit
+    test: QfsSplit
     scoring: Any  # wikiref_dataset.qfs.scoring.BenchmarkScoring
     train_split: str = "train"
     labels: str = "oracle"
@@ -207,14 +207,13 @@ class BenchmarkData:
         Raises:
             ScriptError: a folder that is not a converted benchmark with those splits.
         """
-        from trainer_scripts.duc_evaluation import EvaluationError
-        from trainer_scripts.qfs_evaluation import load_split
+        from wikiref_dataset.qfs import QfsError, load_split
         from wikiref_dataset.qfs.scoring import scoring_for
 
         try:
             train = load_split(duc_args.qfs_dir, duc_args.qfs_train_split)
             test = load_split(duc_args.qfs_dir, duc_args.qfs_test_split)
-        except EvaluationError as error:
+        except QfsError as error:
             raise ScriptError(str(error)) from None
         return cls(train_rows=train.rows, test=test, scoring=scoring_for(test.benchmark), train_split=train.split,
                    labels=duc_args.qfs_labels, target_scaling=duc_args.target_scaling)
@@ -245,8 +244,7 @@ class BenchmarkData:
                   for system, summaries in systems.items()}
         logger.info("%s, ROUGE x100 (%s):\n%s", self.tested(test_rows), self.scoring.describe(),
                     qfs_evaluation.format_table(scored, self.test, self.scoring.value))
-        record = qfs_evaluation.evaluation_record(self.test, self.scoring, scored)
-        return systems, EvaluationResults.from_dict(record, "benchmark_evaluation")
+        return systems, qfs_evaluation.evaluation_record(self.test, self.scoring, scored)
 
     def record(self, test_rows: Sequence[Any]) -> dict[str, Any]:
         """What ``results["finetuning"]`` says about the data: the benchmark, its splits, labels and budgets."""

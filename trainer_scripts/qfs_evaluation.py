@@ -1,7 +1,8 @@
 """The evaluation on a converted QMSum, SQuALITY or Debatepedia split, the library half of ``evaluate_qfs.py`` and
-``wikiref qfs evaluate``: the split (`QfsSplit`, :func:`load_split`), each system scored as the benchmark's papers
-score it (:func:`score_system`), the JSON record (:func:`evaluation_record`) and table (:func:`format_table`); the
-command's options (`QfsEvaluateArguments`) and its run (:func:`evaluate`).
+``wikiref qfs evaluate``: each system scored on the split (`QfsSplit`, :func:`load_split`: the data layer's,
+:mod:`wikiref_dataset.qfs.common`, named here too) as the benchmark's papers score it (:func:`score_system`), the
+typed record (:func:`evaluation_record`) and table (:func:`format_table`); the command's options
+(`QfsEvaluateArguments`) and its run (:func:`evaluate`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainer_scripts.duc_evaluation import (
     BASELINE_CHOICES,
@@ -24,47 +25,15 @@ from trainer_scripts.duc_evaluation import (
     read_summaries_jsonl,
     write_summaries,
 )
+from wikiref_dataset.qfs.common import QfsSplit, load_split
+
+if TYPE_CHECKING:  # the record is built only by evaluation_record: the `wikiref` parser imports this module
+    from trainer_scripts.results import EvaluationResults
 
 logger = logging.getLogger(__name__)
 
 MEASURE_NAMES = {"rouge_1": "ROUGE-1", "rouge_2": "ROUGE-2", "rouge_l": "ROUGE-L"}
 VALUE_CHOICES = ("f", "recall")
-
-
-@dataclass
-class QfsSplit:
-    """One split of a converted benchmark: its folder, benchmark, split name and rows."""
-
-    path: Path
-    benchmark: str
-    split: str
-    rows: list[dict[str, Any]]
-
-    @property
-    def key(self) -> str:
-        """How tables and JSON name it: ``qmsum/validation``."""
-        return f"{self.benchmark}/{self.split}"
-
-
-def load_split(path: str | Path, split: str = "validation") -> QfsSplit:
-    """A split of a converted benchmark, read with pyarrow (no `datasets`).
-
-    Raises:
-        EvaluationError: not a converted benchmark, no such split, or rows of several benchmarks.
-    """
-    from wikiref_dataset.qfs import QfsError, read_converted
-
-    try:
-        rows = read_converted(path, split)
-    except QfsError as error:
-        raise EvaluationError(str(error)) from None
-    benchmarks = sorted({row["benchmark"] for row in rows})
-    if len(benchmarks) != 1:
-        raise EvaluationError(f"{path}: expected the rows of one benchmark, found {benchmarks or 'none'}")
-    without = [row["topic_id"] for row in rows if not any(row["references"])]
-    if without:
-        raise EvaluationError(f"{path} {split}: {len(without)} row(s) without a reference ({', '.join(without[:3])})")
-    return QfsSplit(Path(path), benchmarks[0], split, rows)
 
 
 def score_system(data: QfsSplit, scoring: Any, summaries: Mapping[str, str], system: str) -> dict[str, float]:
@@ -82,13 +51,17 @@ def score_system(data: QfsSplit, scoring: Any, summaries: Mapping[str, str], sys
     return {"queries": len(data.rows), **result.to_dict()}
 
 
-def evaluation_record(data: QfsSplit, scoring: Any, scores: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
-    """The JSON of an evaluation (``--out``; ``finetune_duc.py --qfs_dir``'s ``benchmark_evaluation``): the scoring,
-    the split and, per system, every value and interval under ``duc evaluate``'s keys."""
-    return {"settings": scoring.describe(), "source": scoring.source, "scale": "0-1 (the printed table shows x100)",
-            "datasets": {data.key: {"path": str(data.path), "queries": len(data.rows),
-                                    "budgets": dict(scoring.budgets)}},
-            "systems": {system: {data.key: dict(values)} for system, values in scores.items()}}
+def evaluation_record(data: QfsSplit, scoring: Any, scores: Mapping[str, Mapping[str, float]]) -> EvaluationResults:
+    """The typed record of an evaluation (``--out``; ``finetune_duc.py --qfs_dir``'s ``benchmark_evaluation``): the
+    scoring, the split and, per system, every value and interval under ``duc evaluate``'s keys."""
+    from trainer_scripts.results import EvaluatedDataset, EvaluationResults, SystemScores
+
+    return EvaluationResults(
+        settings=scoring.describe(), source=scoring.source,
+        datasets={data.key: EvaluatedDataset(path=str(data.path), queries=len(data.rows),
+                                             budgets=dict(scoring.budgets))},
+        systems={system: {data.key: SystemScores.from_dict(values, f"systems.{system}")}
+                 for system, values in scores.items()})
 
 
 def format_table(scores: Mapping[str, Mapping[str, float]], data: QfsSplit, value: str) -> str:
@@ -148,10 +121,14 @@ def evaluate(arguments: QfsEvaluateArguments) -> int:
         EvaluationError: bad arguments or input, in one line naming the file or option.
     """
     from wikiref_dataset.baselines import BASELINE_NAMES
+    from wikiref_dataset.qfs import QfsError
     from wikiref_dataset.qfs.scoring import scoring_for
 
     check_arguments(arguments)
-    data = load_split(arguments.dataset, arguments.split)
+    try:
+        data = load_split(arguments.dataset, arguments.split)
+    except QfsError as error:
+        raise EvaluationError(str(error)) from None
     scoring = scoring_for(data.benchmark, arguments.value)
     progress = not arguments.quiet
     systems: dict[str, dict[str, str]] = {}
@@ -179,7 +156,7 @@ def evaluate(arguments: QfsEvaluateArguments) -> int:
           "intervals in brackets.\n")
     print(format_table(scores, data, scoring.value))
     if arguments.out:
-        output = evaluation_record(data, scoring, scores)
+        output = evaluation_record(data, scoring, scores).to_dict()
         Path(arguments.out).write_text(json.dumps(output, indent=1) + "\n", encoding="utf-8")
     generated = not arguments.summaries
     if arguments.save_summaries and generated:

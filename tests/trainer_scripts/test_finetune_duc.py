@@ -359,6 +359,41 @@ def test_split_folds_deals_clusters_round_robin_over_years(duc_years):
     assert not {(year.year, row["topic_id"]) for year in train for row in year.rows} & set(tested)
 
 
+def _unchecked(**values):
+    """Options that passed `DucArguments.__post_init__`, then given ``values`` (what a helper's own caller may pass)."""
+    arguments = finetuning.DucArguments(duc_dirs=["duc2006"], test_year=2006)
+    for name, value in values.items():
+        setattr(arguments, name, value)
+    return arguments
+
+
+@pytest.mark.parametrize("options, helper, message", [
+    ({"max_train_documents": 0}, lambda tmp_path: finetuning.sample_documents([], 0, seed=0),
+     "--max_train_documents must be at least 1, got 0"),
+    ({"validation_clusters": -1}, lambda tmp_path: finetuning.split_validation([], -1, seed=0),
+     "--validation_clusters must be 0 or more, got -1"),
+    ({"query_format": "shuffled"}, lambda tmp_path: finetuning.format_queries([], "shuffled"),
+     "--query_format must be one of levels, joined, narrative, title, got 'shuffled'"),
+    ({"subnetwork_method": "baz"},
+     lambda tmp_path: finetuning.choose_subnetwork(_unchecked(subnetwork_method="baz"), str(tmp_path)),
+     "--subnetwork_method must be one of one_step, iterative, got 'baz'"),
+    ({"test_year": None, "folds": 1, "fold": 0}, lambda tmp_path: finetuning_data.split_folds(["duc2006"], 1, 0),
+     "--folds must be at least 2, got 1"),
+    ({"test_year": None, "folds": 2, "fold": 2}, lambda tmp_path: finetuning_data.split_folds(["duc2006"], 2, 2),
+     "--fold must be one of 0 … 1 with --folds 2, got 2"),
+    ({"test_year": None, "folds": 2}, lambda tmp_path: finetuning_data.split_folds(["duc2006"], 2, None),
+     "--fold must be one of 0 … 1 with --folds 2, got None"),
+])
+def test_an_option_is_refused_in_the_same_words_when_parsed_and_by_the_helper_that_uses_it(tmp_path, options,
+                                                                                            helper, message):
+    """Each check has one source: `DucArguments` refuses the value as the public helper does for its own callers."""
+    with pytest.raises(finetuning.ScriptError) as parsed:
+        finetuning.DucArguments(**{"duc_dirs": ["duc2006"], "test_year": 2006, **options})
+    with pytest.raises(finetuning.ScriptError) as used:
+        helper(tmp_path)
+    assert str(parsed.value) == str(used.value) == message
+
+
 def test_cluster_max_targets_keep_the_order_and_put_each_clusters_best_at_one(duc_years):
     year = load_years([duc_years[2006]])[0]
     raw = finetuning.label_clusters(year.rows, "oracle_score")

@@ -343,6 +343,7 @@ def test_other_benchmarks_bad_input_is_one_line(tmp_path, capsys, duc_years, tin
     (["--rows", "qbert", "--pooling", "max"], "--pooling is what the rows differ in"),
     (["--rows", "qbert", "--bogus", "1"], "unknown option --bogus"),
     (["--rows", "qbert", "--row_options", "bert=--pooling max"], "row bert is not among the rows to run"),
+    (["--rows", "qbert", "--protocol", "kfold", "--folds", "1"], "--folds must be at least 2, got 1"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, duc_years, tiny_bert_dir, argv, message):
     out = tmp_path / "experiments"

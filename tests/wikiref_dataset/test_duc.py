@@ -15,6 +15,7 @@ from wikiref_dataset.duc.reader import (
     CrossYearFold,
     DucError,
     DucSources,
+    DucStats,
     clean_text,
     convert_duc,
     cross_year_folds,
@@ -29,7 +30,9 @@ from wikiref_dataset.duc.reader import (
     read_duc,
     read_reference,
     reference_topic_id,
+    write_duc,
 )
+from wikiref_dataset.duc.years import load_years
 
 DUC = Path(__file__).resolve().parents[1] / "fixtures" / "duc"
 
@@ -348,6 +351,32 @@ def test_load_duc_refuses_other_folders(tmp_path):
     (tmp_path / "data" / "test-00000-of-00001.parquet").write_text("not parquet\n")
     with pytest.raises(DucError, match=r"test-00000-of-00001.parquet: not a readable Parquet file"):
         read_converted(tmp_path)
+
+
+def test_load_years_sorts_years_and_keeps_clusters_without_references(converted, tmp_path, caplog):
+    out, _ = converted
+    years = load_years([out / "2007", str(out / "2005")])
+    assert [year.year for year in years] == [2005, 2007]
+    assert years[0].path == out / "2005" and years[0].rows == read_converted(out / "2005")
+    assert years[0].scorable == years[0].rows  # every fixture cluster has references
+    rows = read_converted(out / "2006")
+    write_duc([rows[0], {**rows[1], "references": []}], tmp_path / "partial", DucStats(year=2006))
+    with caplog.at_level(logging.WARNING, logger="wikiref_dataset.duc.years"):
+        (year,) = load_years([tmp_path / "partial"])
+    assert len(year.rows) == 2 and [row["topic_id"] for row in year.scorable] == [rows[0]["topic_id"]]
+    assert f"1 cluster(s) without reference summaries are not scored: {rows[1]['topic_id']}" in caplog.text
+
+
+def test_load_years_refuses_other_folders_a_year_twice_and_mixed_years(converted, tmp_path):
+    out, _ = converted
+    with pytest.raises(DucError, match="not a converted DUC dataset"):
+        load_years([out / "2005", tmp_path])
+    with pytest.raises(DucError, match=f"DUC 2005 is already given by {out / '2005'}"):
+        load_years([out / "2005", out / "2005"])
+    mixed = read_converted(out / "2005") + read_converted(out / "2006")
+    write_duc(mixed, tmp_path / "mixed", DucStats(year=2005))
+    with pytest.raises(DucError, match=r"mixed: expected the clusters of one DUC year, found years \[2005, 2006\]"):
+        load_years([tmp_path / "mixed"])
 
 
 def test_importing_the_reader_imports_no_datasets():

@@ -6,12 +6,14 @@ import shutil
 from pathlib import Path
 
 import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from wikiref_dataset.cli import main
 from wikiref_dataset.process.folders import OutputFolderError
-from wikiref_dataset.qfs import QfsError, convert_benchmark, read_benchmark, read_converted
-from wikiref_dataset.qfs.common import benchmark_features
+from wikiref_dataset.qfs import QfsError, convert_benchmark, load_split, read_benchmark, read_converted
+from wikiref_dataset.qfs.common import benchmark_features, converted_splits
 from wikiref_dataset.qfs.qmsum import clean_turn, meeting_domain
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "realdata" / "qfs"
@@ -224,6 +226,36 @@ def test_convert_loads_with_load_dataset_and_reruns(qmsum, tmp_path):
         convert_benchmark("qmsum", qmsum, foreign)
     with pytest.raises(QfsError, match="not a converted benchmark"):
         read_converted(foreign, "train")
+
+
+def test_load_split_reads_one_benchmark_with_references(qmsum, debatepedia, tmp_path):
+    out = tmp_path / "converted"
+    convert_benchmark("qmsum", qmsum, out)
+    split = load_split(out, "validation")
+    assert (split.path, split.benchmark, split.split, split.key) == (out, "qmsum", "validation", "qmsum/validation")
+    assert split.rows == read_converted(out, "validation")
+    with pytest.raises(QfsError, match="no split 'test'; it has train, validation"):
+        load_split(out, "test")
+    with pytest.raises(QfsError, match="not a converted benchmark"):
+        load_split(tmp_path, "train")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda row, index: {**row, "references": [""]} if index == 0 else row,
+     r"validation: 1 row\(s\) without a reference \(valid/1\)"),
+    (lambda row, index: {**row, "benchmark": "other"} if index == 0 else row,
+     r"expected the rows of one benchmark, found \['debatepedia', 'other'\]"),
+])
+def test_load_split_refuses_rows_without_references_or_of_several_benchmarks(debatepedia, tmp_path, change,
+                                                                            message):
+    out = tmp_path / "converted"
+    convert_benchmark("debatepedia", debatepedia, out)
+    [path] = converted_splits(out)["validation"]
+    table = pq.read_table(path)
+    rows = [change(row, index) for index, row in enumerate(table.to_pylist())]
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    with pytest.raises(QfsError, match=message):
+        load_split(out, "validation")
 
 
 def test_command_converts_and_refuses_options_of_other_benchmarks(debatepedia, tmp_path, capsys):

@@ -459,13 +459,21 @@ def run_script_inline(script: str, argv: Sequence[str], log: Path) -> int:
 
 
 def finish_evaluation(kind: str, folder: Path, argv: Sequence[str], script: str = "evaluate_duc") -> None:
-    """``results.json`` of an ``evaluate_duc.py`` or ``evaluate_qfs.py`` unit, from its ``--out``: the model renamed
-    to the fine-tuning units' system name (:data:`QBERT_SYSTEM`); written last."""
-    evaluation = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    """``results.json`` of an ``evaluate_duc.py`` or ``evaluate_qfs.py`` unit (`EvaluationUnitResults`), from its
+    ``--out``: the model renamed to the fine-tuning units' system name (:data:`QBERT_SYSTEM`); written last.
+
+    Raises:
+        ResultsError: ``--out`` is not an evaluation record (the unit fails).
+    """
+    from trainer_scripts.results import EvaluationResults, EvaluationUnitResults, read_results_file
+
+    metrics = folder / "metrics.json"
+    evaluation = EvaluationResults.from_dict(read_results_file(metrics), str(metrics))
     if kind == "evaluate":
         model = Path(argv[argv.index("--model") + 1]).name
-        evaluation["systems"] = {QBERT_SYSTEM: evaluation["systems"][model]}
-    write_json(folder / RESULTS_NAME, {"script": script, "command": list(argv), "evaluation": evaluation})
+        evaluation.systems = {QBERT_SYSTEM: evaluation.systems[model]}
+    unit = EvaluationUnitResults(script=script, command=list(argv), evaluation=evaluation)
+    write_json(folder / RESULTS_NAME, unit.to_dict())
 
 
 def make_data(params: Mapping[str, Any], folder: Path) -> None:

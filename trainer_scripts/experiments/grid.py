@@ -43,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(GRID_SEEDS), metavar="SEED")
     parser.add_argument("--folds", type=int, default=GRID_FOLDS, metavar="K")
     parser.add_argument("--jobs", type=int, default=0, metavar="N", help="Units at once (0: the runner's choice).")
+    parser.add_argument("--recipe", default=None, metavar="NAME",
+                        help="The units' recipe (default: the encoder's, sentence-encoder for the shipped MiniLM).")
+    parser.add_argument("--encoder", default=None, metavar="DIR",
+                        help="The encoder the units start from (default: the shipped all-MiniLM-L6-v2).")
     return parser
 
 
@@ -80,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     experiments = ExperimentArguments(
         duc_dirs=[arguments.duc], folds=arguments.folds, rows=[GRID_ROW], seeds=list(arguments.seeds),
-        out=arguments.out, baselines=False, keep_models=False, jobs=arguments.jobs)
+        out=arguments.out, baselines=False, keep_models=False, jobs=arguments.jobs, encoder=arguments.encoder,
+        recipe=arguments.recipe)
     units = ["--frozen_prefix_layers", str(arguments.frozen_prefix_layers)] if arguments.frozen_prefix_layers else []
     started = time.perf_counter()
     try:

@@ -70,12 +70,12 @@ def load_duc_dirs(arguments: ExperimentArguments) -> list[Any]:
     for path in arguments.duc_dirs:
         if not Path(path).is_dir():
             raise ExperimentError(f"{path}: no such DUC folder (convert NIST's with `wikiref duc convert`)")
-    from trainer_scripts.duc_evaluation import EvaluationError, load_years
     from wikiref_dataset.duc.reader import DucError
+    from wikiref_dataset.duc.years import load_years
 
     try:
         return list(load_years(arguments.duc_dirs))
-    except (DucError, EvaluationError) as error:
+    except DucError as error:
         raise ExperimentError(str(error)) from None
 
 
@@ -104,12 +104,16 @@ def load_qfs_dirs(arguments: ExperimentArguments) -> list[Benchmark]:
     Raises:
         ExperimentError: naming the folder and the problem.
     """
-    from trainer_scripts.finetuning import QFS_LABELS
+    from trainer_scripts.common import ScriptError
+    from trainer_scripts.finetuning import check_qfs_labels
     from wikiref_dataset.qfs import QfsError, benchmark_title
     from wikiref_dataset.qfs.common import converted_splits
 
-    if arguments.qfs_dirs and arguments.qfs_labels not in QFS_LABELS:
-        raise ExperimentError(f"--qfs_labels must be one of {', '.join(QFS_LABELS)}, got {arguments.qfs_labels!r}")
+    if arguments.qfs_dirs:
+        try:
+            check_qfs_labels(arguments.qfs_labels)
+        except ScriptError as error:
+            raise ExperimentError(str(error)) from None
     benchmarks: dict[str, Benchmark] = {}
     for path in arguments.qfs_dirs:
         if not Path(path).is_dir():
@@ -240,8 +244,13 @@ def plan_folds(arguments: ExperimentArguments, clusters: Mapping[int, int]) -> l
             raise ExperimentError("--protocol cross_year needs two or more DUC years (train on the others, test on "
                                   "one); with one year, use cluster folds (--protocol kfold)")
         return [Fold(test_year=year) for year in sorted(years)]
-    if arguments.folds < 2:
-        raise ExperimentError(f"--folds must be at least 2, got {arguments.folds}")
+    from trainer_scripts.common import ScriptError
+    from trainer_scripts.finetuning import check_fold_count
+
+    try:
+        check_fold_count(arguments.folds)
+    except ScriptError as error:
+        raise ExperimentError(str(error)) from None
     if sum(clusters.values()) < arguments.folds:
         raise ExperimentError(f"--folds {arguments.folds}: DUC {', '.join(map(str, years))} has only "
                               f"{sum(clusters.values())} clusters with reference summaries")

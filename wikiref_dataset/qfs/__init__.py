@@ -14,13 +14,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import BENCHMARK_FIELDS, BENCHMARKS, SPLITS, QfsError, QfsStats, read_converted
+from .common import BENCHMARK_FIELDS, BENCHMARKS, SPLITS, QfsError, QfsSplit, QfsStats, load_split, read_converted
 
 if TYPE_CHECKING:
     from ..text import TextPipeline
 
-__all__ = ["BENCHMARKS", "BENCHMARK_FIELDS", "SPLITS", "QfsError", "QfsStats", "benchmark_content", "benchmark_title",
-           "convert_benchmark", "dataset_card", "read_benchmark", "read_converted"]
+__all__ = ["BENCHMARKS", "BENCHMARK_FIELDS", "SPLITS", "QfsError", "QfsSplit", "QfsStats", "benchmark_content",
+           "benchmark_title", "convert_benchmark", "dataset_card", "load_split", "read_benchmark", "read_converted"]
 
 _ABOUT = {  # benchmark: (title, its text and queries in a phrase, what it is, licence, its converted rows)
     "qmsum": (

@@ -1,4 +1,5 @@
-"""What the three benchmark converters share: the row shape, the conversion statistics, writing and reading a folder.
+"""What the three benchmark converters share: the row shape, the conversion statistics, writing and reading a folder
+(one split of it as the evaluation and fine-tuning read it: `QfsSplit`, :func:`load_split`).
 
 A converted benchmark has the row shape of a converted DUC year (:mod:`wikiref_dataset.duc.reader`), so that the baselines,
 the oracle, the training scripts and the evaluation read both the same way:
@@ -33,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import datasets
 
-__all__ = ["BENCHMARKS", "BENCHMARK_FIELDS", "QFS_KIND", "QfsError", "QfsStats", "SPLITS", "benchmark_features",
-           "chosen_splits", "converted_splits", "read_converted", "reference_lines", "released_name",
-           "write_benchmark"]
+__all__ = ["BENCHMARKS", "BENCHMARK_FIELDS", "QFS_KIND", "QfsError", "QfsSplit", "QfsStats", "SPLITS",
+           "benchmark_features", "chosen_splits", "converted_splits", "load_split", "read_converted", "reference_lines",
+           "released_name", "write_benchmark"]
 
 BENCHMARKS: tuple[str, ...] = ("qmsum", "squality", "debatepedia")  # qfs/cli.py repeats it to stay light
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
@@ -206,3 +207,35 @@ def read_converted(path: str | os.PathLike, split: str) -> list[dict[str, Any]]:
     if split not in files:
         raise QfsError(f"{path}: no split {split!r}; it has {', '.join(files)}")
     return read_parquet_rows(files[split], QfsError)
+
+
+@dataclass
+class QfsSplit:
+    """One split of a converted benchmark: its folder, benchmark, split name and rows."""
+
+    path: Path
+    benchmark: str
+    split: str
+    rows: list[dict[str, Any]]
+
+    @property
+    def key(self) -> str:
+        """How tables and JSON name it: ``qmsum/validation``."""
+        return f"{self.benchmark}/{self.split}"
+
+
+def load_split(path: str | os.PathLike, split: str = "validation") -> QfsSplit:
+    """A split of a converted benchmark (:func:`read_converted`: pyarrow, no `datasets`), every row of one benchmark
+    and with a reference (the evaluation scores each row, fine-tuning labels each against its references).
+
+    Raises:
+        QfsError: not a converted benchmark, no such split, rows of several benchmarks, or a row without a reference.
+    """
+    rows = read_converted(path, split)
+    benchmarks = sorted({row["benchmark"] for row in rows})
+    if len(benchmarks) != 1:
+        raise QfsError(f"{path}: expected the rows of one benchmark, found {benchmarks or 'none'}")
+    without = [row["topic_id"] for row in rows if not any(row["references"])]
+    if without:
+        raise QfsError(f"{path} {split}: {len(without)} row(s) without a reference ({', '.join(without[:3])})")
+    return QfsSplit(Path(path), benchmarks[0], split, rows)
