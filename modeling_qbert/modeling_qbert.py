@@ -303,6 +303,16 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
                 )
         return {"token_type_ids": token_type_ids}
 
+    def encoder_attention_mask(self, mask: torch.Tensor) -> torch.Tensor:
+        """A `(batch_size, 1, sequence_length, sequence_length)` boolean mask (`True`: may attend) in the form the
+        encoder's attention takes a prepared mask, which transformers passes on as it is: boolean for `sdpa` (and
+        the other kernels), additive for `eager` attention (0 where a token may attend, the dtype's minimum elsewhere),
+        which adds the mask to the scores (MPNet has eager attention only)."""
+        if mask.dtype != torch.bool or self.bert.config._attn_implementation != "eager":
+            return mask
+        return torch.zeros(mask.shape, dtype=self.dtype, device=mask.device).masked_fill(
+            ~mask, torch.finfo(self.dtype).min)
+
     def encoder_embeddings(
         self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None, position_ids: torch.Tensor
     ) -> torch.Tensor:
@@ -373,18 +383,13 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             outputs = None
         else:
             if self.config.attention_scope == "sentence":
-                attention_mask, scope_positions = sentence_scope_inputs(sentence_ids)
+                scope_mask, scope_positions = sentence_scope_inputs(sentence_ids)
+                attention_mask = self.encoder_attention_mask(scope_mask)
                 # the encoder takes given position ids as they are: RoBERTa's and MPNet's count from padding_idx + 1
                 position_ids = scope_positions + self.position_offset if position_ids is None else position_ids
-            outputs = self.bert(
-                input_ids,
-                attention_mask=attention_mask,
-                position_ids=position_ids,
-                inputs_embeds=inputs_embeds,
-                return_dict=True,
-                **self.segment_inputs(token_type_ids),
-                **kwargs,
-            )
+            outputs = self.bert(input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                                inputs_embeds=inputs_embeds, return_dict=True, **self.segment_inputs(token_type_ids),
+                                **kwargs)
             last_hidden_state = outputs.last_hidden_state
         pooled, sentence_mask = self.sentence_pooling(
             last_hidden_state, sentence_ids, num_sentences, query_mask=query_mask
@@ -496,6 +501,8 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
         """
         from transformers.masking_utils import create_bidirectional_mask
 
+        if attention_mask is not None and attention_mask.dim() == 4:
+            attention_mask = self.encoder_attention_mask(attention_mask)
         # the encoder's configuration: its attention implementation decides the mask's form (boolean or additive)
         mask = create_bidirectional_mask(config=self.bert.config, inputs_embeds=hidden_states,
                                          attention_mask=attention_mask)

@@ -331,7 +331,7 @@ def set_attention_dropout(model: Any, probability: float | None) -> None:
         return
     model.config.attention_probs_dropout_prob = probability
     for name, module in model.named_modules():
-        if name.endswith("attention.self") and hasattr(module, "dropout"):
+        if name.endswith(("attention.self", "attention.attn")) and hasattr(module, "dropout"):  # .attn: MPNet
             module.dropout.p = probability
 
 

@@ -40,6 +40,8 @@ def test_every_pooling_is_accepted(pooling):
         ({"max_query_levels": 0}, "max_query_levels"),
         ({"attention_scope": "document"}, "attention_scope"),
         ({"query_similarity": True, "use_query": False, "pooling": "mean"}, "query_similarity .*needs use_query=True"),
+        ({"encoder_model_type": "no-such-encoder"}, "not an encoder type transformers knows"),
+        ({"encoder_model_type": "qbert"}, "not an encoder type transformers knows"),
     ],
 )
 def test_invalid_settings_are_refused(overrides, message):

@@ -354,22 +354,28 @@ print(json.dumps({"model": type(model).__module__, "processor": type(processor).
 """
 
 
-def test_trust_remote_code_from_a_local_folder(tmp_path):
-    model, processor = tiny_model_and_processor()
-    folder = tmp_path / "qbert"
-    model.save_pretrained(folder)
-    processor.save_pretrained(folder)
+def remote_code_run(model, processor, folder, tmp_path) -> tuple[dict, list[float]]:
+    """`(what REMOTE_SCRIPT reports, the scores expected)` for the model and processor saved in `folder`, loaded with
+    trust_remote_code in a fresh interpreter and module cache, offline, run from a folder where the project is not on
+    the path."""
     batch = processor(["city", "early life"], ["the king was born", "a river runs", "the war"], return_tensors="pt")
     batch.pop("example_index"), batch.pop("sentence_index")
     with torch.no_grad():
         expected = model(**batch).scores[0].tolist()
-    # A fresh interpreter and module cache, offline, run from a folder where the project is not on the path.
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(tmp_path / "modules"),
                    "PYTHONPATH": "", "OMP_NUM_THREADS": "1"}
     result = subprocess.run([sys.executable, "-c", REMOTE_SCRIPT, str(folder)], capture_output=True, text=True,
                             env=environment, cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1]), expected
+
+
+def test_trust_remote_code_from_a_local_folder(tmp_path):
+    model, processor = tiny_model_and_processor()
+    folder = tmp_path / "qbert"
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    loaded, expected = remote_code_run(model, processor, folder, tmp_path)
     assert loaded["model"].startswith("transformers_modules.") and loaded["model"].endswith(".modeling_qbert")
     assert loaded["processor"].endswith(".processing_qbert")
     assert loaded["package_imported"] is False

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from test_encoders import tiny_qbert
+from test_modeling_qbert import example_batch, tiny_model_and_processor
+from test_trainer import tiny_windows, training_arguments
 
 from modeling_qbert import QBertExample
 from modeling_qbert.prefix_cache import PrefixCache, window_parts
 from modeling_qbert.trainer import QBertTrainer
-
-from test_modeling_qbert import example_batch, tiny_model_and_processor
-from test_trainer import tiny_windows, training_arguments
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCOPED = dict(attention_scope="sentence", query_similarity=True, num_hidden_layers=3)
@@ -41,6 +41,37 @@ def test_scores_with_the_cache_equal_the_full_forward(tmp_path, pooling, layers)
     assert cache.computed_in_forward == 7  # two queries and five sentences, each once
     model(**batch)
     assert cache.computed_in_forward == 7  # the second pass reads them all
+
+
+def test_an_mpnet_encoder_scores_as_without_the_cache_and_keeps_its_position_bias_frozen(tmp_path):
+    """MPNet: its layers take the relative position bias its encoder computes once (`encoder_layers` computes it
+    too); that bias, shared by every layer, is part of the frozen prefix and of the folder's name."""
+    model, processor = tiny_qbert("mpnet", attention_scope="sentence", query_similarity=True, num_hidden_layers=3)
+    batch = example_batch(processor)
+    expected = model(**batch)
+    cache = PrefixCache(model, 2, cache_dir=tmp_path / "cache")
+    assert [name for name, _ in model.prefix_modules(2)] == ["embeddings", "layer.0", "layer.1",
+                                                            "encoder.relative_attention_bias"]
+    model.set_frozen_prefix(cache)
+    got = model(**batch)
+    torch.testing.assert_close(got.scores, expected.scores, atol=2e-3, rtol=2e-3)  # float16 states
+    assert cache.computed_in_forward == 7
+
+    model.train()
+    before = {name: parameter.detach().clone() for name, parameter in model.named_parameters()}
+    trainer = QBertTrainer(model=model, args=training_arguments(tmp_path / "run", max_steps=3),
+                           train_dataset=tiny_windows(processor), data_collator=processor.collator())
+    trainer.train()
+    frozen = ("bert.embeddings.", "bert.encoder.layer.0.", "bert.encoder.layer.1.", "bert.encoder.relative_attention")
+    for name, parameter in model.named_parameters():
+        if name.startswith(frozen):
+            assert torch.equal(parameter, before[name]) and not parameter.requires_grad, name
+    assert any(name.startswith("bert.encoder.layer.2.") and not torch.equal(parameter, before[name])
+               for name, parameter in model.named_parameters())
+    model.set_frozen_prefix(None)
+    with torch.no_grad():
+        model.bert.encoder.relative_attention_bias.weight += 1.0
+    assert PrefixCache(model, 2, cache_dir=tmp_path / "cache").folder != cache.folder
 
 
 def test_window_parts_follow_the_sentence_scope():

@@ -578,3 +578,20 @@ def test_query_formats_and_bad_lever_values(tmp_path, tiny_qbert_dir, duc_years,
         status, _ = _run(tmp_path, tiny_qbert_dir, duc_years, *extra)
         assert status == 2
         assert message in caplog.text
+
+
+def test_a_frozen_prefix_is_refused_where_it_would_not_be_exact(tmp_path, tiny_bert_dir, duc_years, caplog):
+    """--frozen_prefix_layers needs each sentence encoded alone, no subnetwork, and at most the encoder's layers: each
+    refusal is one line, exit 2, before anything is trained."""
+    common = ["--model_name_or_path", str(tiny_bert_dir), "--duc_dirs", duc_years[2006], "--folds", "2", "--fold", "0",
+              "--baselines", "none", "--output_dir", str(tmp_path / "out"), *FAST]
+    scoped = ["--packing", "sentences", "--attention_scope", "sentence"]
+    assert finetune_duc.main([*common, "--frozen_prefix_layers", "1"]) == 2
+    assert "--frozen_prefix_layers 1 needs each sentence encoded alone (--attention_scope sentence)" in caplog.text
+    assert finetune_duc.main([*common, *scoped, "--frozen_prefix_layers", "3"]) == 2
+    assert "--frozen_prefix_layers 3: the encoder has 2 layers" in caplog.text
+    assert finetune_duc.main([*common, *scoped, "--frozen_prefix_layers", "1", "--subnetwork_fraction", "0.1"]) == 2
+    assert "is not combined with a subnetwork (--subnetwork_fraction 0.1)" in caplog.text
+    assert finetune_duc.main([*common, *scoped, "--frozen_prefix_layers", "-1"]) == 2
+    assert "--frozen_prefix_layers must be 0 or more, got -1" in caplog.text
+    assert not (tmp_path / "out" / "results.json").exists()

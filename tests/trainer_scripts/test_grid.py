@@ -4,7 +4,6 @@ closing line, a second run into the same folder that runs nothing, the results n
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from trainer_scripts.experiments import grid
