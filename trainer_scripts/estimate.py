@@ -129,16 +129,18 @@ class Estimator:
 
     # ---- speed ---------------------------------------------------------------------------------------------------
 
-    def speed(self, model_args: Any, training_args: Any) -> Speed:
-        """Training and scoring windows/s of this setting here (measured once per setting)."""
+    def speed(self, model_args: Any, training_args: Any, frozen_prefix_layers: int = 0) -> Speed:
+        """Training and scoring windows/s of this setting here (measured once per setting). With a frozen prefix
+        the steps read its states from a cache warmed beforehand (the warming, done once per encoder, is not
+        counted)."""
         bf16 = bool(training_args.bf16)
         batch = max(1, min(int(training_args.per_device_train_batch_size), 4))
-        key = (*self._model_key(model_args), bf16, batch)
+        key = (*self._model_key(model_args), bf16, batch, frozen_prefix_layers)
         if key not in self._speeds:
-            self._speeds[key] = self._measure(model_args, bf16, batch)
+            self._speeds[key] = self._measure(model_args, bf16, batch, frozen_prefix_layers)
         return self._speeds[key]
 
-    def _measure(self, model_args: Any, bf16: bool, batch: int) -> Speed:
+    def _measure(self, model_args: Any, bf16: bool, batch: int, frozen_prefix_layers: int = 0) -> Speed:
         import torch
 
         from trainer_scripts.finetuning import label_clusters
@@ -152,7 +154,19 @@ class Estimator:
         windows = (windows * math.ceil(batch / max(1, len(windows))))[:batch]
         collate = processor.collator()
         inputs = {name: tensor.to(device) for name, tensor in collate(windows).items()}
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+        cache_dir = None
+        if frozen_prefix_layers:
+            import tempfile
+
+            from modeling_qbert.prefix_cache import PrefixCache
+
+            cache_dir = tempfile.TemporaryDirectory(prefix="estimate-prefix-")
+            cache = PrefixCache(model, min(frozen_prefix_layers, model.config.num_hidden_layers),
+                                cache_dir=cache_dir.name)
+            cache.warm(model, windows)
+            model.set_frozen_prefix(cache)
+        optimizer = torch.optim.AdamW([parameter for parameter in model.parameters() if parameter.requires_grad],
+                                      lr=1e-5)
         threads = torch.get_num_threads()
         if self.threads is not None and device.type == "cpu":
             torch.set_num_threads(self.threads)
@@ -185,9 +199,12 @@ class Estimator:
                         score_times.append(time.perf_counter() - started)
         finally:
             torch.set_num_threads(threads)
+            if cache_dir is not None:
+                cache_dir.cleanup()
         where = "GPU" if device.type == "cuda" else f"CPU, {self.threads or threads} thread(s)"
         describe = (f"{model_args.packing or 'stride'} packing, {model_args.attention_scope} attention, "
-                    f"{'bf16' if bf16 else 'fp32'}, {where}")
+                    f"{'bf16' if bf16 else 'fp32'}, {where}"
+                    + (f", frozen prefix of {frozen_prefix_layers} layers" if frozen_prefix_layers else ""))
         return Speed(train=batch * STEPS / sum(train_times), score=batch * STEPS / sum(score_times),
                      describe=describe)
 
@@ -263,7 +280,7 @@ class Estimator:
             if script_args.max_eval_examples is not None:
                 scored = [min(size, script_args.max_eval_examples) for size in scored]
             test_windows = per_example * sum(scored)
-        speed = self.speed(model_args, training_args)
+        speed = self.speed(model_args, training_args, getattr(script_args, "frozen_prefix_layers", 0) or 0)
         if training_args.max_steps and training_args.max_steps > 0:
             trained = training_args.max_steps * training_args.per_device_train_batch_size * \
                 training_args.gradient_accumulation_steps

@@ -595,3 +595,23 @@ def test_a_frozen_prefix_is_refused_where_it_would_not_be_exact(tmp_path, tiny_b
     assert finetune_duc.main([*common, *scoped, "--frozen_prefix_layers", "-1"]) == 2
     assert "--frozen_prefix_layers must be 0 or more, got -1" in caplog.text
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_a_frozen_prefix_trains_on_a_converted_benchmark(tmp_path, tiny_bert_dir, qmsum_converted, monkeypatch):
+    """--qfs_dir with --frozen_prefix_layers: the meetings' parts are cached (in $WIKIREF_PREFIX_CACHE), the encoder's
+    first layer and embeddings stay as they were, the record and the card name K."""
+    monkeypatch.setenv("WIKIREF_PREFIX_CACHE", str(tmp_path / "prefix"))
+    out = tmp_path / "qmsum-k1"
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_bert_dir), "--qfs_dir", str(qmsum_converted),
+                              "--objective", "regression", "--packing", "sentences", "--attention_scope", "sentence",
+                              "--frozen_prefix_layers", "1", "--baselines", "query-sim", "--output_dir", str(out),
+                              *FAST]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["finetuning"]["frozen_prefix_layers"] == 1
+    assert "Q-BERT" in results["benchmark_evaluation"]["systems"]
+    assert "`--frozen_prefix_layers 1`" in (out / "README.md").read_text()
+    saved, start = load_file(out / "model.safetensors"), load_file(Path(tiny_bert_dir) / "model.safetensors")
+    assert torch.equal(saved["bert.encoder.layer.0.output.dense.weight"], start["encoder.layer.0.output.dense.weight"])
+    assert not torch.equal(saved["bert.encoder.layer.1.output.dense.weight"],
+                           start["encoder.layer.1.output.dense.weight"])
+    assert len(list((tmp_path / "prefix").iterdir())) == 1

@@ -251,3 +251,18 @@ def test_the_estimate_packs_each_row_as_its_unit(tiny_bert_dir, duc_years):
                                                             for example in processor.examples_from_row(row, False))
                           for year in years for row in year.scorable}
     assert counted[0] != counted[2]  # without the query, the fixture's documents fit in fewer windows
+
+
+def test_the_estimate_of_a_frozen_prefix_reads_a_warmed_cache(tmp_path, capsys, tiny_bert_dir, duc_years, monkeypatch):
+    """A dry run of units with --frozen_prefix_layers measures their steps with the prefix read from a cache (warmed
+    in a temporary folder, not the user's) and says so."""
+    monkeypatch.setenv("WIKIREF_PREFIX_CACHE", str(tmp_path / "user-cache"))
+    from trainer_scripts.cli import main as wikiref
+
+    assert wikiref(["experiments", "--duc_dirs", duc_years[2006], "--folds", "2", "--encoder", str(tiny_bert_dir),
+                    "--recipe", "sentence-encoder", "--rows", "qbert", "--seeds", "1", "--baselines", "false",
+                    "--out", str(tmp_path / "x"), "--dry_run", "--frozen_prefix_layers", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "frozen prefix of 2 layers" in captured.err and "measured here:" in captured.err
+    assert "--frozen_prefix_layers 2" in captured.out
+    assert not (tmp_path / "user-cache").exists() and not (tmp_path / "x").exists()
