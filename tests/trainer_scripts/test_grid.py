@@ -35,6 +35,12 @@ def test_the_grid_runs_resumes_and_ends_with_one_line(tmp_path, capsys, monkeypa
     assert again.out.strip().splitlines()[-1].rsplit(",", 1)[0] == captured.out.strip().splitlines()[-1].rsplit(",", 1)[0]
 
 
+def test_all_layers_is_the_encoders_count(tiny_bert_dir):
+    assert grid.prefix_layers("all", str(tiny_bert_dir)) == 2
+    assert grid.prefix_layers("all", None) == 6  # the shipped MiniLM
+    assert grid.prefix_layers("3", None) == 3 and grid.prefix_layers("0", None) == 0
+
+
 def test_grid_line_reads_the_row_of_one_year():
     results = {"rows": {"qbert": {"duc": {"2006": {"rouge_1": {"mean": 0.4283, "std": 0.0032},
                                                     "rouge_2": {"mean": 0.1108, "std": 0.0013}}}}}}
@@ -51,6 +57,8 @@ def test_make_grid_without_its_folders_says_how_and_bad_values_are_one_line(tmp_
     run = subprocess.run(["make", "-s", "grid"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode != 0 and "usage: make grid DUC=" in run.stderr
     assert grid.main(["--duc", str(tmp_path), "--out", str(tmp_path / "o"), "--frozen_prefix_layers", "-1"]) == 2
-    assert "--frozen_prefix_layers must be 0 or more, got -1" in capsys.readouterr().err
+    assert "--frozen_prefix_layers must be 0 or more, or all, got -1" in capsys.readouterr().err
+    assert grid.main(["--duc", str(tmp_path), "--out", str(tmp_path / "o"), "--encoder", str(tmp_path)]) == 2
+    assert "--frozen_prefix_layers all: cannot read the layers of" in capsys.readouterr().err
     assert grid.main(["--duc", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.startswith("grid: error: ")
