@@ -98,10 +98,8 @@ def grid_line(results: dict[str, Any], units: int, seconds: float) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from trainer_scripts.experiments.common import ExperimentError, UnitsFailed
     from trainer_scripts.experiments.options import ExperimentArguments
-    from trainer_scripts.experiments.run import run_experiments
-    from wikiref_dataset.process.locks import FolderLocked
+    from trainer_scripts.experiments.run import run_reporting_errors
 
     arguments, extra = build_parser().parse_known_args(argv)
     try:
@@ -115,14 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         recipe=arguments.recipe)
     units = ["--frozen_prefix_layers", str(layers)] if layers else []
     started = time.perf_counter()
-    try:
-        run_experiments(experiments, [*units, *extra])
-    except (ExperimentError, FolderLocked) as error:
-        print(f"grid: error: {error}", file=sys.stderr)
-        return 2
-    except UnitsFailed as error:
-        print(f"grid: error: {error}", file=sys.stderr)
-        return 1
+    status = run_reporting_errors("grid", experiments, [*units, *extra])
+    if status:
+        return status
     seconds = time.perf_counter() - started
     results = json.loads((Path(arguments.out) / "results.json").read_text(encoding="utf-8"))
     done = sum(unit["kind"] == "finetune" and unit["status"] in ("ran", "cached")

@@ -185,15 +185,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     arguments, extra = parser.parse_args_into_dataclasses(args=argv, return_remaining_strings=True)
+    return run_reporting_errors("run_experiments.py", arguments, extra)
+
+
+def run_reporting_errors(prog: str, arguments: ExperimentArguments, extra: Sequence[str] = ()) -> int:
+    """:func:`run_experiments` with its errors as one line on stderr (``PROG: error: ...``): exit 2 for bad input or
+    a folder another run holds, 1 when units failed, else 0."""
     from wikiref_dataset.process.locks import FolderLocked
 
     try:
         return run_experiments(arguments, extra)
     except (ExperimentError, FolderLocked) as error:
-        print(f"run_experiments.py: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
     except UnitsFailed as error:
-        print(f"run_experiments.py: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return 1
 
 
