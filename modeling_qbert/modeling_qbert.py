@@ -203,14 +203,14 @@ class QBertSentencePooling(nn.Module):
 def build_encoder(config: QBertConfig) -> PreTrainedModel:
     """The encoder of a Q-BERT: `AutoModel.from_config(config.to_encoder_config())`, without a pooler where the class
     has one (Q-BERT pools sentences itself), with Q-BERT's attention implementation where the encoder supports it."""
-    encoder_class = MODEL_MAPPING[type(config.to_encoder_config())]
+    encoder_config = config.to_encoder_config()
     options = {}
-    if "add_pooling_layer" in inspect.signature(encoder_class.__init__).parameters:
+    if "add_pooling_layer" in inspect.signature(MODEL_MAPPING[type(encoder_config)].__init__).parameters:
         options["add_pooling_layer"] = False
     try:
-        return AutoModel.from_config(config.to_encoder_config(), attn_implementation=config._attn_implementation,
-                                     **options)
-    except ValueError:  # an implementation this encoder lacks (MPNet has eager attention only): its default
+        return AutoModel.from_config(encoder_config, attn_implementation=config._attn_implementation, **options)
+    except ValueError:  # an implementation this encoder lacks (MPNet has eager attention only): its default, from a
+        # fresh configuration (the failed attempt left the implementation it asked for in `encoder_config`)
         return AutoModel.from_config(config.to_encoder_config(), **options)
 
 
@@ -252,6 +252,8 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
     def __init__(self, config: QBertConfig):
         super().__init__(config)
         self.bert = build_encoder(config)  # the name keeps the weights' `bert.` prefix whatever the encoder's class
+        # read once, not in every forward pass: whether the encoder takes segment ids at all (MPNet does not)
+        self._encoder_takes_token_types = "token_type_ids" in inspect.signature(self.bert.forward).parameters
         offset = self.position_offset
         if offset != config.encoder_position_offset:
             logger.warning(f"the {config.encoder_model_type} encoder counts positions from {offset}, its configuration "
@@ -291,7 +293,7 @@ class QBertForSentenceScoring(QBertPreTrainedModel):
             ValueError: a token type the encoder does not embed (a processor built for BERT's two segments feeding a
                 RoBERTa or XLM-R encoder, which embeds one).
         """
-        if token_type_ids is None or "token_type_ids" not in inspect.signature(self.bert.forward).parameters:
+        if token_type_ids is None or not self._encoder_takes_token_types:
             return {}
         types = getattr(self.bert.config, "type_vocab_size", None)
         if types is not None and not torch.compiler.is_compiling() and token_type_ids.numel():
