@@ -60,5 +60,8 @@ def test_make_grid_without_its_folders_says_how_and_bad_values_are_one_line(tmp_
     assert "--frozen_prefix_layers must be 0 or more, or all, got -1" in capsys.readouterr().err
     assert grid.main(["--duc", str(tmp_path), "--out", str(tmp_path / "o"), "--encoder", str(tmp_path)]) == 2
     assert "--frozen_prefix_layers all: cannot read the layers of" in capsys.readouterr().err
+    # --wait is the runner's (the message of a folder another run holds names it), not passed to the units
+    arguments, extra = grid.build_parser().parse_known_args(["--duc", "d", "--out", "o", "--wait"])
+    assert arguments.wait is True and extra == []
     assert grid.main(["--duc", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.startswith("grid: error: ")

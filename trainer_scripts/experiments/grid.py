@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(GRID_SEEDS), metavar="SEED")
     parser.add_argument("--folds", type=int, default=GRID_FOLDS, metavar="K")
     parser.add_argument("--jobs", type=int, default=0, metavar="N", help="Units at once (0: the runner's choice).")
+    parser.add_argument("--wait", action="store_true",
+                        help="When another run holds --out, wait for it to end instead of stopping.")
     parser.add_argument("--recipe", default=None, metavar="NAME",
                         help="The units' recipe (default: the encoder's, sentence-encoder for the shipped MiniLM).")
     parser.add_argument("--encoder", default=None, metavar="DIR",
@@ -111,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     experiments = ExperimentArguments(
         duc_dirs=[arguments.duc], folds=arguments.folds, rows=[GRID_ROW], seeds=list(arguments.seeds),
         out=arguments.out, baselines=False, keep_models=False, jobs=arguments.jobs, encoder=arguments.encoder,
-        recipe=arguments.recipe)
+        recipe=arguments.recipe, wait=arguments.wait)
     units = ["--frozen_prefix_layers", str(layers)] if layers else []
     started = time.perf_counter()
     status = run_reporting_errors("grid", experiments, [*units, *extra])
