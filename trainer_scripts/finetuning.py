@@ -102,9 +102,11 @@ class DucArguments:
                 "of the narrative as a level of its own, as `wikiref duc convert` writes it), joined (the title and "
                 "the narrative as one level), narrative (the narrative alone, one level) or title (the title alone)."})
     extra_train_dirs: list[str] = field(default_factory=list, metadata={
-        "help": "Folders written by `wikiref qfs convert` (QMSum, SQuALITY, ...) whose train split is added to the "
-                "DUC training clusters, labelled as DUC's are (each sentence's ROUGE-2 recall, --target_scaling): "
-                "more training data from other query-focused benchmarks. The test stays DUC's."})
+        "help": "Folders written by `wikiref qfs convert` (QMSum, SQuALITY, ...) whose train split (DIR:SPLIT for "
+                "another split, e.g. qfs/debatepedia:validation) is added to the training queries (DUC's clusters, "
+                "or --qfs_dir's train split), labelled as DUC's are (each sentence's ROUGE-2 recall, "
+                "--target_scaling): more training data from other query-focused benchmarks. The test stays the "
+                "run's."})
     selection: str = field(default="duc", metadata={
         "help": "The rule that turns the test sentences' scores into each summary, saved as the model's "
                 "cluster_selection (the pipeline's rule for several documents): duc (the paper's: by score, skipping "
@@ -268,8 +270,23 @@ def check_lever_arguments(duc_args: DucArguments) -> None:
     if duc_args.selection not in CLUSTER_RULES:
         raise ScriptError(f"--selection must be one of {', '.join(CLUSTER_RULES)}, got {duc_args.selection!r}")
     check_query_format(duc_args.query_format)
-    if duc_args.qfs_dir and (duc_args.extra_train_dirs or duc_args.query_format != "levels"):
-        raise ScriptError("--extra_train_dirs and --query_format change DUC training; with --qfs_dir give neither")
+    if duc_args.qfs_dir and duc_args.query_format != "levels":
+        raise ScriptError("--query_format changes how a DUC topic is given; with --qfs_dir leave it out")
+    if duc_args.qfs_dir and duc_args.extra_train_dirs:
+        check_extra_beside_benchmark(duc_args)
+
+
+def check_extra_beside_benchmark(duc_args: DucArguments) -> None:
+    """With ``--qfs_dir``, extra training data is labelled as the benchmark's own (``--qfs_labels oracle``) and never
+    the split the run tests on."""
+    if duc_args.qfs_labels != "oracle":
+        raise ScriptError(f"--extra_train_dirs are labelled with ROUGE-2 recall (oracle); --qfs_labels "
+                          f"{duc_args.qfs_labels} would train two kinds of target at once")
+    tested = Path(duc_args.qfs_dir).resolve()
+    for value in duc_args.extra_train_dirs:
+        folder, split = extra_split(value)
+        if Path(folder).resolve() == tested and split == duc_args.qfs_test_split:
+            raise ScriptError(f"--extra_train_dirs {value} is the split this run tests on (--qfs_test_split {split})")
 
 
 def check_query_format(how: str) -> None:
@@ -296,23 +313,35 @@ def format_queries(rows: Sequence[Mapping[str, Any]], how: str) -> list[dict[str
     return formatted
 
 
+def extra_split(value: str) -> tuple[str, str]:
+    """``DIR`` or ``DIR:SPLIT`` of ``--extra_train_dirs``: the folder and the split added (``train`` by default). A
+    folder whose own name holds a colon is read whole when it exists."""
+    folder, colon, split = value.rpartition(":")
+    if not colon or not folder or not split or "/" in split or "\\" in split or Path(value).exists():
+        return value, "train"
+    return folder, split
+
+
 def extra_training_rows(folders: Sequence[str]) -> list[dict[str, Any]]:
-    """The train split of each converted benchmark of ``--extra_train_dirs``, its rows as DUC rows are (``query``,
-    ``documents`` with ``sentences``, ``references``).
+    """The rows of each converted benchmark of ``--extra_train_dirs`` (``DIR`` for its train split, ``DIR:SPLIT`` for
+    another: Debatepedia's released train split has no documents, its validation rows have), as DUC rows are
+    (``query``, ``documents`` with ``sentences``, ``references``).
 
     Raises:
-        ScriptError: a folder that is not a converted benchmark with a train split.
+        ScriptError: a folder that is not a converted benchmark with that split.
     """
     from wikiref_dataset.qfs import QfsError, load_split
 
     rows: list[dict[str, Any]] = []
-    for folder in folders:
+    for value in folders:
+        folder, split_name = extra_split(value)
         try:
-            split = load_split(folder, "train")
+            split = load_split(folder, split_name)
         except QfsError as error:
             raise ScriptError(f"--extra_train_dirs: {error}") from None
         rows.extend(dict(row) for row in split.rows)
-        logger.info("extra training data: %d queries of %s (%s)", len(split.rows), split.benchmark, folder)
+        logger.info("extra training data: %d queries of %s %s (%s)", len(split.rows), split.benchmark, split_name,
+                    folder)
     return rows
 
 

@@ -198,7 +198,7 @@ class BenchmarkData:
     train_split: str = "train"
     labels: str = "oracle"
     target_scaling: str = "cluster_max"
-    extra_train_queries: int = 0
+    extra_rows: Rows = field(default_factory=list)
 
     @classmethod
     def load(cls, duc_args: DucArguments) -> BenchmarkData:
@@ -215,14 +215,20 @@ class BenchmarkData:
             test = load_split(duc_args.qfs_dir, duc_args.qfs_test_split)
         except QfsError as error:
             raise ScriptError(str(error)) from None
+        extra_rows = extra_training_rows(duc_args.extra_train_dirs)
         return cls(train_rows=train.rows, test=test, scoring=scoring_for(test.benchmark), train_split=train.split,
-                   labels=duc_args.qfs_labels, target_scaling=duc_args.target_scaling)
+                   labels=duc_args.qfs_labels, target_scaling=duc_args.target_scaling, extra_rows=extra_rows)
+
+    @property
+    def extra_train_queries(self) -> int:
+        return len(self.extra_rows)
 
     def training_rows(self, label_field: str) -> Rows:
-        """The training queries, labelled with ROUGE-2 recall (``oracle``) or the answer spans (``spans``)."""
+        """The training queries (and ``--extra_train_dirs``' rows), labelled with ROUGE-2 recall (``oracle``) or the
+        answer spans (``spans``, never with extra rows)."""
         if self.labels == "spans":
             return span_labels(self.train_rows, label_field)
-        return label_clusters(self.train_rows, label_field, scaling=self.target_scaling)
+        return label_clusters(self.train_rows + self.extra_rows, label_field, scaling=self.target_scaling)
 
     def test_rows(self) -> Rows:
         return self.test.rows

@@ -687,6 +687,12 @@ def training_data_text(results: TrainingResults) -> str:
     elif finetuning and finetuning.train_years:
         years = ", ".join(map(str, finetuning.train_years))
         parts.append(f"DUC {years} (news clusters; queries: a topic's title and narrative)")
+    extra = list(finetuning.extra_train_dirs or []) if finetuning else []
+    if extra:
+        count = finetuning.extra_train_queries
+        queries = f"{count:,} queries" if isinstance(count, int) else "the queries"
+        parts.append(f"{queries} of other converted benchmarks beside them ({', '.join(f'`{d}`' for d in extra)}, "
+                     "labelled with each sentence's ROUGE-2 recall)")
     if not parts:
         return "no data (this run did not train)" if not finetuning else "data the results file does not record"
     return " and ".join(parts)

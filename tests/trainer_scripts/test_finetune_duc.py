@@ -528,11 +528,34 @@ def test_benchmark_runs_refuse_duc_options_and_bad_values(tmp_path, tiny_qbert_d
              (["--qfs_train_split", "validation"], "are both 'validation'"),
              (["--qfs_test_split", "test"], "no split 'test'; it has train, validation"),
              (["--validation_clusters", "1"], "--validation_clusters chooses the epoch with DUC's metric"),
-             (["--preprocessing_num_workers", "0"], "--preprocessing_num_workers must be at least 1, got 0")]
+             (["--preprocessing_num_workers", "0"], "--preprocessing_num_workers must be at least 1, got 0"),
+             (["--extra_train_dirs", f"{qmsum_converted}:validation"],
+              f"--extra_train_dirs {qmsum_converted}:validation is the split this run tests on"),
+             (["--extra_train_dirs", str(qmsum_converted), "--qfs_labels", "spans"],
+              "--qfs_labels spans would train two kinds of target at once"),
+             (["--extra_train_dirs", f"{qmsum_converted}:test"], "no split 'test'"),
+             (["--query_format", "joined"], "--query_format changes how a DUC topic is given")]
     for extra, message in cases:
         caplog.clear()
         assert finetune_duc.main([*base, *extra, *out]) == 2, extra
         assert message in caplog.text, (extra, caplog.text[-500:])
+
+
+def test_extra_training_data_beside_a_converted_benchmark(tmp_path, tiny_qbert_dir, qmsum_converted):
+    """--qfs_dir with --extra_train_dirs (a pre-training stage on several benchmarks): the extra split's queries train
+    beside the benchmark's own and are counted in the record; DIR:SPLIT picks a split other than train."""
+    assert finetuning.extra_split("qfs/debatepedia:validation") == ("qfs/debatepedia", "validation")
+    assert finetuning.extra_split("qfs/squality") == ("qfs/squality", "train")
+    assert finetuning.extra_split("runs/a:b/c") == ("runs/a:b/c", "train")  # a colon inside a path is no split
+    out = tmp_path / "stage"
+    assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), "--qfs_dir", str(qmsum_converted),
+                              "--extra_train_dirs", f"{qmsum_converted}:train", "--baselines", "none",
+                              "--output_dir", str(out), *FAST]) == 0
+    tuning = json.loads((out / "results.json").read_text())["finetuning"]
+    assert tuning["extra_train_queries"] == 3 and tuning["clusters"] == 6
+    assert tuning["extra_train_dirs"] == [f"{qmsum_converted}:train"]
+    assert f"3 queries of other converted benchmarks beside them (`{qmsum_converted}:train`" in (
+        out / "README.md").read_text()
 
 
 def test_the_levers_train_save_and_load(tmp_path, tiny_bert_dir, duc_years, qmsum_converted):
