@@ -187,6 +187,10 @@ def select_ilp(
     candidates: int = 300,
     fill: bool = True,
     time_limit: float = 30.0,
+    unigram_weight: float = 0.0,
+    document_weight: float = 0.0,
+    sentence_weight: float = 0.0,
+    documents: Sequence[int] | None = None,
 ) -> list[int]:
     """Concept coverage by integer linear programming (Gillick and Favre, 2009): indices of the chosen sentences,
     in score order.
@@ -210,31 +214,32 @@ def select_ilp(
             from (the ICSI summarizer prunes the same way; the program grows with it).
         fill (`bool`, *optional*, defaults to `True`): fill the budget's remainder greedily.
         time_limit (`float`, *optional*, defaults to 30): seconds HiGHS may take; past it, its best solution so far.
+        unigram_weight (`float`, *optional*, defaults to 0): unigram concepts beside the bigrams (ROUGE-1's units:
+            stemmed ROUGE tokens, stop words included as ROUGE-1 counts them; a word every sentence holds adds the
+            same to every choice), each weighing this times the scaled scores of the pool's sentences that hold it.
+            0: bigrams only.
+        document_weight (`float`, *optional*, defaults to 0): adds to each concept's weight this times the number of
+            documents whose pool sentences hold it (Gillick and Favre weigh concepts by document frequency alone);
+            needs ``documents``.
+        sentence_weight (`float`, *optional*, defaults to 0): a chosen sentence's own value, this times its scaled
+            score, beside the concepts it covers (0: the score only breaks ties).
+        documents (`Sequence[int]`, *optional*): the document of each sentence, for ``document_weight``.
 
     Raises:
         RuntimeError: the solver returned no solution (it always has one: choosing nothing is feasible).
     """
     values = _check_scores(sentences, scores)
-    if max_words < 1:
-        raise ValueError(f"max_words must be >= 1, got {max_words}")
-    if candidates < 1:
-        raise ValueError(f"candidates must be >= 1, got {candidates}")
+    _check_ilp_settings(len(sentences), max_words, candidates, unigram_weight, document_weight, sentence_weight,
+                        documents)
     lengths = [count_words(sentence) for sentence in sentences]
     pool = [index for index in rank_by_score(values) if lengths[index]][:candidates]
     if not pool:
         return []
     relevance = min_max_scaled([values[index] for index in pool])
-    concept_ids: dict[Any, int] = {}
-    weights: list[float] = []
-    holds: list[tuple[int, int]] = []  # (pool position, concept id)
-    for position, index in enumerate(pool):
-        for gram in sentence_ngrams(sentences[index], 2):
-            concept = concept_ids.setdefault(gram, len(concept_ids))
-            if concept == len(weights):
-                weights.append(0.0)
-            weights[concept] += relevance[position]
-            holds.append((position, concept))
-    chosen = _solve_coverage([lengths[index] for index in pool], relevance, weights, holds, max_words, time_limit)
+    weights, holds = _concepts(sentences, pool, relevance, unigram_weight, document_weight, documents)
+    sentence_values = [(1e-6 + sentence_weight) * value for value in relevance]
+    chosen = _solve_coverage([lengths[index] for index in pool], sentence_values, weights, holds, max_words,
+                             time_limit)
     selected = [pool[position] for position in chosen]
     selected.sort(key=lambda index: (-values[index], index))
     if fill:
@@ -242,9 +247,54 @@ def select_ilp(
     return selected
 
 
+def _check_ilp_settings(n_sentences: int, max_words: int, candidates: int, unigram_weight: float,
+                        document_weight: float, sentence_weight: float, documents: Sequence[int] | None) -> None:
+    """Refuse settings of :func:`select_ilp` that name no program, in one line each."""
+    if max_words < 1:
+        raise ValueError(f"max_words must be >= 1, got {max_words}")
+    if candidates < 1:
+        raise ValueError(f"candidates must be >= 1, got {candidates}")
+    for name, value in (("unigram_weight", unigram_weight), ("document_weight", document_weight),
+                        ("sentence_weight", sentence_weight)):
+        if not value >= 0 or math.isinf(value):
+            raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    if document_weight and documents is None:
+        raise ValueError("document_weight weighs a concept by the documents that hold it; give each sentence's "
+                         "document (documents=...)")
+    if documents is not None and len(documents) != n_sentences:
+        raise ValueError(f"documents gives {len(documents)} document(s) for {n_sentences} sentence(s)")
+
+
+def _concepts(sentences: Sequence[str], pool: Sequence[int], relevance: Sequence[float], unigram_weight: float,
+              document_weight: float, documents: Sequence[int] | None) -> tuple[list[float], list[tuple[int, int]]]:
+    """The concepts of :func:`select_ilp`'s pool: each concept's weight and the ``(pool position, concept id)`` pairs
+    of the sentences that hold it. Bigrams always; unigrams when ``unigram_weight``; plus
+    ``document_weight`` times the documents holding a concept."""
+    concept_ids: dict[Any, int] = {}
+    weights: list[float] = []
+    holds: list[tuple[int, int]] = []  # (pool position, concept id)
+    holding_documents: list[set[int]] = []
+    kinds = [(2, 1.0)] + ([(1, unigram_weight)] if unigram_weight else [])
+    for position, index in enumerate(pool):
+        for n, factor in kinds:
+            for gram in sentence_ngrams(sentences[index], n):
+                concept = concept_ids.setdefault((n, gram), len(concept_ids))
+                if concept == len(weights):
+                    weights.append(0.0)
+                    holding_documents.append(set())
+                weights[concept] += factor * relevance[position]
+                holds.append((position, concept))
+                if documents is not None:
+                    holding_documents[concept].add(documents[index])
+    if document_weight:
+        weights = [weight + document_weight * len(held) for weight, held in zip(weights, holding_documents)]
+    return weights, holds
+
+
 def _solve_coverage(lengths: Sequence[int], relevance: Sequence[float], weights: Sequence[float],
                     holds: Sequence[tuple[int, int]], max_words: int, time_limit: float) -> list[int]:
-    """The pool positions the concept-coverage program chooses (see :func:`select_ilp`).
+    """The pool positions the concept-coverage program chooses (see :func:`select_ilp`); ``relevance`` is each
+    sentence's own value in the objective.
 
     A concept that only one sentence of the pool holds is covered exactly when that sentence is chosen, so its
     weight moves onto the sentence's own variable and the concept leaves the program: the same optimum, a program a
@@ -260,7 +310,7 @@ def _solve_coverage(lengths: Sequence[int], relevance: Sequence[float], weights:
     holders: dict[int, list[int]] = {}
     for position, concept in holds:
         holders.setdefault(concept, []).append(position)
-    sentence_weights = [1e-6 * value for value in relevance]  # the tie-break: the better-scored of equal covers
+    sentence_weights = list(relevance)  # at least the tie-break: the better-scored of equal covers
     shared = []
     for concept, positions in holders.items():
         if len(positions) == 1:
@@ -326,7 +376,9 @@ CLUSTER_RULES = ("duc", "mmr", "ilp")
 """The multi-document selection rules by name: the paper's greedy rule (:func:`select_duc`), :func:`select_mmr` and
 :func:`select_ilp`."""
 
-RULE_SETTINGS = {"duc": ("redundancy",), "mmr": ("tradeoff",), "ilp": ("candidates", "fill", "time_limit")}
+RULE_SETTINGS = {"duc": ("redundancy",), "mmr": ("tradeoff",),
+                 "ilp": ("candidates", "fill", "time_limit", "unigram_weight", "document_weight", "sentence_weight",
+                         "documents")}
 """The settings each cluster rule takes (its function's keyword arguments besides ``max_words``)."""
 
 
@@ -556,6 +608,8 @@ class ClusterSentences:
         (:func:`select_cluster`, with that rule's ``settings``)."""
         if rule == "duc":
             return select_duc(self.sentences, scores, max_words=max_words, redundancy=redundancy)
+        if rule == "ilp" and settings.get("document_weight") and settings.get("documents") is None:
+            settings = {**settings, "documents": [document for document, _ in self.positions]}
         return select_cluster(rule, self.sentences, scores, max_words=max_words, **settings)
 
     def summary(self, indices: Iterable[int], max_words: int | None = None) -> str:

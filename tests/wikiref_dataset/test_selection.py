@@ -1,6 +1,7 @@
 """Selection rules: DUC (bigram redundancy, 250-word budget, truncation), WikiRef (threshold, trigram blocking,
 threshold tuning) and the cluster flattening helper."""
 
+import functools
 import math
 
 import numpy as np
@@ -232,6 +233,62 @@ def test_ilp_finds_the_best_cover_that_brute_force_finds(seed):
     best = max(_coverage(sentences, scores, subset, pool) for size in range(len(pool) + 1)
                for subset in combinations(pool, size) if sum(count_words(sentences[i]) for i in subset) <= budget)
     assert _coverage(sentences, scores, chosen, pool) == pytest.approx(best, abs=1e-4)
+
+
+def _weighted_objective(sentences, scores, chosen, pool, documents, unigram, per_document, own):
+    """The program's objective with every setting, by hand: bigram concepts weighted by the pool's scaled scores,
+    unigram concepts by ``unigram`` times them, each concept plus ``per_document`` per document whose pool sentences
+    hold it, and each chosen sentence's own scaled score times ``own``."""
+    values = [scores[index] for index in pool]
+    low, high = min(values), max(values)
+    scaled = {index: (scores[index] - low) / (high - low) for index in pool}
+    weight: dict = {}
+    held: dict = {}
+    for index in pool:
+        for n, factor in ((2, 1.0), (1, unigram)):
+            for gram in selection.sentence_ngrams(sentences[index], n):
+                weight[(n, gram)] = weight.get((n, gram), 0.0) + factor * scaled[index]
+                held.setdefault((n, gram), set()).add(documents[index])
+    covered = {(n, gram) for index in chosen for n in (1, 2) for gram in selection.sentence_ngrams(sentences[index], n)}
+    return (sum(weight[concept] + per_document * len(held[concept]) for concept in covered)
+            + own * sum(scaled[index] for index in chosen))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ilp_with_unigram_document_and_sentence_weights_finds_the_best_choice(seed):
+    rng = np.random.default_rng(100 + seed)
+    vocabulary = "storm flood rain wind town city river bank family school road bridge power water help".split()
+    sentences = [" ".join(rng.choice(vocabulary, size=int(rng.integers(3, 8)))) for _ in range(9)]
+    scores = list(rng.random(9))
+    documents = [int(value) for value in rng.integers(0, 3, size=9)]
+    settings = {"unigram_weight": 0.5, "document_weight": 0.3, "sentence_weight": 0.7}
+    pool = sorted(range(9), key=lambda index: -scores[index])[:7]
+    chosen = select_ilp(sentences, scores, max_words=14, candidates=7, fill=False, documents=documents, **settings)
+    assert set(chosen) <= set(pool) and sum(count_words(sentences[index]) for index in chosen) <= 14
+    objective = functools.partial(_weighted_objective, sentences, scores, pool=pool, documents=documents,
+                                  unigram=0.5, per_document=0.3, own=0.7)
+    best = max(objective(subset) for size in range(len(pool) + 1) for subset in combinations(pool, size)
+               if sum(count_words(sentences[i]) for i in subset) <= 14)
+    assert objective(chosen) == pytest.approx(best, abs=1e-4)
+    assert _coverage(sentences, scores, select_ilp(sentences, scores, max_words=14, candidates=7, fill=False),
+                     pool) >= _coverage(sentences, scores, chosen, pool) - 1e-9  # the default: bigrams alone
+
+
+def test_ilp_settings_reach_it_through_the_cluster_and_bad_values_are_refused():
+    scores = [0.9, 0.85, 0.6, 0.5]
+    cluster = ClusterSentences.from_documents([NEWS[:2], NEWS[2:]])
+    assert cluster.select(scores, max_words=16, rule="ilp", document_weight=0.5) == select_ilp(
+        NEWS, scores, max_words=16, document_weight=0.5, documents=[0, 0, 1, 1])  # the cluster names the documents
+    assert select_cluster("ilp", NEWS, scores, max_words=16, unigram_weight=0.0) == select_ilp(NEWS, scores, 16)
+    for name, value, message in (("unigram_weight", -1.0, "unigram_weight must be a finite number >= 0, got -1"),
+                                 ("sentence_weight", math.nan, "sentence_weight must be a finite number >= 0"),
+                                 ("document_weight", math.inf, "document_weight must be a finite number >= 0")):
+        with pytest.raises(ValueError, match=message):
+            select_ilp(NEWS, scores, documents=[0, 0, 1, 1], **{name: value})
+    with pytest.raises(ValueError, match="give each sentence's document"):
+        select_ilp(NEWS, scores, document_weight=0.5)
+    with pytest.raises(ValueError, match="documents gives 2 document"):
+        select_ilp(NEWS, scores, documents=[0, 1])
 
 
 def test_ilp_fill_uses_the_whole_budget_as_the_greedy_rule_does():
