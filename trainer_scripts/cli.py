@@ -185,7 +185,12 @@ def run_rescore(args: argparse.Namespace) -> int:
     if args.redundancy is not None and not 0 <= args.redundancy <= 1:
         raise CliError(f"--redundancy must lie in [0, 1], got {args.redundancy}")
     say = None if args.quiet else (lambda message: print(f"rescoring {message} ...", file=sys.stderr, flush=True))
-    result = rescore(args.runs, args.duc_dirs, rules, mixes, average_seeds=args.average_seeds, progress=say)
+    baselines = [] if args.baselines == ["none"] else list(dict.fromkeys(args.baselines))
+    unknown = [name for name in baselines if name not in ("query-sim", "lead")]
+    if unknown:
+        raise CliError(f"--baselines: unknown {', '.join(map(repr, unknown))}: choose from query-sim, lead, or none")
+    result = rescore(args.runs, args.duc_dirs, rules, mixes, average_seeds=args.average_seeds, progress=say,
+                     baselines=baselines)
     table = to_markdown(result)
     print(table, end="")
     if args.out:
@@ -201,8 +206,9 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
                     "(wikiref experiments, finetune_duc.py: sentence_scores.jsonl), with other selection rules, the "
                     "seeds' scores averaged or another signal mixed in, and score the summaries with the official "
                     "DUC settings: the levers that change no weight, measured without retraining. Units that differ "
-                    "only in fold and seed are one group; each seed's folds are pooled and scored per year. Prints a "
-                    "table (mean ± std over the seeds [95% interval of the median seed's run]); --out writes "
+                    "only in fold and seed are one group; each seed's folds are pooled and scored per year. Under "
+                    "each rule, QUERY-SIM and LEAD chosen by the same rule stand beside the model (QUERY-SIM (ILP)). "
+                    "Prints a table (mean ± std over the seeds [95% interval of the median seed's run]); --out writes "
                     "rescore.md and rescore.json.",
         example=["wikiref rescore runs --duc_dirs duc/2006 --selection duc mmr ilp --average_seeds",
                  "wikiref rescore runs/units --duc_dirs duc/2006 --selection ilp --mix none query_sim:0.2 "
@@ -225,6 +231,9 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
                               "query). Default: none")
     rescore.add_argument("--average_seeds", action="store_true",
                          help="also choose summaries from the seeds' scores averaged sentence by sentence")
+    rescore.add_argument("--baselines", nargs="+", default=["query-sim", "lead"], metavar="NAME",
+                         help="baselines shown under each rule, chosen by that rule with the same settings: "
+                              "query-sim, lead, or none (default: query-sim lead)")
     rescore.add_argument("--out", metavar="DIR", help="folder for rescore.md and rescore.json")
     return rescore
 

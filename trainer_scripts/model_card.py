@@ -159,6 +159,13 @@ class ExperimentsFolderResults:
     def baseline(self, key: str, benchmark: str) -> Any:
         return ((self.row(key).get("benchmarks") or {}).get(benchmark) or {}).get("baseline")
 
+    def baseline_rows(self) -> dict[str, str]:
+        """Variant -> row name of the baselines: LEAD, QUERY-SIM, ORACLE and their rows under the fine-tuned rows'
+        rule (``query_sim@ilp`` -> ``QUERY-SIM (ILP)``, its record's ``system``), in the run's order."""
+        found = {key: self.row(key).get("system") or self.row(key).get("published_row") or key
+                 for key, row in self.rows.items() if (row or {}).get("row") in ("lead", "query_sim", "oracle")}
+        return found or {key: self.row(key).get("published_row") or key for key in ("lead", "query_sim", "oracle")}
+
 
 def experiments_results(experiments: ExperimentsFolderResults | Mapping[str, Any],
                         folder: str | Path) -> TrainingResults:
@@ -183,9 +190,8 @@ def experiments_results(experiments: ExperimentsFolderResults | Mapping[str, Any
         if zero_shot:
             benchmarks[name] = {"split": setting.get("split"), "queries": setting.get("queries"),
                                 "zero_shot": zero_shot,
-                                "baselines": {experiments.row(key).get("published_row") or key:
-                                              experiments.baseline(key, name)
-                                              for key in ("lead", "query_sim", "oracle")}}
+                                "baselines": {system: experiments.baseline(key, name)
+                                              for key, system in experiments.baseline_rows().items()}}
     results.experiments = ExperimentsSummary(
         row=best.get("variant"), published_row=best.get("published_row"), seeds=experiments.settings.get("seeds"),
         duc=row.get("duc") or {}, benchmarks=benchmarks, folder=str(folder), models=best.get("models") or [])
