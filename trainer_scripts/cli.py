@@ -107,10 +107,14 @@ def add_duc_evaluate_parser(duc_commands: argparse._SubParsersAction) -> argpars
                     "ROUGE-2 and ROUGE-SU4 recall under the official DUC settings, through the project's `evaluate` "
                     "module, and print a table shaped like Table VI of Zhu et al. (2022) with 95% intervals. The "
                     "systems: the LEAD, QUERY-SIM and ORACLE baselines, your summaries (JSON lines {topic_id, "
-                    "summary} or a DUC peer folder), or a Q-BERT model folder. --out writes every score (0-1) as "
-                    "JSON.",
+                    "summary} or a DUC peer folder), or a Q-BERT model folder (alone or beside the baselines). Each "
+                    "row names the rule its sentences were chosen with: --selection gives the rules (duc, the "
+                    "paper's greedy one and the baselines' own; mmr; ilp), by default the baselines' own and a "
+                    "model's, so that the baselines also stand under the model's rule (QUERY-SIM (ILP)). --out "
+                    "writes every score (0-1) and each row's rule as JSON.",
         example=["wikiref duc evaluate --dataset duc/2005 --dataset duc/2006 --dataset duc/2007 --baseline all "
                  "--out table6.json",
+                 "wikiref duc evaluate --dataset duc/2006 --baseline all --model runs/qbert",
                  "wikiref duc evaluate --dataset duc/2006 --summaries my_system.jsonl"],
         func=run_duc_evaluate, quiet=False)
     add_evaluate_arguments(evaluate)
@@ -136,8 +140,9 @@ def add_qfs_evaluate_parser(qfs_commands: argparse._SubParsersAction) -> argpars
                     "convert`) with the benchmark's own scoring: ROUGE-1, ROUGE-2 and ROUGE-L F1 (or recall), its "
                     "multi-reference rule, on the project's ROUGE-1.5.5 engine, with 95% intervals. The systems: "
                     "the LEAD, QUERY-SIM and ORACLE baselines within the benchmark's word budget, your summaries "
-                    "(JSON lines {topic_id, summary}), or a Q-BERT model folder. --out writes every score (0-1) as "
-                    "JSON under the keys `wikiref duc evaluate` uses.",
+                    "(JSON lines {topic_id, summary}), or a Q-BERT model folder (alone or beside the baselines), "
+                    "under the rules of --selection as `wikiref duc evaluate` takes them. --out writes every score "
+                    "(0-1) and each row's rule as JSON under the keys `wikiref duc evaluate` uses.",
         example=["wikiref qfs evaluate --dataset qfs/qmsum --baseline all --out qmsum.json",
                  "wikiref qfs evaluate --dataset qfs/squality --split validation --summaries mine.jsonl"],
         func=run_qfs_evaluate, quiet=False)

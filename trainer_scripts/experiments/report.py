@@ -81,6 +81,7 @@ class Report:
                            for benchmark in self.plan.inputs.benchmarks},
             "qfs_labels": self.arguments.qfs_labels if self.plan.inputs.benchmarks else None,
             "subprocess": self.arguments.subprocess,
+            "rules": list(self.plan.rules),
             "scores": "x1 in results.json (0-1), x100 in results.md; mean and sample std over distinct runs (seeds); "
                       "ci_median_run: the 95% bootstrap interval of the run whose score is the median",
         }
