@@ -234,9 +234,14 @@ def test_a_model_beside_the_baselines_under_its_rule_and_the_greedy_one(years, t
     config = json_module.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json_module.dumps({**config, "cluster_selection": "ilp"}))
     calls = _watch_ilp(monkeypatch)
+    scored = []  # the model scores the sentences once, under its own rule; the greedy row reuses the scores
+    model_summaries = duc_evaluation.model_summaries
+    monkeypatch.setattr(duc_evaluation, "model_summaries", lambda *args, **kwargs: scored.append(
+        kwargs.get("rule")) or model_summaries(*args, **kwargs))
     output, saved = tmp_path / "model.json", tmp_path / "model.jsonl"
     assert main(["--dataset", years[2006], "--baseline", "query-sim", "--model", str(folder), "--out", str(output),
                  "--save_summaries", str(saved), "--quiet"]) == 0
+    assert scored == ["ilp"]
     results = json.loads(output.read_text())
     assert results["rules"] == {"QUERY-SIM": "duc", "QUERY-SIM (ILP)": "ilp", "ilp-qbert": "ilp",
                                 "ilp-qbert (greedy)": "duc"}

@@ -107,7 +107,7 @@ def test_the_baselines_stand_under_each_rule_with_its_settings(tmp_path, capsys,
     rows = {(row["system"], row["rule"]): row for row in result["groups"][0]["rows"]}
     assert list(rows) == [("Q-BERT", "duc"), ("QUERY-SIM", "duc"), ("Q-BERT", "ilp"), ("QUERY-SIM (ILP)", "ilp")]
     assert rows[("QUERY-SIM (ILP)", "ilp")]["settings"] == {"candidates": 5}
-    assert calls and all(settings == {"candidates": 5} for settings in calls)
+    assert len(calls) == 4 and all(settings == {"candidates": 5} for settings in calls)  # Q-BERT's 2, QUERY-SIM's 2
     years = load_years([duc_years[2006]])
     summaries = {row["topic_id"]: baseline_summary("query-sim", row, rule="ilp", candidates=5)
                  for row in years[0].scorable}
