@@ -518,7 +518,7 @@ def duc_table(results: TrainingResults) -> str | None:
             cells += [f"{values[0]:.2f}", f"{values[1]:.2f}", "n/a"] if values else ["-", "-", "-"]
         rows.append([f"{row} (published ‡)", *(["greedy"] if evaluation.rules else []), *cells])
         note = published_note(results, setup)
-    table = _markdown_table(header, rows)
+    table = _markdown_table(header, rows, numeric_from=2 if evaluation.rules else 1)
     if note:
         table += "\n\n‡ " + note
     if trained_on & set(years):
@@ -559,7 +559,7 @@ def benchmark_table(results: TrainingResults) -> str | None:
             cells.append(f"**{cell}**" if name == MODEL_SYSTEM and cell != "-" else cell)
         rows.append([f"**{model_variant(results)} (this model)**" if name == MODEL_SYSTEM else name,
                      *_rule_column(evaluation, name), *cells])
-    return _markdown_table(header, rows)
+    return _markdown_table(header, rows, numeric_from=2 if evaluation.rules else 1)
 
 
 # ---- metadata -----------------------------------------------------------------------------------------------------
