@@ -354,6 +354,10 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
     "docs/evaluation.md": {
         **_DUC,
         "wikiref duc evaluate --dataset duc/2006 --summaries my_system.jsonl": Entry(),
+        "wikiref duc evaluate --dataset duc/2006 --baseline lead query-sim --selection duc ilp": Entry(),
+        "wikiref duc evaluate --dataset duc/2006 --baseline all --model runs/qbert":
+            Entry("parse", "needs a fine-tuned model folder: tests/trainer_scripts/test_evaluate_duc.py scores a tiny "
+                           "model beside the baselines"),
         "python: import evaluate": Entry(),
         "python: from wikiref_dataset.rouge import RougeConfig, RougeScorer, rouge": Entry(),
         "wikiref rouge items.jsonl": Entry(),

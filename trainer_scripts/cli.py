@@ -107,10 +107,14 @@ def add_duc_evaluate_parser(duc_commands: argparse._SubParsersAction) -> argpars
                     "ROUGE-2 and ROUGE-SU4 recall under the official DUC settings, through the project's `evaluate` "
                     "module, and print a table shaped like Table VI of Zhu et al. (2022) with 95% intervals. The "
                     "systems: the LEAD, QUERY-SIM and ORACLE baselines, your summaries (JSON lines {topic_id, "
-                    "summary} or a DUC peer folder), or a Q-BERT model folder. --out writes every score (0-1) as "
-                    "JSON.",
+                    "summary} or a DUC peer folder), or a Q-BERT model folder (alone or beside the baselines). Each "
+                    "row names the rule its sentences were chosen with: --selection gives the rules (duc, the "
+                    "paper's greedy one and the baselines' own; mmr; ilp), by default the baselines' own and a "
+                    "model's, so that the baselines also stand under the model's rule (QUERY-SIM (ILP)). --out "
+                    "writes every score (0-1) and each row's rule as JSON.",
         example=["wikiref duc evaluate --dataset duc/2005 --dataset duc/2006 --dataset duc/2007 --baseline all "
                  "--out table6.json",
+                 "wikiref duc evaluate --dataset duc/2006 --baseline all --model runs/qbert",
                  "wikiref duc evaluate --dataset duc/2006 --summaries my_system.jsonl"],
         func=run_duc_evaluate, quiet=False)
     add_evaluate_arguments(evaluate)
@@ -136,8 +140,9 @@ def add_qfs_evaluate_parser(qfs_commands: argparse._SubParsersAction) -> argpars
                     "convert`) with the benchmark's own scoring: ROUGE-1, ROUGE-2 and ROUGE-L F1 (or recall), its "
                     "multi-reference rule, on the project's ROUGE-1.5.5 engine, with 95% intervals. The systems: "
                     "the LEAD, QUERY-SIM and ORACLE baselines within the benchmark's word budget, your summaries "
-                    "(JSON lines {topic_id, summary}), or a Q-BERT model folder. --out writes every score (0-1) as "
-                    "JSON under the keys `wikiref duc evaluate` uses.",
+                    "(JSON lines {topic_id, summary}), or a Q-BERT model folder (alone or beside the baselines), "
+                    "under the rules of --selection as `wikiref duc evaluate` takes them. --out writes every score "
+                    "(0-1) and each row's rule as JSON under the keys `wikiref duc evaluate` uses.",
         example=["wikiref qfs evaluate --dataset qfs/qmsum --baseline all --out qmsum.json",
                  "wikiref qfs evaluate --dataset qfs/squality --split validation --summaries mine.jsonl"],
         func=run_qfs_evaluate, quiet=False)
@@ -185,7 +190,12 @@ def run_rescore(args: argparse.Namespace) -> int:
     if args.redundancy is not None and not 0 <= args.redundancy <= 1:
         raise CliError(f"--redundancy must lie in [0, 1], got {args.redundancy}")
     say = None if args.quiet else (lambda message: print(f"rescoring {message} ...", file=sys.stderr, flush=True))
-    result = rescore(args.runs, args.duc_dirs, rules, mixes, average_seeds=args.average_seeds, progress=say)
+    baselines = [] if args.baselines == ["none"] else list(dict.fromkeys(args.baselines))
+    unknown = [name for name in baselines if name not in ("query-sim", "lead")]
+    if unknown:
+        raise CliError(f"--baselines: unknown {', '.join(map(repr, unknown))}: choose from query-sim, lead, or none")
+    result = rescore(args.runs, args.duc_dirs, rules, mixes, average_seeds=args.average_seeds, progress=say,
+                     baselines=baselines)
     table = to_markdown(result)
     print(table, end="")
     if args.out:
@@ -201,8 +211,9 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
                     "(wikiref experiments, finetune_duc.py: sentence_scores.jsonl), with other selection rules, the "
                     "seeds' scores averaged or another signal mixed in, and score the summaries with the official "
                     "DUC settings: the levers that change no weight, measured without retraining. Units that differ "
-                    "only in fold and seed are one group; each seed's folds are pooled and scored per year. Prints a "
-                    "table (mean ± std over the seeds [95% interval of the median seed's run]); --out writes "
+                    "only in fold and seed are one group; each seed's folds are pooled and scored per year. Under "
+                    "each rule, QUERY-SIM and LEAD chosen by the same rule stand beside the model (QUERY-SIM (ILP)). "
+                    "Prints a table (mean ± std over the seeds [95% interval of the median seed's run]); --out writes "
                     "rescore.md and rescore.json.",
         example=["wikiref rescore runs --duc_dirs duc/2006 --selection duc mmr ilp --average_seeds",
                  "wikiref rescore runs/units --duc_dirs duc/2006 --selection ilp --mix none query_sim:0.2 "
@@ -225,6 +236,9 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
                               "query). Default: none")
     rescore.add_argument("--average_seeds", action="store_true",
                          help="also choose summaries from the seeds' scores averaged sentence by sentence")
+    rescore.add_argument("--baselines", nargs="+", default=["query-sim", "lead"], metavar="NAME",
+                         help="baselines shown under each rule, chosen by that rule with the same settings: "
+                              "query-sim, lead, or none (default: query-sim lead)")
     rescore.add_argument("--out", metavar="DIR", help="folder for rescore.md and rescore.json")
     return rescore
 

@@ -173,26 +173,31 @@ def summarize_cluster(model_dir: Path, cluster: Mapping[str, Any]) -> str:
 
 
 def evaluate_everything(model_dir: Path, folders: Mapping[int, Path], clusters: Sequence[Mapping[str, Any]]) -> Any:
-    """Table VI-shaped scores of the model, the three baselines and the sample's hand-written systems."""
+    """Table VI-shaped scores of the model, the three baselines and the sample's hand-written systems; the model and
+    the baselines under the paper's greedy rule and under the model's rule where it has another (the same rule for
+    every system, each row naming its rule)."""
     from trainer_scripts.duc_evaluation import (
-        baseline_summaries,
+        baseline_rows,
+        compared_rules,
         evaluate_systems,
         format_table,
         load_model_pipeline,
         load_years,
-        model_summaries,
+        model_rows,
+        model_rule,
     )
     from wikiref_dataset.baselines import BASELINE_NAMES
 
     years = load_years([str(folder) for folder in folders.values()])
     rows = [row for year in years for row in year.scorable]
-    systems = {"Q-BERT (demo)": model_summaries(load_model_pipeline(model_dir), rows)}
-    for name in BASELINE_NAMES:
-        systems[BASELINE_NAMES[name]] = baseline_summaries(name, rows)
+    summarize = load_model_pipeline(model_dir)
+    rules = compared_rules(model_rule=model_rule(summarize))
+    found = model_rows(summarize, "Q-BERT (demo)", rows, rules).extend(baseline_rows(list(BASELINE_NAMES), rows, rules))
+    systems = dict(found.summaries)
     for cluster in clusters:
         for name, text in cluster["systems"].items():
             systems.setdefault(f"hand-written {name}", {})[cluster["topic_id"]] = text
-    evaluation = evaluate_systems(years, systems)
+    evaluation = evaluate_systems(years, systems, rules=found.rules)
     print(f"ROUGE recall x100, official DUC settings ({evaluation.settings}); one cluster per year, so the 95% "
           f"intervals collapse; the model was fine-tuned on 2005+2006.\n")
     print(format_table(evaluation))

@@ -4,6 +4,13 @@
 (:func:`evaluate_systems`, `DucRouge`) and the Table VI-shaped table (:func:`format_table`, :func:`format_cell`); the
 command's options (`EvaluateArguments`) and its run (:func:`evaluate`).
 
+The same rule for every system: a table that shows a model chosen by one rule beside the baselines shows the
+baselines under that rule too, besides their own greedy rule (:func:`compared_rules`, :func:`baseline_rows`), and
+the model under the greedy rule as an ablation, chosen from the scores it gave once (:func:`model_rows`,
+:func:`summaries_from_scores`). Each row is named by ``wikiref_dataset.baselines.system_name`` (``QUERY-SIM``,
+``QUERY-SIM (ILP)``, ``Q-BERT (greedy)``) and its rule is recorded (`SystemSummaries`, ``EvaluationResults.rules``)
+and printed in the table's Rule column.
+
 Scoring baselines or summaries imports neither torch nor transformers (nor `evaluate` or `datasets`, which would
 import them): about a second; only a model loads the model side. Scores keep the metric's own 0-1 values (recall,
 precision, F and their intervals); the table prints them x100. Clusters without reference summaries cannot be scored
@@ -45,6 +52,8 @@ class Evaluation:
     settings: str
     years: list[DucYear]
     scores: dict[str, dict[int, dict[str, float] | None]] = field(default_factory=dict)
+    rules: dict[str, str] = field(default_factory=dict)
+    """The rule each system's summaries were chosen with, where known (``{}``: summaries read from files)."""
 
     def to_results(self) -> EvaluationResults:
         """The typed record of this evaluation (``results["evaluation"]``, ``evaluate_duc.py --out``)."""
@@ -55,7 +64,8 @@ class Evaluation:
             datasets={str(year.year): EvaluatedDataset(path=str(year.path), clusters=len(year.rows),
                                                        scored_clusters=len(year.scorable)) for year in self.years},
             systems={system: {str(year): None if values is None else SystemScores.from_dict(values)
-                              for year, values in by_year.items()} for system, by_year in self.scores.items()})
+                              for year, values in by_year.items()} for system, by_year in self.scores.items()},
+            rules=dict(self.rules) or None)
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_results().to_dict()
@@ -130,20 +140,84 @@ def read_summaries(path: str | Path) -> dict[str, dict[str, str]]:
     raise EvaluationError(f"{path}: no such file or folder")
 
 
+@dataclass
+class SystemSummaries:
+    """Systems' summaries by row name (``{system: {topic_id: summary}}``, in the order a table shows them) and the
+    rule each row's sentences were chosen with (``rules``: ``duc``, ``mmr``, ``ilp``, or ``oracle`` for ORACLE; a
+    row of summaries read from a file has none)."""
+
+    summaries: dict[str, dict[str, str]] = field(default_factory=dict)
+    rules: dict[str, str] = field(default_factory=dict)
+
+    def add(self, system: str, summaries: dict[str, str], rule: str | None = None) -> None:
+        """Add a row (``rule``: how its sentences were chosen, ``None`` when not known)."""
+        self.summaries[system] = summaries
+        if rule is not None:
+            self.rules[system] = rule
+
+    def extend(self, other: SystemSummaries) -> SystemSummaries:
+        """Add ``other``'s rows after these; returns this."""
+        for system, summaries in other.summaries.items():
+            self.add(system, summaries, other.rules.get(system))
+        return self
+
+
+def compared_rules(selection: Sequence[str] = (), model_rule: str | None = None) -> list[str]:
+    """The rules a table shows its systems under: ``selection`` (a command's ``--selection``) when given, else the
+    baselines' own rule (the paper's greedy ``duc``) and a model's rule when it has another, so that the baselines
+    stand under the model's rule beside it as well as under their own.
+
+    Raises:
+        EvaluationError: an unknown rule, in one line.
+    """
+    from wikiref_dataset.baselines import BASELINE_RULE
+    from wikiref_dataset.selection import check_rule
+
+    rules = list(selection) or [BASELINE_RULE, *([model_rule] if model_rule else [])]
+    try:
+        return [check_rule(rule) for rule in dict.fromkeys(rules)]
+    except ValueError as error:
+        raise EvaluationError(f"--selection: {error}") from None
+
+
 def baseline_summaries(name: str, rows: Iterable[Mapping[str, Any]], progress: bool = False,
-                       budget: Callable[[Mapping[str, Any]], int] | None = None) -> dict[str, str]:
-    """``{topic_id: summary}`` of one baseline (``wikiref_dataset.baselines``). ``budget``, when given, is each row's
-    word budget instead of 250 (another benchmark's), which the summary keeps to on its own (``cut``: those benchmarks
-    are scored without ROUGE's ``-l``)."""
+                       budget: Callable[[Mapping[str, Any]], int] | None = None, rule: str = "duc",
+                       **settings: Any) -> dict[str, str]:
+    """``{topic_id: summary}`` of one baseline (``wikiref_dataset.baselines``), chosen by ``rule`` with its
+    ``settings`` (default: the baselines' own, the paper's greedy rule; ORACLE ignores it). ``budget``, when given, is
+    each row's word budget instead of 250 (another benchmark's), which the summary keeps to on its own (``cut``: those
+    benchmarks are scored without ROUGE's ``-l``)."""
     from tqdm.auto import tqdm
 
-    from wikiref_dataset.baselines import BASELINE_NAMES, baseline_summary
+    from wikiref_dataset.baselines import baseline_summary, baseline_system
 
     rows = list(rows)
-    return {row["topic_id"]: baseline_summary(name, row) if budget is None else
-            baseline_summary(name, row, budget(row), cut=True)
-            for row in tqdm(rows, desc=BASELINE_NAMES[name], unit="query" if budget else "cluster",
+    return {row["topic_id"]: baseline_summary(name, row, rule=rule, **settings) if budget is None else
+            baseline_summary(name, row, budget(row), cut=True, rule=rule, **settings)
+            for row in tqdm(rows, desc=baseline_system(name, rule), unit="query" if budget else "cluster",
                             disable=not progress, file=sys.stderr)}
+
+
+def baseline_rows(names: Sequence[str], rows: Sequence[Mapping[str, Any]], rules: Sequence[str],
+                  progress: bool = False, budget: Callable[[Mapping[str, Any]], int] | None = None) -> SystemSummaries:
+    """Each baseline of ``names`` (``lead``, ``query-sim``, ``oracle``) under each rule of ``rules``, a baseline's
+    rows together (``LEAD``, ``LEAD (ILP)``, ``QUERY-SIM``, ...); ORACLE once, whatever the rules (it has none).
+    ``budget`` as :func:`baseline_summaries` takes it."""
+    from wikiref_dataset.baselines import baseline_rule, baseline_system
+
+    found = SystemSummaries()
+    for name in names:
+        for rule in rules:
+            system = baseline_system(name, rule)
+            if system not in found.summaries:
+                found.add(system, baseline_summaries(name, rows, progress, budget, rule=rule),
+                          baseline_rule(name, rule))
+    return found
+
+
+def model_rule(summarize: Callable[..., Any]) -> str:
+    """The model's own cluster rule (its ``config.cluster_selection``; ``duc`` for a folder saved before the option)."""
+    return getattr(summarize.model.config, "cluster_selection", "duc")
 
 
 def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
@@ -179,7 +253,7 @@ def model_summaries(
     from wikiref_dataset.rouge import truncate_lines
 
     if rule is None:
-        rule = getattr(summarize.model.config, "cluster_selection", "duc")  # a folder saved before the option: duc
+        rule = model_rule(summarize)
     summaries = {}
     for row in tqdm(list(rows), desc="model", unit="query" if budget else "cluster", disable=not progress,
                     file=sys.stderr):
@@ -196,6 +270,58 @@ def model_summaries(
                 per_document[sentence["document"]].append(float(sentence["score"]))
             scores[row["topic_id"]] = per_document
     return summaries
+
+
+def summaries_from_scores(rows: Iterable[Mapping[str, Any]], scores: Mapping[str, Sequence[Sequence[float]]],
+                          rule: str, budget: Callable[[Mapping[str, Any]], int] | None = None,
+                          **settings: Any) -> dict[str, str]:
+    """``{topic_id: summary}`` chosen by ``rule`` (with its ``settings``) from sentence scores a model already gave
+    (``scores[topic_id][document][sentence]``, as :func:`model_summaries` collects them and ``sentence_scores.jsonl``
+    keeps them): another rule's summaries without scoring the sentences again; for a rule, the summaries
+    :func:`model_summaries` would give. ``budget`` as :func:`model_summaries` takes it.
+
+    Raises:
+        EvaluationError: a row without saved scores, or scores that do not fit its sentences.
+    """
+    from wikiref_dataset.selection import DUC_MAX_WORDS, ClusterSentences
+
+    summaries = {}
+    for row in rows:
+        topic = row["topic_id"]
+        if topic not in scores:
+            raise EvaluationError(f"topic {topic}: no saved sentence scores to choose its summary from")
+        cluster = ClusterSentences.from_row(row)
+        words = budget(row) if budget is not None else DUC_MAX_WORDS
+        try:
+            flat = cluster.flatten_scores(scores[topic])
+        except ValueError as error:
+            raise EvaluationError(f"topic {topic}: {error}") from None
+        chosen = cluster.select(flat, max_words=words, rule=rule, **settings)
+        summaries[topic] = cluster.summary(chosen, max_words=words if budget is not None else None)
+    return summaries
+
+
+def model_rows(summarize: Callable[..., Any], name: str, rows: Sequence[Mapping[str, Any]], rules: Sequence[str],
+               progress: bool = False, scores: dict[str, list[list[float]]] | None = None,
+               budget: Callable[[Mapping[str, Any]], int] | None = None, own_rule: str | None = None,
+               ) -> SystemSummaries:
+    """The model's rows, one per rule of ``rules``, its own rule (``own_rule``, default :func:`model_rule`) first: the
+    pipeline scores every sentence once (:func:`model_summaries`, ``scores`` receives the scores) and chooses with the
+    first rule; the others choose from those scores (:func:`summaries_from_scores`). Each row is named by
+    ``system_name`` with the model's own rule: ``name`` under it, ``name (greedy)`` under the paper's rule (an
+    ablation: what the rule adds)."""
+    from wikiref_dataset.baselines import system_name
+
+    own = own_rule or model_rule(summarize)
+    ordered = sorted(dict.fromkeys(rules), key=lambda rule: rule != own)
+    scores = {} if scores is None else scores
+    found = SystemSummaries()
+    first, *others = ordered
+    found.add(system_name(name, first, own), model_summaries(summarize, rows, progress, scores, budget, rule=first),
+              first)
+    for rule in others:
+        found.add(system_name(name, rule, own), summaries_from_scores(rows, scores, rule, budget), rule)
+    return found
 
 
 def write_sentence_scores(path: Path, scores: Mapping[str, Sequence[Sequence[float]]]) -> None:
@@ -254,11 +380,14 @@ def official_settings() -> str:
 
 
 def evaluate_systems(
-    years: Sequence[DucYear], systems: Mapping[str, Mapping[str, str]], metric: Any | None = None
+    years: Sequence[DucYear], systems: Mapping[str, Mapping[str, str]], metric: Any | None = None,
+    rules: Mapping[str, str] | None = None,
 ) -> Evaluation:
-    """Score each system (``{topic_id: summary}``, topics of any of the years) on each year."""
+    """Score each system (``{topic_id: summary}``, topics of any of the years) on each year; ``rules``: the rule each
+    system's summaries were chosen with, where known (recorded and printed beside the scores)."""
     metric = metric if metric is not None else load_metric()
-    evaluation = Evaluation(settings=official_settings(), years=list(years))
+    evaluation = Evaluation(settings=official_settings(), years=list(years),
+                            rules={system: rule for system, rule in (rules or {}).items() if system in systems})
     for system, summaries in systems.items():
         evaluation.scores[system] = {year.year: score_year(metric, year, summaries, system) for year in years}
     for year in years:
@@ -278,12 +407,31 @@ def format_cell(values: Mapping[str, float] | None, measure: str, value: str = "
     return f"{100 * values[key]:.2f} [{100 * values[key + '_ci_low']:.2f}-{100 * values[key + '_ci_high']:.2f}]"
 
 
+def rule_cells(system: str, rules: Mapping[str, str] | None) -> list[str]:
+    """The Rule column's cell of ``system`` (``wikiref_dataset.baselines.rule_label``: ``greedy``, ``ILP``, ...;
+    ``-`` where the rule is not known), or no cell when the table records no rule (summaries read from files)."""
+    from wikiref_dataset.baselines import rule_label
+
+    if not rules:
+        return []
+    return [rule_label(rules[system]) if system in rules else "-"]
+
+
+RULES_NOTE = ("Rule: how each row's sentences were chosen (greedy: the paper's DUC rule, --selection duc; ILP: bigram "
+              "concept coverage, ilp; MMR: mmr; oracle: ORACLE's own search against the references).")
+"""What the printed tables' Rule column means (the commands print it under the table)."""
+
+
 def format_table(evaluation: Evaluation) -> str:
-    """Table VI's shape: one row per system, ROUGE-1 / ROUGE-2 / ROUGE-SU4 recall ×100 per DUC year, 95 % CI."""
+    """Table VI's shape: one row per system, its rule (a Rule column, when the evaluation knows the rules), ROUGE-1 /
+    ROUGE-2 / ROUGE-SU4 recall ×100 per DUC year, 95 % CI."""
     years = [year.year for year in evaluation.years]
-    header_years = ["Systems"] + [f"DUC {year}" if i == 0 else "" for year in years for i in range(len(MEASURES))]
-    header_measures = [""] + [MEASURE_NAMES[measure] for _ in years for measure in MEASURES]
-    body = [[system] + [format_cell(by_year.get(year), measure) for year in years for measure in MEASURES]
+    ruled = ["Rule"] if evaluation.rules else []
+    header_years = ["Systems", *ruled] + [f"DUC {year}" if i == 0 else "" for year in years
+                                          for i in range(len(MEASURES))]
+    header_measures = [""] * (1 + len(ruled)) + [MEASURE_NAMES[measure] for _ in years for measure in MEASURES]
+    body = [[system, *rule_cells(system, evaluation.rules)]
+            + [format_cell(by_year.get(year), measure) for year in years for measure in MEASURES]
             for system, by_year in evaluation.scores.items()]
     table = [header_years, header_measures, *body]
     widths = [max(len(row[column]) for row in table) for column in range(len(header_years))]
@@ -306,9 +454,17 @@ def write_summaries(path: Path, systems: Mapping[str, Mapping[str, str]]) -> Non
 # ---- command line ------------------------------------------------------------------------------------------------
 
 
+SELECTION_HELP = ("The selection rules the baselines' and the model's sentences are chosen with, each its own rows: "
+                  "duc (the paper's greedy rule, the baselines' own), mmr, ilp. 'QUERY-SIM' is QUERY-SIM under duc, "
+                  "'QUERY-SIM (ILP)' under ilp; the model's row under its own rule keeps its name, 'MODEL (greedy)' "
+                  "is it under duc; ORACLE has no rule. Default: duc, and with --model also the model's rule "
+                  "(config.cluster_selection), so that every system stands under the model's rule too.")
+
+
 @dataclass
 class EvaluateArguments:
-    """What to score (exactly one of ``--baseline``, ``--summaries``, ``--model``) on which converted DUC years."""
+    """What to score (one of ``--baseline``, ``--summaries``, ``--model``, or ``--baseline`` with ``--model``) on
+    which converted DUC years, under which selection rules."""
 
     dataset: list[str] = field(default_factory=list, metadata={
         "action": "extend", "metavar": "DIR",
@@ -318,7 +474,9 @@ class EvaluateArguments:
     summaries: str | None = field(default=None, metadata={
         "metavar": "FILE_OR_DIR",
         "help": "System summaries: JSON lines {topic_id, summary[, system]} or a DUC peer folder."})
-    model: str | None = field(default=None, metadata={"metavar": "DIR", "help": "A Q-BERT model folder."})
+    model: str | None = field(default=None, metadata={
+        "metavar": "DIR", "help": "A Q-BERT model folder (with --baseline: the model beside the baselines)."})
+    selection: list[str] = field(default_factory=list, metadata={"metavar": "RULE", "help": SELECTION_HELP})
     out: str | None = field(default=None, metadata={
         "metavar": "RESULTS.json", "aliases": ["--output"], "help": "Write every score (0-1 scale) as JSON."})
     save_summaries: str | None = field(default=None, metadata={
@@ -327,9 +485,10 @@ class EvaluateArguments:
 
 
 def check_arguments(arguments: Any, converter: str = "wikiref duc convert") -> None:
-    """Refuse a command line that names no dataset, not exactly one kind of system, or an unknown baseline (the
-    options of :class:`EvaluateArguments`, or of ``evaluate_qfs.py``'s arguments, whose folders ``converter``
-    writes).
+    """Refuse a command line that names no dataset, no system or systems that do not go together (``--summaries``
+    goes alone; ``--baseline`` may go with ``--model``), an unknown baseline, or an unknown or pointless
+    ``--selection`` rule (the options of :class:`EvaluateArguments`, or of ``evaluate_qfs.py``'s arguments, whose
+    folders ``converter`` writes).
 
     Raises:
         EvaluationError: in one line.
@@ -337,13 +496,17 @@ def check_arguments(arguments: Any, converter: str = "wikiref duc convert") -> N
     if not arguments.dataset:
         raise EvaluationError(f"--dataset is required: a folder written by `{converter}`")
     given = [name for name in ("baseline", "summaries", "model") if getattr(arguments, name)]
-    if len(given) != 1:
-        raise EvaluationError("give exactly one of --baseline, --summaries, --model"
+    if not given or (len(given) > 1 and "summaries" in given):
+        raise EvaluationError("give exactly one of --baseline, --summaries, --model (or --baseline with --model)"
                               + (f" (got {', '.join('--' + name for name in given)})" if given else ""))
     unknown = [name for name in arguments.baseline if name not in BASELINE_CHOICES]
     if unknown:
         raise EvaluationError(f"--baseline: unknown {', '.join(map(repr, unknown))}: choose from "
                               f"{', '.join(BASELINE_CHOICES)}")
+    if arguments.selection and arguments.summaries:
+        raise EvaluationError("--selection chooses the sentences of the baselines and the model; summaries given "
+                              "with --summaries are scored as they are")
+    compared_rules(arguments.selection)
 
 
 
@@ -374,30 +537,25 @@ def _run(args: EvaluateArguments) -> int:
     except DucError as error:
         raise EvaluationError(str(error)) from None
     rows = [row for year in years for row in year.scorable]
-    systems: dict[str, dict[str, str]] = {}
-    if args.baseline:
-        from wikiref_dataset.baselines import BASELINE_NAMES
-
-        names = list(BASELINE_NAMES) if "all" in args.baseline else list(dict.fromkeys(args.baseline))
-        for name in names:
-            systems[BASELINE_NAMES[name]] = baseline_summaries(name, rows, progress)
-    elif args.summaries:
-        systems = read_summaries(args.summaries)
+    if args.summaries:
+        found = SystemSummaries(read_summaries(args.summaries))
         known = {row["topic_id"] for year in years for row in year.rows}
-        for system, summaries in systems.items():
+        for system, summaries in found.summaries.items():
             unknown = sorted(set(summaries) - known)
             if unknown:
                 logger.warning("system %r: %d summaries for topics not in the datasets ignored (e.g. %s)",
                                system, len(unknown), unknown[0])
     else:
-        summarize = load_model_pipeline(args.model)
-        systems[Path(args.model).name] = model_summaries(summarize, rows, progress)
+        found = generated_rows(args, rows, progress)
+    systems = found.summaries
     generated = not args.summaries
 
-    evaluation = evaluate_systems(years, systems)
+    evaluation = evaluate_systems(years, systems, rules=found.rules)
     print(f"ROUGE recall x100 with the official DUC settings ({evaluation.settings}); 95% confidence intervals "
           "in brackets.\n")
     print(format_table(evaluation))
+    if evaluation.rules:
+        print(f"\n{RULES_NOTE}")
     if args.out:
         Path(args.out).write_text(json.dumps(evaluation.to_dict(), indent=1) + "\n", encoding="utf-8")
     if args.save_summaries and generated:
@@ -408,3 +566,22 @@ def _run(args: EvaluateArguments) -> int:
     print(f"\n{len(evaluation.scores)} system(s) scored ({scored} system-year results; {clusters})"
           + (f"; wrote {', '.join(wrote)}" if wrote else ""), file=sys.stderr)
     return 0
+
+
+def generated_rows(arguments: Any, rows: Sequence[Mapping[str, Any]], progress: bool = False,
+                   budget: Callable[[Mapping[str, Any]], int] | None = None) -> SystemSummaries:
+    """The rows a command generates (``wikiref duc evaluate``, ``wikiref qfs evaluate``): the baselines of
+    ``--baseline``, then the model of ``--model`` (named by its folder), each under every rule of
+    :func:`compared_rules` (``--selection``, by default the baselines' own and the model's). ``budget`` as
+    :func:`baseline_summaries` takes it."""
+    from wikiref_dataset.baselines import BASELINE_NAMES
+
+    summarize = load_model_pipeline(arguments.model) if arguments.model else None
+    rules = compared_rules(arguments.selection, model_rule(summarize) if summarize is not None else None)
+    found = SystemSummaries()
+    if arguments.baseline:
+        names = list(BASELINE_NAMES) if "all" in arguments.baseline else list(dict.fromkeys(arguments.baseline))
+        found.extend(baseline_rows(names, rows, rules, progress, budget))
+    if summarize is not None:
+        found.extend(model_rows(summarize, Path(arguments.model).name, rows, rules, progress, budget=budget))
+    return found

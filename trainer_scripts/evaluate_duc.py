@@ -7,12 +7,21 @@ Usage (also available as ``wikiref duc evaluate``, with the same options: :class
     python trainer_scripts/evaluate_duc.py --dataset duc2005 --dataset duc2006 --dataset duc2007 --baseline all
     python trainer_scripts/evaluate_duc.py --dataset duc2006 --summaries runs/qbert.jsonl
     python trainer_scripts/evaluate_duc.py --dataset duc2006 --summaries NISTeval/ROUGE/peers
+    python trainer_scripts/evaluate_duc.py --dataset duc2006 --baseline query-sim lead --selection duc ilp
+    python trainer_scripts/evaluate_duc.py --dataset duc2006 --baseline all --model runs/qbert
 
 Inputs: one or more folders written by ``wikiref duc convert`` (one per year), and the systems to score — the
 baselines of Zhu et al. (2022) (``wikiref_dataset.baselines``), system summaries (JSON lines
 ``{"topic_id": …, "summary": str or [sentences], "system"?: name}``, or a folder in DUC peer-file layout
 ``D0601.M.250.A.<system id>``, one row per system id), or a saved Q-BERT model folder (run through the
-``"query-focused-summarization"`` pipeline with the DUC selection rule).
+``"query-focused-summarization"`` pipeline with its own cluster rule), alone or beside the baselines.
+
+Rules: LEAD's, QUERY-SIM's and the model's sentences are chosen by each rule of ``--selection`` (``duc``, the paper's
+greedy rule and the baselines' own; ``mmr``; ``ilp``), each rule its own rows, named by
+``wikiref_dataset.baselines.system_name``: ``QUERY-SIM`` under the greedy rule, ``QUERY-SIM (ILP)`` under ILP, the
+model's folder name under its own rule and ``NAME (greedy)`` under the paper's. By default the baselines keep their
+own rule and a model adds its own, for itself and the baselines: the same rule for every system. ORACLE has no rule.
+The table's Rule column and the JSON's ``rules`` name each row's rule.
 
 Scores: ROUGE-1, ROUGE-2 and ROUGE-SU4 recall with ``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``,
 computed by the project's ROUGE engine exactly as its `evaluate` module (``evaluate.load(DUC_ROUGE_PATH)``) computes

@@ -10,7 +10,10 @@ Inputs: a folder written by ``wikiref qfs convert`` and one split of it (default
 the LEAD, QUERY-SIM and ORACLE baselines (``wikiref_dataset.baselines``, within the benchmark's word budget; ORACLE's
 candidates are the sentences cut to the budget, so that a sentence longer than it can still be chosen), system
 summaries (JSON lines ``{"topic_id": …, "summary": str or [sentences], "system"?: name}``), or a saved Q-BERT model
-folder (the ``"query-focused-summarization"`` pipeline with the DUC selection rule and the benchmark's budget).
+folder (the ``"query-focused-summarization"`` pipeline with its own cluster rule and the benchmark's budget), alone or
+beside the baselines. ``--selection`` names the rules the baselines' and the model's sentences are chosen with, each
+its own rows (``QUERY-SIM (ILP)``), as ``wikiref duc evaluate`` takes it; by default the baselines keep the paper's
+greedy rule and a model adds its own.
 
 Scores: the benchmark's own scoring (:mod:`wikiref_dataset.qfs.scoring`: ROUGE-1, ROUGE-2 and ROUGE-L, F1 unless
 ``--value recall``, the benchmark's multi-reference rule) on the project's ROUGE engine, with ROUGE-1.5.5's 95%

@@ -33,7 +33,11 @@ Test: the fine-tuned model summarizes every test cluster with ``--selection`` (t
 sentences across the cluster, skip sentences with more than half of their bigrams in the summary, 250 words; the
 ``sentence-encoder`` recipe chooses ``ilp``, bigram concept coverage) and is scored with the official ROUGE
 settings (``-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250``) next to the ``--baselines``, as
-``evaluate_duc.py`` does.
+``evaluate_duc.py`` does. The same rule for every system: with a ``--selection`` other than the paper's greedy rule,
+the baselines are scored under it too (``QUERY-SIM (ILP)``, a row of its own beside ``QUERY-SIM``) and the model
+under the greedy rule as well (``Q-BERT (greedy)``, chosen from the sentence scores it gave once: an ablation);
+``results.json`` names each row's rule (``evaluation.rules``) and the model card's headline gives the model's gain
+over QUERY-SIM under the same rule.
 
 Writes into ``--output_dir``: the model, tokenizer, processor and ``subnetwork_mask.safetensors``; with
 ``--save_sparse_delta`` also ``sparse_delta.safetensors`` (only what changed over the pre-trained model);

@@ -80,7 +80,9 @@ class DucArguments:
         "help": "Train on at most this many documents of each training cluster (chosen at random with --seed): a "
                 "reduced setting for CPU runs. Default: all (the paper's)."})
     baselines: list[str] = field(default_factory=lambda: ["lead", "query-sim", "oracle"], metadata={
-        "help": "Baselines scored on the test year next to the model (lead, query-sim, oracle; 'none' for none)."})
+        "help": "Baselines scored on the test year next to the model (lead, query-sim, oracle; 'none' for none): "
+                "under their own greedy rule and, when --selection is another rule, under it too, each a row of its "
+                "own ('QUERY-SIM (ILP)'); ORACLE has no rule."})
     save_sparse_delta: bool = field(default=False, metadata={
         "help": "Also write sparse_delta.safetensors: the changed entries over the pre-trained model."})
     eval_window_batch_size: int = field(default=16, metadata={"help": "Windows per forward pass at test time."})

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainer_scripts.common import ScriptError
+from trainer_scripts.duc_evaluation import SystemSummaries
 from trainer_scripts.finetuning import (
     QFS_LABELS,
     DucArguments,
@@ -92,17 +93,17 @@ def split_years(duc_dirs: Sequence[str], test_year: int | None) -> tuple[list[Du
 
 
 def _systems(summarize: Callable[..., Any], rows: Sequence[Any], baselines: Sequence[str], rule: str,
-             scores: dict[str, list[list[float]]], budget: Callable[..., int] | None = None) -> dict[str, dict]:
-    """``{system: {topic_id: summary}}`` of the fine-tuned model (``scores`` receives its sentence scores) and the
-    baselines, within ``budget`` (another benchmark's) when given."""
-    from trainer_scripts.duc_evaluation import baseline_summaries, model_summaries
-    from wikiref_dataset.baselines import BASELINE_NAMES
+             scores: dict[str, list[list[float]]], budget: Callable[..., int] | None = None) -> SystemSummaries:
+    """The rows of the test table, within ``budget`` (another benchmark's) when given: the fine-tuned model
+    (:data:`MODEL_SYSTEM`) chosen by its rule ``rule`` (``scores`` receives its sentence scores) and, when that is not
+    the paper's greedy rule, ``Q-BERT (greedy)`` chosen from the same scores (an ablation: what the rule adds); then
+    the baselines under their own greedy rule and under ``rule`` (``QUERY-SIM (ILP)``): the same rule for every
+    system."""
+    from trainer_scripts.duc_evaluation import baseline_rows, compared_rules, model_rows
 
-    extra = {"budget": budget} if budget is not None else {}
-    systems = {MODEL_SYSTEM: model_summaries(summarize, rows, scores=scores, rule=rule, **extra)}
-    for name in baselines:
-        systems[BASELINE_NAMES[name]] = baseline_summaries(name, rows, **extra)
-    return systems
+    rules = compared_rules(model_rule=rule)
+    found = model_rows(summarize, MODEL_SYSTEM, rows, rules, scores=scores, budget=budget, own_rule=rule)
+    return found.extend(baseline_rows(baselines, rows, rules, budget=budget))
 
 
 @dataclass
@@ -168,11 +169,11 @@ class DucData:
         settings, per test year (the table is logged)."""
         from trainer_scripts.duc_evaluation import evaluate_systems, format_table
 
-        systems = _systems(summarize, test_rows, baselines, rule, scores)
-        evaluation = evaluate_systems(self.test_years, systems)
+        found = _systems(summarize, test_rows, baselines, rule, scores)
+        evaluation = evaluate_systems(self.test_years, found.summaries, rules=found.rules)
         logger.info("%s, ROUGE recall x100 (%s):\n%s", self.tested(test_rows), evaluation.settings,
                     format_table(evaluation))
-        return systems, evaluation.to_results()
+        return found.summaries, evaluation.to_results()
 
     def record(self, test_rows: Sequence[Any]) -> dict[str, Any]:
         """What ``results["finetuning"]`` says about the data: the years, the test year or the fold."""
@@ -245,12 +246,12 @@ class BenchmarkData:
         them (the table is logged)."""
         from trainer_scripts import qfs_evaluation
 
-        systems = _systems(summarize, test_rows, baselines, rule, scores, budget=self.scoring.budget)
+        found = _systems(summarize, test_rows, baselines, rule, scores, budget=self.scoring.budget)
         scored = {system: qfs_evaluation.score_system(self.test, self.scoring, summaries, system)
-                  for system, summaries in systems.items()}
+                  for system, summaries in found.summaries.items()}
         logger.info("%s, ROUGE x100 (%s):\n%s", self.tested(test_rows), self.scoring.describe(),
-                    qfs_evaluation.format_table(scored, self.test, self.scoring.value))
-        return systems, qfs_evaluation.evaluation_record(self.test, self.scoring, scored)
+                    qfs_evaluation.format_table(scored, self.test, self.scoring.value, found.rules))
+        return found.summaries, qfs_evaluation.evaluation_record(self.test, self.scoring, scored, found.rules)
 
     def record(self, test_rows: Sequence[Any]) -> dict[str, Any]:
         """What ``results["finetuning"]`` says about the data: the benchmark, its splits, labels and budgets."""

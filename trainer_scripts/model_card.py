@@ -159,6 +159,13 @@ class ExperimentsFolderResults:
     def baseline(self, key: str, benchmark: str) -> Any:
         return ((self.row(key).get("benchmarks") or {}).get(benchmark) or {}).get("baseline")
 
+    def baseline_rows(self) -> dict[str, str]:
+        """Variant -> row name of the baselines: LEAD, QUERY-SIM, ORACLE and their rows under the fine-tuned rows'
+        rule (``query_sim@ilp`` -> ``QUERY-SIM (ILP)``, its record's ``system``), in the run's order."""
+        found = {key: self.row(key).get("system") or self.row(key).get("published_row") or key
+                 for key, row in self.rows.items() if (row or {}).get("row") in ("lead", "query_sim", "oracle")}
+        return found or {key: self.row(key).get("published_row") or key for key in ("lead", "query_sim", "oracle")}
+
 
 def experiments_results(experiments: ExperimentsFolderResults | Mapping[str, Any],
                         folder: str | Path) -> TrainingResults:
@@ -183,9 +190,8 @@ def experiments_results(experiments: ExperimentsFolderResults | Mapping[str, Any
         if zero_shot:
             benchmarks[name] = {"split": setting.get("split"), "queries": setting.get("queries"),
                                 "zero_shot": zero_shot,
-                                "baselines": {experiments.row(key).get("published_row") or key:
-                                              experiments.baseline(key, name)
-                                              for key in ("lead", "query_sim", "oracle")}}
+                                "baselines": {system: experiments.baseline(key, name)
+                                              for key, system in experiments.baseline_rows().items()}}
     results.experiments = ExperimentsSummary(
         row=best.get("variant"), published_row=best.get("published_row"), seeds=experiments.settings.get("seeds"),
         duc=row.get("duc") or {}, benchmarks=benchmarks, folder=str(folder), models=best.get("models") or [])
@@ -392,15 +398,105 @@ def duc_years(results: TrainingResults) -> list[str]:
     return results.evaluation.dataset_keys() if results.evaluation else []
 
 
+def model_rule(results: TrainingResults) -> str:
+    """The rule this model's cluster summaries were chosen with: as its evaluation records it, else as fine-tuning
+    recorded ``--selection``, else the paper's greedy rule (results written before the option)."""
+    for evaluation in (results.evaluation, results.benchmark_evaluation):
+        rule = evaluation.rule(MODEL_SYSTEM) if evaluation else None
+        if rule:
+            return rule
+    return (results.finetuning.selection if results.finetuning else None) or "duc"
+
+
+def _rule_column(evaluation: EvaluationResults, name: str) -> list[str]:
+    """The Rule cell of ``name`` when the evaluation records the rules (none for results written before them)."""
+    from wikiref_dataset.baselines import rule_label
+
+    if not evaluation.rules:
+        return []
+    rule = evaluation.rule(name)
+    return [rule_label(rule) if rule else "-"]
+
+
+def _same_rule_gain(evaluation: EvaluationResults, key: str, label: str, rule: str, value: str) -> str | None:
+    """One dataset's headline: this model's ROUGE-1 / ROUGE-2 (``value``) beside QUERY-SIM's under the same rule
+    ``rule`` and the gain; that QUERY-SIM was not scored when the evaluation lacks its row; ``None`` when the model has
+    no score there."""
+    from wikiref_dataset.baselines import rule_label, system_name
+
+    model = evaluation.scores(MODEL_SYSTEM, key)
+    if not model:
+        return None
+    measures = [measure for measure in ("rouge_1", "rouge_2") if model.interval(measure, value)]
+    ours = " / ".join(x100(model.interval(measure, value).value) for measure in measures)
+    names = " / ".join(MEASURE_NAMES[measure] for measure in measures)
+    what = f"{label}, {names} {'F1' if value == 'f' else 'recall'} ×100: this model {ours}"
+    try:
+        baseline = system_name("QUERY-SIM", rule)
+    except ValueError:  # a rule this version does not know
+        baseline = None
+    found = evaluation.scores(baseline, key) if baseline else None
+    if found and evaluation.rule(baseline) not in (None, rule):
+        found = None  # a row of that name under another rule: not the same rule
+    if not found or not all(found.interval(measure, value) for measure in measures):
+        return what + f"; QUERY-SIM under the same rule ({rule_label(rule)}) was not scored by this run"
+    theirs = [found.interval(measure, value).value for measure in measures]
+    gains = [model.interval(measure, value).value - base for measure, base in zip(measures, theirs)]
+    return (what + f", QUERY-SIM under the same rule ({rule_label(rule)}) {' / '.join(map(x100, theirs))}: a gain "
+            f"of {' / '.join(f'{100 * gain:+.2f}' for gain in gains)}")
+
+
+def headline(results: TrainingResults) -> str | None:
+    """The card's headline: on each test year (a year the model was fine-tuned on is left out, unless its test clusters
+    were held out as a cluster fold) or the benchmark's split, this model's ROUGE-1 / ROUGE-2 beside QUERY-SIM's under the same rule and the gain (a model chosen by ILP
+    against QUERY-SIM chosen by ILP: what the model adds, not what the rule adds); ``None`` without an evaluation of
+    the model."""
+    rule = model_rule(results)
+    folds = results.finetuning.folds if results.finetuning else None
+    parts = []
+    if results.evaluation:
+        for year in duc_years(results):
+            if folds or year not in results.trained_years:  # cluster folds: the tested clusters were held out
+                parts.append(_same_rule_gain(results.evaluation, year, f"DUC {year}", rule, "recall"))
+    found = benchmark_values(results)
+    if found is not None:
+        key, value = found
+        benchmark = results.finetuning.benchmark if results.finetuning else None
+        title = (benchmark.title if benchmark else None) or key.split("/")[0]
+        parts.append(_same_rule_gain(results.benchmark_evaluation, key, f"{title} `{key.split('/', 1)[-1]}`", rule,
+                                     value))
+    parts = [part for part in parts if part]
+    return "; ".join(parts) + "." if parts else None
+
+
+def rules_note(results: TrainingResults, evaluation: EvaluationResults | None) -> str:
+    """How the card's tables name the rules their rows were chosen with (older results: only that the baselines kept
+    the paper's rule)."""
+    if evaluation is None or not evaluation.rules:
+        return "the baselines by the paper's rule"
+    from wikiref_dataset.baselines import rule_label
+
+    text = ("each row by the rule its Rule column names: a baseline's bare name (`QUERY-SIM`) is the baseline under "
+            "its own rule, the paper's greedy one")
+    rule = model_rule(results)
+    if rule != "duc":
+        text += (f"; `QUERY-SIM ({rule_label(rule)})` is QUERY-SIM under this model's rule, and `{MODEL_SYSTEM} "
+                 "(greedy)` this model under the paper's rule, chosen from the same sentence scores (an ablation: what "
+                 "the rule adds)")
+    return text
+
+
 def duc_table(results: TrainingResults) -> str | None:
-    """Table VI's shape: one row per system, ROUGE-1/2/SU4 recall ×100 [95% CI] per DUC year; ``None`` when the run
-    has no DUC evaluation. A year the model was fine-tuned on is marked: its score is not a test score."""
+    """Table VI's shape: one row per system, its rule (when the results record the rules), ROUGE-1/2/SU4 recall ×100
+    [95% CI] per DUC year; ``None`` when the run has no DUC evaluation. A year the model was fine-tuned on is marked:
+    its score is not a test score."""
     evaluation = results.evaluation
     if not evaluation or not evaluation.systems:
         return experiments_note(results)  # a pre-trained model the experiments scored on DUC without fine-tuning
     years = duc_years(results)
     trained_on = results.trained_years
-    header = ["System", *(f"DUC {year} {MEASURE_NAMES[measure]}" for year in years for measure in MEASURES)]
+    header = ["System", *(["Rule"] if evaluation.rules else []),
+              *(f"DUC {year} {MEASURE_NAMES[measure]}" for year in years for measure in MEASURES)]
     rows = []
     for name in evaluation.ordered_systems():
         cells = []
@@ -411,7 +507,7 @@ def duc_table(results: TrainingResults) -> str | None:
                     cell = f"**{cell}**" + (" †" if year in trained_on else "")
                 cells.append(cell)
         label = f"**{model_variant(results)} (this model)**" if name == MODEL_SYSTEM else name
-        rows.append([label, *cells])
+        rows.append([label, *_rule_column(evaluation, name), *cells])
     row = closest_published_row(results)
     setup, published = PAPER_TABLE_VI[row]
     note = None
@@ -420,9 +516,9 @@ def duc_table(results: TrainingResults) -> str | None:
         for year in years:
             values = published.get(int(year)) if year.isdigit() else None
             cells += [f"{values[0]:.2f}", f"{values[1]:.2f}", "n/a"] if values else ["-", "-", "-"]
-        rows.append([f"{row} (published ‡)", *cells])
+        rows.append([f"{row} (published ‡)", *(["greedy"] if evaluation.rules else []), *cells])
         note = published_note(results, setup)
-    table = _markdown_table(header, rows)
+    table = _markdown_table(header, rows, numeric_from=2 if evaluation.rules else 1)
     if note:
         table += "\n\n‡ " + note
     if trained_on & set(years):
@@ -451,7 +547,8 @@ def benchmark_table(results: TrainingResults) -> str | None:
         return None
     key, value = found
     evaluation = results.benchmark_evaluation
-    header = ["System", *(f"{name} {'F1' if value == 'f' else 'recall'}" for _, name in WIKIREF_MEASURES)]
+    header = ["System", *(["Rule"] if evaluation.rules else []),
+              *(f"{name} {'F1' if value == 'f' else 'recall'}" for _, name in WIKIREF_MEASURES)]
     rows = []
     for name in evaluation.ordered_systems():
         values = evaluation.scores(name, key)
@@ -460,8 +557,9 @@ def benchmark_table(results: TrainingResults) -> str | None:
             measure = measure[:-2]  # rouge_1_f -> rouge_1; a measure the results lack is "-", as a system they lack
             cell = format_cell(values if values and f"{measure}_{value}" in values else None, measure, value)
             cells.append(f"**{cell}**" if name == MODEL_SYSTEM and cell != "-" else cell)
-        rows.append([f"**{model_variant(results)} (this model)**" if name == MODEL_SYSTEM else name, *cells])
-    return _markdown_table(header, rows)
+        rows.append([f"**{model_variant(results)} (this model)**" if name == MODEL_SYSTEM else name,
+                     *_rule_column(evaluation, name), *cells])
+    return _markdown_table(header, rows, numeric_from=2 if evaluation.rules else 1)
 
 
 # ---- metadata -----------------------------------------------------------------------------------------------------
@@ -899,6 +997,9 @@ def template_context(results: TrainingResults, *, model_repo: str, dataset_repo:
                               f"{validation.recorded_or('examples', '?')} validation examples)"
                               if validation and isinstance(validation.threshold, (int, float)) else ""),
         "duc_table": duc_table(results),
+        "headline": headline(results),
+        "duc_rules_note": rules_note(results, results.evaluation),
+        "benchmark_rules_note": rules_note(results, results.benchmark_evaluation),
         "cluster_rule": cluster_rule_text(finetuning),
         "architecture_text": architecture_text(results, max_length),
         "cluster_rule_name": (finetuning.selection if finetuning else None) or "duc",

@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from trainer_scripts.duc_evaluation import (
     BASELINE_CHOICES,
+    RULES_NOTE,
+    SELECTION_HELP,
     EvaluationError,
-    baseline_summaries,
+    SystemSummaries,
     format_cell,
-    load_model_pipeline,
-    model_summaries,
+    generated_rows,
     read_summaries_jsonl,
+    rule_cells,
     write_summaries,
 )
 from wikiref_dataset.qfs.common import QfsSplit, load_split
@@ -51,9 +53,11 @@ def score_system(data: QfsSplit, scoring: Any, summaries: Mapping[str, str], sys
     return {"queries": len(data.rows), **result.to_dict()}
 
 
-def evaluation_record(data: QfsSplit, scoring: Any, scores: Mapping[str, Mapping[str, float]]) -> EvaluationResults:
+def evaluation_record(data: QfsSplit, scoring: Any, scores: Mapping[str, Mapping[str, float]],
+                      rules: Mapping[str, str] | None = None) -> EvaluationResults:
     """The typed record of an evaluation (``--out``; ``finetune_duc.py --qfs_dir``'s ``benchmark_evaluation``): the
-    scoring, the split and, per system, every value and interval under ``duc evaluate``'s keys."""
+    scoring, the split and, per system, every value and interval under ``duc evaluate``'s keys, and the rule each
+    system's summaries were chosen with (``rules``, where known)."""
     from trainer_scripts.results import EvaluatedDataset, EvaluationResults, SystemScores
 
     return EvaluationResults(
@@ -61,17 +65,21 @@ def evaluation_record(data: QfsSplit, scoring: Any, scores: Mapping[str, Mapping
         datasets={data.key: EvaluatedDataset(path=str(data.path), queries=len(data.rows),
                                              budgets=dict(scoring.budgets))},
         systems={system: {data.key: SystemScores.from_dict(values, f"systems.{system}")}
-                 for system, values in scores.items()})
+                 for system, values in scores.items()},
+        rules={system: rule for system, rule in (rules or {}).items() if system in scores} or None)
 
 
-def format_table(scores: Mapping[str, Mapping[str, float]], data: QfsSplit, value: str) -> str:
-    """One row per system: ROUGE-1 / ROUGE-2 / ROUGE-L (``value``) ×100 with the 95% interval."""
+def format_table(scores: Mapping[str, Mapping[str, float]], data: QfsSplit, value: str,
+                 rules: Mapping[str, str] | None = None) -> str:
+    """One row per system: its rule (a Rule column, when ``rules`` are known), ROUGE-1 / ROUGE-2 / ROUGE-L
+    (``value``) ×100 with the 95% interval."""
     from wikiref_dataset.qfs.scoring import MEASURES
 
-    header = ["System"] + [f"{MEASURE_NAMES[m]} {'F1' if value == 'f' else 'R'}" for m in MEASURES]
+    header = ["System", *(["Rule"] if rules else [])] + [f"{MEASURE_NAMES[m]} {'F1' if value == 'f' else 'R'}"
+                                                         for m in MEASURES]
     body = []
     for system, values in scores.items():
-        body.append([system, *(format_cell(values, measure, value) for measure in MEASURES)])
+        body.append([system, *rule_cells(system, rules), *(format_cell(values, measure, value) for measure in MEASURES)])
     table = [header, *body]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
@@ -81,7 +89,8 @@ def format_table(scores: Mapping[str, Mapping[str, float]], data: QfsSplit, valu
 
 @dataclass
 class QfsEvaluateArguments:
-    """What to score (exactly one of ``--baseline``, ``--summaries``, ``--model``) on which converted split."""
+    """What to score (one of ``--baseline``, ``--summaries``, ``--model``, or ``--baseline`` with ``--model``) on
+    which converted split, under which selection rules."""
 
     dataset: str | None = field(default=None, metadata={
         "metavar": "DIR", "help": "A folder written by `wikiref qfs convert` (required)."})
@@ -90,7 +99,9 @@ class QfsEvaluateArguments:
         "metavar": "NAME", "help": f"Baselines to score: {', '.join(BASELINE_CHOICES)}."})
     summaries: str | None = field(default=None, metadata={
         "metavar": "FILE", "help": "System summaries: JSON lines {topic_id, summary[, system]}."})
-    model: str | None = field(default=None, metadata={"metavar": "DIR", "help": "A Q-BERT model folder."})
+    model: str | None = field(default=None, metadata={
+        "metavar": "DIR", "help": "A Q-BERT model folder (with --baseline: the model beside the baselines)."})
+    selection: list[str] = field(default_factory=list, metadata={"metavar": "RULE", "help": SELECTION_HELP})
     value: str = field(default="f", metadata={
         "metavar": "VALUE", "help": "The value reported: f (F1, the benchmarks' default) or recall."})
     out: str | None = field(default=None, metadata={
@@ -120,7 +131,6 @@ def evaluate(arguments: QfsEvaluateArguments) -> int:
     Raises:
         EvaluationError: bad arguments or input, in one line naming the file or option.
     """
-    from wikiref_dataset.baselines import BASELINE_NAMES
     from wikiref_dataset.qfs import QfsError
     from wikiref_dataset.qfs.scoring import scoring_for
 
@@ -131,32 +141,29 @@ def evaluate(arguments: QfsEvaluateArguments) -> int:
         raise EvaluationError(str(error)) from None
     scoring = scoring_for(data.benchmark, arguments.value)
     progress = not arguments.quiet
-    systems: dict[str, dict[str, str]] = {}
-    if arguments.baseline:
-        names = list(BASELINE_NAMES) if "all" in arguments.baseline else list(dict.fromkeys(arguments.baseline))
-        for name in names:
-            systems[BASELINE_NAMES[name]] = baseline_summaries(name, data.rows, progress, budget=scoring.budget)
-    elif arguments.summaries:
+    if arguments.summaries:
         path = Path(arguments.summaries)
         if not path.is_file():
             raise EvaluationError(f"{path}: no such file")
-        systems = read_summaries_jsonl(path, normalize=lambda topic_id: topic_id.strip())
+        found = SystemSummaries(read_summaries_jsonl(path, normalize=lambda topic_id: topic_id.strip()))
         known = {row["topic_id"] for row in data.rows}
-        for system, summaries in systems.items():
+        for system, summaries in found.summaries.items():
             unknown = sorted(set(summaries) - known)
             if unknown:
                 logger.warning("system %r: %d summaries for queries not in %s ignored (e.g. %s)", system,
                                len(unknown), data.key, unknown[0])
     else:
-        summarize = load_model_pipeline(arguments.model)
-        systems[Path(arguments.model).name] = model_summaries(summarize, data.rows, progress, budget=scoring.budget)
+        found = generated_rows(arguments, data.rows, progress, budget=scoring.budget)
+    systems = found.summaries
     scores = {system: score_system(data, scoring, summaries, system) for system, summaries in systems.items()}
     value = "F1" if scoring.value == "f" else "recall"
     print(f"{data.benchmark}: ROUGE {value} x100 as its papers score it ({scoring.describe()}); 95% confidence "
           "intervals in brackets.\n")
-    print(format_table(scores, data, scoring.value))
+    print(format_table(scores, data, scoring.value, found.rules))
+    if found.rules:
+        print(f"\n{RULES_NOTE}")
     if arguments.out:
-        output = evaluation_record(data, scoring, scores).to_dict()
+        output = evaluation_record(data, scoring, scores, found.rules).to_dict()
         Path(arguments.out).write_text(json.dumps(output, indent=1) + "\n", encoding="utf-8")
     generated = not arguments.summaries
     if arguments.save_summaries and generated:

@@ -208,6 +208,15 @@ class EvaluatedDataset(Record):
 _SCORES_BY_KEY = _records_by_key(SystemScores.from_dict, SystemScores.to_dict)
 
 
+def _load_rules(data: Any, where: str) -> dict[str, str]:
+    """An evaluation's ``rules``: an object of rule names by system."""
+    _check_object(data, where)
+    for system, rule in data.items():
+        if not isinstance(rule, str):
+            raise ResultsError(f"{where}.{system}: expected a rule name, got {type(rule).__name__}")
+    return dict(data)
+
+
 @dataclass
 class EvaluationResults(Record):
     """An evaluation (``evaluate_duc.py --out``, ``evaluate_qfs.py --out``; ``results["evaluation"]`` and
@@ -223,6 +232,15 @@ class EvaluationResults(Record):
         EvaluatedDataset.from_dict, EvaluatedDataset.to_dict))
     systems: dict[str, dict[str, SystemScores | None]] = field(default_factory=dict, metadata={
         "required": True, **_records_by_key(_SCORES_BY_KEY["load"], _SCORES_BY_KEY["dump"])})
+    rules: dict[str, str] | None = field(default=None, metadata={"omit_none": True, "load": _load_rules})
+    """``{system: rule}``: the selection rule each system's summaries were chosen with (``duc``, the paper's greedy
+    rule; ``mmr``; ``ilp``; ``oracle`` for ORACLE's own search), so that a reader can tell a baseline under the model's
+    rule from one under its own (`wikiref_dataset.baselines.system_name` names the rows). Absent from files written
+    before rules were recorded; summaries read from a file have no known rule and are left out."""
+
+    def rule(self, system: str) -> str | None:
+        """The rule ``system``'s summaries were chosen with; ``None`` when the evaluation does not record it."""
+        return (self.rules or {}).get(system)
 
     def scores(self, system: str, dataset: str | int) -> SystemScores | None:
         """``system``'s scores on ``dataset`` (a year or a split key); ``None`` when it has none."""
@@ -236,8 +254,10 @@ class EvaluationResults(Record):
         return sorted(keys)
 
     def ordered_systems(self) -> list[str]:
-        """The systems in the order they were scored, with this model (:data:`MODEL_SYSTEM`) last."""
-        return [name for name in self.systems if name != MODEL_SYSTEM] + (
+        """The systems in the order they were scored, with this model (:data:`MODEL_SYSTEM`) last, after its rows
+        under other rules (``Q-BERT (greedy)``, an ablation)."""
+        ablations = [name for name in self.systems if name.startswith(MODEL_SYSTEM + " (")]
+        return [name for name in self.systems if name != MODEL_SYSTEM and name not in ablations] + ablations + (
             [MODEL_SYSTEM] if MODEL_SYSTEM in self.systems else [])
 
 

@@ -1,11 +1,14 @@
-"""The DUC baselines of Table VI of Zhu et al. (2022): LEAD, QUERY-SIM and ORACLE, on converted DUC rows.
+"""The DUC baselines of Table VI of Zhu et al. (2022): LEAD, QUERY-SIM and ORACLE, on converted DUC rows, and the
+names of the rows that show a system under a selection rule.
 
 Each baseline takes one cluster (a row of the dataset ``wikiref duc convert`` writes: ``query``, ``documents`` with
 ``docno``/``date``/``sentences``, ``references``) and returns indices into
 :class:`~wikiref_dataset.selection.ClusterSentences` ``.from_row(row)``, in selection order. LEAD and QUERY-SIM
-only produce scores and go through the DUC selection of the model (:func:`~wikiref_dataset.selection.select_duc`:
-bigram redundancy, 250 words); ORACLE is the project's greedy oracle
-(:class:`~wikiref_dataset.oracle.ExtractiveOracle`).
+only produce scores (:func:`baseline_scores`) and go through a cluster selection rule of the model
+(:func:`~wikiref_dataset.selection.select_cluster`): their own, :data:`BASELINE_RULE`, is the paper's greedy DUC rule
+(:func:`~wikiref_dataset.selection.select_duc`: bigram redundancy, 250 words), and ``rule=`` chooses their sentences
+with another (``"ilp"``, ``"mmr"``), so that a table can show them under the rule a model chose with. ORACLE is the
+project's greedy oracle (:class:`~wikiref_dataset.oracle.ExtractiveOracle`) and ignores the rule.
 
 * **LEAD** — the leading sentences of the most recent document, continuing into the next most recent one when the
   budget is not full. Documents are ordered by date (most recent first; an unknown date counts as oldest), equal
@@ -19,6 +22,12 @@ bigram redundancy, 250 words); ORACLE is the project's greedy oracle
   (in every document) would weigh nothing.
 * **ORACLE** — greedy selection of the sentence that raises ROUGE-2 recall against all the references most
   (``-f A`` pooling), until none raises it or the next would take the summary past 250 words.
+
+Row names (:func:`system_name`, the one place every table and results file takes them from): a system under its own
+rule keeps its bare name, so ``QUERY-SIM`` and ``LEAD`` are the baselines under the paper's greedy rule as they always
+were (and results files written before the rules were named still read the same); under another rule the row adds the
+rule's label (:data:`RULE_LABELS`): ``QUERY-SIM (ILP)``, ``LEAD (MMR)``, and a model whose own rule is ILP shown under
+the greedy rule is ``Q-BERT (greedy)``. ``ORACLE`` has no rule and keeps its name.
 """
 
 from __future__ import annotations
@@ -31,19 +40,42 @@ from typing import Any
 
 from .oracle import ExtractiveOracle, OracleConfig
 from .rouge import RougeConfig, RougeScorer
-from .selection import DUC_MAX_WORDS, ClusterSentences, select_duc
+from .selection import DUC_MAX_WORDS, ClusterSentences, check_rule, select_cluster
 
 __all__ = [
     "BASELINES",
     "BASELINE_NAMES",
+    "BASELINE_RULE",
+    "ORACLE_RULE",
+    "RULE_LABELS",
+    "baseline_rule",
+    "baseline_scores",
+    "baseline_selection",
+    "baseline_system",
     "lead",
     "lead_scores",
+    "rule_label",
     "query_sim",
     "query_sim_scores",
     "oracle",
     "baseline_summary",
     "sentences_cut",
+    "system_name",
 ]
+
+BASELINE_RULE = "duc"
+"""The baselines' own selection rule: the paper's greedy DUC rule, with which Table VI chose LEAD's and QUERY-SIM's
+sentences."""
+
+ORACLE_RULE = "oracle"
+"""What an evaluation records as ORACLE's rule: its own greedy ROUGE-2 search against the references, the same
+whichever rule the other systems are chosen with."""
+
+RULE_LABELS: dict[str, str] = {"duc": "greedy", "mmr": "MMR", "ilp": "ILP", ORACLE_RULE: "oracle"}
+"""How a row name and a table's Rule column say the rule a system was chosen with: the cluster rules
+(:data:`~wikiref_dataset.selection.CLUSTER_RULES`; ``duc`` is the paper's greedy rule) and ORACLE's own search."""
+
+_RULE_FREE_SYSTEMS = ("ORACLE",)
 
 
 def lead_scores(row: Mapping[str, Any]) -> list[float]:
@@ -59,9 +91,12 @@ def lead_scores(row: Mapping[str, Any]) -> list[float]:
     return scores
 
 
-def lead(row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS) -> list[int]:
-    """LEAD: leading sentences of the most recent document, then of the next most recent, through :func:`select_duc`."""
-    return select_duc(ClusterSentences.from_row(row).sentences, lead_scores(row), max_words=max_words)
+def lead(row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS, rule: str = BASELINE_RULE,
+         **settings: Any) -> list[int]:
+    """LEAD: leading sentences of the most recent document, then of the next most recent, chosen by ``rule`` (its own:
+    the paper's greedy rule) with that rule's ``settings`` (:func:`~wikiref_dataset.selection.select_cluster`)."""
+    return select_cluster(rule, ClusterSentences.from_row(row).sentences, lead_scores(row), max_words=max_words,
+                          **settings)
 
 
 @functools.cache
@@ -106,14 +141,19 @@ def query_sim_scores(query: Sequence[str] | str, sentences: Sequence[str]) -> li
     return scores
 
 
-def query_sim(row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS) -> list[int]:
-    """QUERY-SIM: sentences by TF-IDF cosine to the query, through :func:`select_duc`."""
+def query_sim(row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS, rule: str = BASELINE_RULE,
+              **settings: Any) -> list[int]:
+    """QUERY-SIM: sentences by TF-IDF cosine to the query, chosen by ``rule`` (its own: the paper's greedy rule) with
+    that rule's ``settings`` (:func:`~wikiref_dataset.selection.select_cluster`)."""
     cluster = ClusterSentences.from_row(row)
-    return select_duc(cluster.sentences, query_sim_scores(row["query"], cluster.sentences), max_words=max_words)
+    return select_cluster(rule, cluster.sentences, query_sim_scores(row["query"], cluster.sentences),
+                          max_words=max_words, **settings)
 
 
-def oracle(row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS) -> list[int]:
-    """ORACLE: the greedy ROUGE-2-recall oracle against all the references, within ``max_words`` words."""
+def oracle(row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS, rule: str | None = None,
+           **settings: Any) -> list[int]:
+    """ORACLE: the greedy ROUGE-2-recall oracle against all the references, within ``max_words`` words. It has no
+    selection rule: ``rule`` and ``settings`` are taken, as every baseline takes them, and ignored."""
     references = list(row["references"])
     if not references:
         raise ValueError(f"topic {row.get('topic_id', '?')}: ORACLE needs reference summaries, the cluster has none")
@@ -128,6 +168,84 @@ BASELINE_NAMES: dict[str, str] = {"lead": "LEAD", "query-sim": "QUERY-SIM", "ora
 """The names Table VI of Zhu et al. (2022) prints."""
 
 
+def _check_baseline(name: str) -> None:
+    if name not in BASELINES:
+        raise ValueError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)}")
+
+
+def baseline_scores(name: str, row: Mapping[str, Any]) -> list[float]:
+    """The scores LEAD (``"lead"``) or QUERY-SIM (``"query-sim"``) gives each flat sentence of the cluster ``row``,
+    before a rule chooses from them.
+
+    Raises:
+        ValueError: an unknown baseline, or ORACLE (which searches against the references instead of scoring).
+    """
+    _check_baseline(name)
+    if name == "lead":
+        return lead_scores(row)
+    if name == "query-sim":
+        return query_sim_scores(row["query"], ClusterSentences.from_row(row).sentences)
+    raise ValueError(f"baseline {name!r} gives no sentence scores: it searches against the references")
+
+
+def baseline_rule(name: str, rule: str = BASELINE_RULE) -> str:
+    """The rule an evaluation records for baseline ``name`` chosen with ``rule``: ``rule`` itself, or
+    :data:`ORACLE_RULE` for ORACLE, which ignores it.
+
+    Raises:
+        ValueError: an unknown baseline or rule.
+    """
+    _check_baseline(name)
+    check_rule(rule)
+    return ORACLE_RULE if name == "oracle" else rule
+
+
+def rule_label(rule: str) -> str:
+    """How tables print ``rule`` (:data:`RULE_LABELS`: ``"greedy"`` for ``"duc"``, ``"ILP"`` for ``"ilp"``); a rule
+    this version does not know (a newer results file's) as it is recorded."""
+    return RULE_LABELS.get(rule, rule)
+
+
+def system_name(system: str, rule: str, own_rule: str = BASELINE_RULE) -> str:
+    """The row name of ``system`` (as tables print it: ``"QUERY-SIM"``, ``"Q-BERT"``, a model folder's name) with its
+    summaries chosen by the cluster rule ``rule``: the bare name under the system's ``own_rule`` (the baselines': the
+    paper's greedy rule), else the name and the rule's label, ``"QUERY-SIM (ILP)"``, ``"Q-BERT (greedy)"``. ORACLE has
+    no rule and keeps its name. Every table and results file names its rows with this (see the module docstring).
+
+    Raises:
+        ValueError: an unknown rule.
+    """
+    check_rule(rule)
+    check_rule(own_rule)
+    if rule == own_rule or system in _RULE_FREE_SYSTEMS:
+        return system
+    return f"{system} ({RULE_LABELS[rule]})"
+
+
+def baseline_system(name: str, rule: str = BASELINE_RULE) -> str:
+    """The row name of baseline ``name`` (``"lead"``, ``"query-sim"``, ``"oracle"``) chosen with ``rule``:
+    :func:`system_name` of its Table VI name, ``"QUERY-SIM"`` under its own rule, ``"QUERY-SIM (ILP)"`` under ILP.
+
+    Raises:
+        ValueError: an unknown baseline or rule.
+    """
+    _check_baseline(name)
+    return system_name(BASELINE_NAMES[name], rule)
+
+
+def baseline_selection(name: str, row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS, rule: str = BASELINE_RULE,
+                       **settings: Any) -> list[int]:
+    """The flat sentence indices baseline ``name`` chooses for ``row``: LEAD's and QUERY-SIM's scores
+    (:func:`baseline_scores`) through ``rule`` with its ``settings``; ORACLE's own search whatever the rule.
+
+    Raises:
+        ValueError: an unknown baseline or rule, or a setting the rule does not take.
+    """
+    _check_baseline(name)
+    check_rule(rule)
+    return BASELINES[name](row, max_words=max_words, rule=rule, **settings)
+
+
 def sentences_cut(row: Mapping[str, Any], max_words: int) -> dict[str, Any]:
     """``row`` with every sentence longer than ``max_words`` cut to its first ``max_words`` words (as ROUGE's ``-l``
     cuts a line); the row itself is not changed."""
@@ -139,17 +257,18 @@ def sentences_cut(row: Mapping[str, Any], max_words: int) -> dict[str, Any]:
     return {**row, "documents": documents}
 
 
-def baseline_summary(name: str, row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS, cut: bool = False) -> str:
-    """The summary (one sentence per line) a baseline gives for one cluster.
+def baseline_summary(name: str, row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS, cut: bool = False,
+                     rule: str = BASELINE_RULE, **settings: Any) -> str:
+    """The summary (one sentence per line) a baseline gives for one cluster, its sentences chosen by ``rule`` with
+    that rule's ``settings`` (:func:`baseline_selection`; by default the baselines' own, the paper's greedy rule).
 
     ``cut``: the summary must keep to ``max_words`` on its own (a benchmark scored without ROUGE's ``-l``): it is cut
     to the budget the way ``-l`` cuts, and ORACLE's candidates are the sentences cut to the budget
     (:func:`sentences_cut`; ORACLE never takes a sentence past the budget, so without it an argument whose sentences
     are all longer than Debatepedia's 10 words would have no oracle summary)."""
-    if name not in BASELINES:
-        raise ValueError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)}")
+    _check_baseline(name)
     if cut and name == "oracle":
         row = sentences_cut(row, max_words)
-    return ClusterSentences.from_row(row).summary(BASELINES[name](row, max_words=max_words),
+    return ClusterSentences.from_row(row).summary(baseline_selection(name, row, max_words, rule, **settings),
                                                   max_words=max_words if cut else None)
 

@@ -40,6 +40,7 @@ __all__ = [
     "RULE_SETTINGS",
     "ClusterSentences",
     "ThresholdSearch",
+    "check_rule",
     "min_max_scaled",
     "rank_by_score",
     "rule_settings",
@@ -382,6 +383,17 @@ RULE_SETTINGS = {"duc": ("redundancy",), "mmr": ("tradeoff",),
 """The settings each cluster rule takes (its function's keyword arguments besides ``max_words``)."""
 
 
+def check_rule(rule: str) -> str:
+    """``rule`` when it names one of :data:`CLUSTER_RULES`.
+
+    Raises:
+        ValueError: an unknown rule, in one line that names the rules there are.
+    """
+    if rule not in CLUSTER_RULES:
+        raise ValueError(f"unknown selection rule {rule!r}; choose one of {', '.join(CLUSTER_RULES)}")
+    return rule
+
+
 def rule_settings(rule: str, **given: Any) -> dict[str, Any]:
     """Of ``given`` (every rule's settings, ``None`` where not set), the ones ``rule`` takes and that are set: a caller
     that offers all the rules' settings at once (the pipeline, ``wikiref rescore``) passes on only the chosen rule's."""
@@ -398,8 +410,7 @@ def select_cluster(rule: str, sentences: Sequence[str], scores: Sequence[float],
         ValueError: an unknown rule, or a setting the rule does not take.
     """
     functions = {"duc": select_duc, "mmr": select_mmr, "ilp": select_ilp}
-    if rule not in functions:
-        raise ValueError(f"unknown selection rule {rule!r}; choose one of {', '.join(CLUSTER_RULES)}")
+    check_rule(rule)
     unknown = sorted(set(settings) - set(RULE_SETTINGS[rule]))
     if unknown:
         raise ValueError(f"selection rule {rule!r} takes no setting {', '.join(unknown)} "

@@ -123,16 +123,46 @@ def test_compare_on_a_duc_cluster_uses_the_evaluations_summaries(model, duc_year
     split = duc.split_names()[0]
     row = duc.rows(split)[0]
     result = backend.compare(model, row)
-    assert [line[0] for line in result["table"]] == list(backend.SYSTEMS)
+    assert [line[0] for line in result["table"]] == list(backend.SYSTEMS)  # a model of the paper's greedy rule
+    assert result["headers"] == ["system", "rule", "ROUGE-1", "ROUGE-2", "ROUGE-SU4"]
+    assert [line[1] for line in result["table"]] == ["greedy", "greedy", "greedy", "oracle"]
     assert result["summaries"]["Q-BERT"] == model_summaries(model.pipeline, [row])[row["topic_id"]]
     assert result["summaries"]["LEAD"] == baseline_summaries("lead", [row])[row["topic_id"]]
     from wikiref_dataset.rouge import rouge
 
     lead = rouge([result["summaries"]["LEAD"]], [list(row["references"])]).averages
-    assert result["table"][2][1:] == [f"{100 * lead[m].recall:.2f}" for m in ("rouge_1", "rouge_2", "rouge_su4")]
+    assert result["table"][2][2:] == [f"{100 * lead[m].recall:.2f}" for m in ("rouge_1", "rouge_2", "rouge_su4")]
     assert "-l 250" in result["settings"] and "Reference summaries" in result["html"]
     with pytest.raises(AppError, match="no reference summaries"):
         backend.compare(model, {**row, "references": []})
+
+
+def test_compare_shows_the_baselines_under_the_models_rule(tiny_qbert_dir, duc_years, tmp_path, monkeypatch):
+    """A model saved with the ILP rule: Compare shows QUERY-SIM and LEAD under ILP beside their greedy rows and the
+    model under the greedy rule (from the same scores), each row naming its rule; ILP is replaced by a rule that takes
+    the lowest-scored sentence, so the ILP rows show they went through it (every rule takes every sentence of the tiny
+    fixture clusters)."""
+    from trainer_scripts.duc_evaluation import baseline_summaries, model_summaries
+    from wikiref_dataset import selection
+
+    folder = tmp_path / "ilp-qbert"
+    shutil.copytree(tiny_qbert_dir, folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "cluster_selection": "ilp"}))
+    monkeypatch.setattr(selection, "select_ilp", lambda sentences, scores, max_words=250, **settings: [
+        min(range(len(scores)), key=lambda index: (scores[index], -index))])
+    ilp_model = backend.load_model(str(folder))
+    duc = backend.load_dataset(duc_years[2006])
+    row = duc.rows(duc.split_names()[0])[0]
+    result = backend.compare(ilp_model, row)
+    assert [line[:2] for line in result["table"]] == [
+        ["Q-BERT", "ILP"], ["Q-BERT (greedy)", "greedy"], ["QUERY-SIM", "greedy"], ["QUERY-SIM (ILP)", "ILP"],
+        ["LEAD", "greedy"], ["LEAD (ILP)", "ILP"], ["ORACLE", "oracle"]]
+    summaries = result["summaries"]
+    assert summaries["QUERY-SIM (ILP)"] == baseline_summaries("query-sim", [row], rule="ilp")[row["topic_id"]]
+    assert summaries["QUERY-SIM (ILP)"].count("\n") == 0 != summaries["QUERY-SIM"].count("\n")  # one sentence
+    assert summaries["Q-BERT (greedy)"] == model_summaries(ilp_model.pipeline, [row], rule="duc")[row["topic_id"]]
+    assert result["rules"]["Q-BERT"] == "ilp" and "QUERY-SIM (ILP)" in result["html"]
 
 
 PSG2SUM_ROW = {"id": "p1", "page_id": 12, "title": "Anarchism", "revision_id": 7, "parent_revision_id": 6,
@@ -175,7 +205,7 @@ def test_compare_on_a_benchmark_row_uses_its_own_scoring_and_budget(model):
     scoring = scoring_for("debatepedia")
     assert result["value"] == "F1" and result["settings"] == scoring.describe()
     assert all(len(summary.split()) <= scoring.budget(DEBATEPEDIA_ROW) for summary in result["summaries"].values())
-    assert all(line[3] == "—" for line in result["table"])  # the benchmark is scored without ROUGE-SU4
+    assert all(line[4] == "—" for line in result["table"])  # the benchmark is scored without ROUGE-SU4
 
 
 def test_a_dataset_of_another_kind_is_refused_by_name():

@@ -47,12 +47,15 @@ def test_baselines_table_vi_end_to_end(years, tmp_path, capsys):
     lines = captured.out.splitlines()
     assert "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250" in lines[0]
     header = next(i for i, line in enumerate(lines) if line.startswith("Systems"))
-    assert lines[header].split() == ["Systems", "DUC", "2005", "DUC", "2006", "DUC", "2007"]
+    assert lines[header].split() == ["Systems", "Rule", "DUC", "2005", "DUC", "2006", "DUC", "2007"]
     assert lines[header + 1].split() == ["ROUGE-1", "ROUGE-2", "ROUGE-SU4"] * 3
-    assert [line.split()[0] for line in lines[header + 3:]] == ["LEAD", "QUERY-SIM", "ORACLE"]
+    body = lines[header + 3:lines.index("", header)]
+    assert [line.split()[:2] for line in body] == [["LEAD", "greedy"], ["QUERY-SIM", "greedy"], ["ORACLE", "oracle"]]
+    assert lines[-1].startswith("Rule: how each row's sentences were chosen (greedy: the paper's DUC rule")
     assert "3 system(s) scored (9 system-year results" in captured.err
 
     results = json.loads(output.read_text())
+    assert results["rules"] == {"LEAD": "duc", "QUERY-SIM": "duc", "ORACLE": "oracle"}
     assert results["datasets"]["2007"] == {"path": years[2007], "clusters": 2, "scored_clusters": 1}
     rows = list(load_duc(years[2006]))
     lead = {row["topic_id"]: baseline_summary("lead", row) for row in rows}
@@ -63,7 +66,7 @@ def test_baselines_table_vi_end_to_end(years, tmp_path, capsys):
     # the table prints recall x100 with its interval
     cell = (f"{100 * got['rouge_2_recall']:.2f} [{100 * got['rouge_2_recall_ci_low']:.2f}-"
             f"{100 * got['rouge_2_recall_ci_high']:.2f}]")
-    assert cell in lines[header + 3]
+    assert cell in body[0]
 
     # the saved summaries read back with --summaries give the same numbers
     capsys.readouterr()
@@ -71,6 +74,57 @@ def test_baselines_table_vi_end_to_end(years, tmp_path, capsys):
     assert main(["--dataset", years[2005], "--dataset", years[2006], "--dataset", years[2007],
                  "--summaries", str(saved), "--output", str(again), "--quiet"]) == 0
     assert json.loads(again.read_text())["systems"] == results["systems"]
+    assert "rules" not in json.loads(again.read_text())  # summaries from a file: their rule is not known
+    assert "Rule" not in capsys.readouterr().out.split()
+
+
+def _watch_ilp(monkeypatch):
+    """``select_ilp`` replaced by a rule that takes the lowest-scored sentence only, and the calls it got: on the tiny
+    fixture clusters every rule takes every sentence, so the rows under ILP would not show whether it chose them."""
+    from wikiref_dataset import selection
+
+    calls = []
+
+    def lowest(sentences, scores, max_words=250, **settings):
+        calls.append(len(sentences))
+        return [min(range(len(scores)), key=lambda index: (scores[index], -index))]
+
+    monkeypatch.setattr(selection, "select_ilp", lowest)
+    return calls
+
+
+def test_the_baselines_under_the_models_rule_are_rows_of_their_own(years, tmp_path, capsys, monkeypatch):
+    """--selection duc ilp: LEAD and QUERY-SIM under their own greedy rule keep their names, under ILP they are
+    'LEAD (ILP)' and 'QUERY-SIM (ILP)', chosen by ILP from the same scores; ORACLE once, without a rule."""
+    from wikiref_dataset.baselines import baseline_scores
+    from wikiref_dataset.selection import ClusterSentences
+
+    calls = _watch_ilp(monkeypatch)
+    output, saved = tmp_path / "rules.json", tmp_path / "rules.jsonl"
+    assert main(["--dataset", years[2006], "--baseline", "all", "--selection", "duc", "ilp", "--out", str(output),
+                 "--save_summaries", str(saved), "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("Systems"))
+    body = [line.split() for line in lines[header + 3:lines.index("", header)]]
+    assert [row[:3] if row[1] == "(ILP)" else row[:2] for row in body] == [
+        ["LEAD", "greedy"], ["LEAD", "(ILP)", "ILP"], ["QUERY-SIM", "greedy"], ["QUERY-SIM", "(ILP)", "ILP"],
+        ["ORACLE", "oracle"]]
+    results = json.loads(output.read_text())
+    assert results["rules"] == {"LEAD": "duc", "LEAD (ILP)": "ilp", "QUERY-SIM": "duc", "QUERY-SIM (ILP)": "ilp",
+                                "ORACLE": "oracle"}
+    assert len(calls) == 4  # LEAD and QUERY-SIM on the two clusters
+    summaries = {}
+    for record in map(json.loads, saved.read_text().splitlines()):
+        summaries.setdefault(record["system"], {})[record["topic_id"]] = record["summary"]
+    for row in load_duc(years[2006]):
+        cluster = ClusterSentences.from_row(row)
+        scores = baseline_scores("query-sim", row)
+        lowest = cluster.sentences[min(range(len(scores)), key=lambda index: (scores[index], -index))]
+        assert summaries["QUERY-SIM (ILP)"][row["topic_id"]] == lowest
+        assert summaries["QUERY-SIM"][row["topic_id"]] == baseline_summary("query-sim", row)  # the greedy rule's
+    expected = _expected(summaries["QUERY-SIM (ILP)"], list(load_duc(years[2006]))).to_dict()
+    got = results["systems"]["QUERY-SIM (ILP)"]["2006"]
+    assert {key: got[key] for key in expected} == expected
 
 
 def test_the_commands_metric_is_the_evaluate_module(years, tmp_path, capsys):
@@ -168,6 +222,46 @@ def _tiny_qbert(folder):
     processor.save_pretrained(folder)
 
 
+def test_a_model_beside_the_baselines_under_its_rule_and_the_greedy_one(years, tmp_path, capsys, monkeypatch):
+    """--model with --baseline, a model saved with the ILP rule: the model's row under ILP keeps its name, under the
+    paper's greedy rule it is 'MODEL (greedy)', chosen from the scores it gave once (what the pipeline with the
+    greedy rule gives); QUERY-SIM stands under both rules beside it."""
+    import json as json_module
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = tmp_path / "ilp-qbert"
+    _tiny_qbert(folder)
+    config = json_module.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json_module.dumps({**config, "cluster_selection": "ilp"}))
+    calls = _watch_ilp(monkeypatch)
+    scored = []  # the model scores the sentences once, under its own rule; the greedy row reuses the scores
+    model_summaries = duc_evaluation.model_summaries
+    monkeypatch.setattr(duc_evaluation, "model_summaries", lambda *args, **kwargs: scored.append(
+        kwargs.get("rule")) or model_summaries(*args, **kwargs))
+    output, saved = tmp_path / "model.json", tmp_path / "model.jsonl"
+    assert main(["--dataset", years[2006], "--baseline", "query-sim", "--model", str(folder), "--out", str(output),
+                 "--save_summaries", str(saved), "--quiet"]) == 0
+    assert scored == ["ilp"]
+    results = json.loads(output.read_text())
+    assert results["rules"] == {"QUERY-SIM": "duc", "QUERY-SIM (ILP)": "ilp", "ilp-qbert": "ilp",
+                                "ilp-qbert (greedy)": "duc"}
+    assert len(calls) == 4  # QUERY-SIM (ILP) and the model, each on the two clusters
+    table = capsys.readouterr().out
+    assert any(line.split()[:3] == ["ilp-qbert", "(greedy)", "greedy"] for line in table.splitlines())
+    summaries = {}
+    for record in map(json.loads, saved.read_text().splitlines()):
+        summaries.setdefault(record["system"], {})[record["topic_id"]] = record["summary"]
+    monkeypatch.undo()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    summarize = duc_evaluation.load_model_pipeline(folder)
+    rows = list(load_duc(years[2006]))
+    assert summaries["ilp-qbert (greedy)"] == duc_evaluation.model_summaries(summarize, rows, rule="duc")
+    scores: dict = {}
+    duc_evaluation.model_summaries(summarize, rows, scores=scores, rule="duc")
+    assert duc_evaluation.summaries_from_scores(rows, scores, "mmr") == duc_evaluation.model_summaries(
+        summarize, rows, rule="mmr")
+
+
 def test_model_folder(years, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     folder = tmp_path / "tiny-qbert"
@@ -208,6 +302,7 @@ def test_format_table_marks_missing_years():
      ["a", "b"]),
     (["--dataset", "a", "--model", "m", "--save_summaries", "s.jsonl", "--quiet", "false"], ["a"]),
     (["--dataset", "a", "--baseline", "all"], ["a"]),
+    (["--dataset", "a", "--baseline", "query-sim", "--model", "m", "--selection", "duc", "ilp"], ["a"]),
 ])
 def test_wikiref_duc_evaluate_parses_like_the_hf_argument_parser(argv, datasets):
     """One set of options, `EvaluateArguments`: the script parses it with HfArgumentParser, `wikiref duc evaluate`
@@ -223,8 +318,13 @@ def test_wikiref_duc_evaluate_parses_like_the_hf_argument_parser(argv, datasets)
 @pytest.mark.parametrize("argv, message", [
     (["--baseline", "lead"], "--dataset is required"),
     (["--dataset", "{year}", "--baseline", "foo"], "--baseline: unknown 'foo': choose from lead, query-sim, oracle, all"),
-    (["--dataset", "{year}"], "give exactly one of --baseline, --summaries, --model"),
-    (["--dataset", "{year}", "--baseline", "lead", "--model", "m"], "(got --baseline, --model)"),
+    (["--dataset", "{year}"], "give exactly one of --baseline, --summaries, --model (or --baseline with --model)"),
+    (["--dataset", "{year}", "--baseline", "lead", "--summaries", "s.jsonl"], "(got --baseline, --summaries)"),
+    (["--dataset", "{year}", "--baseline", "lead", "--selection", "duc", "best"],
+     "--selection: unknown selection rule 'best'; choose one of duc, mmr, ilp"),
+    (["--dataset", "{year}", "--summaries", "s.jsonl", "--selection", "ilp"],
+     "--selection chooses the sentences of the baselines and the model; summaries given with --summaries are "
+     "scored as they are"),
 ])
 def test_bad_values_exit_2_with_one_line(years, capsys, argv, message):
     argv = [value.format(year=years[2006]) for value in argv]

@@ -68,6 +68,36 @@ def test_baselines_table_json_and_budgets(converted, tmp_path, capsys):
     assert again["LEAD"] == table["systems"]["LEAD"] and again["ORACLE"] == table["systems"]["ORACLE"]
 
 
+def test_the_baselines_under_another_rule_are_rows_of_their_own(converted, tmp_path, capsys, monkeypatch):
+    """--selection duc ilp within Debatepedia's 10 words: LEAD under its own greedy rule and under ILP, each row named
+    with its rule in the table and the JSON. ILP is replaced by a rule that takes the lowest-scored sentence (on
+    these short arguments ILP chooses as the greedy rule does), so the ILP row shows it went through the rule."""
+    from wikiref_dataset import selection
+
+    monkeypatch.setattr(selection, "select_ilp", lambda sentences, scores, max_words=250, **settings: [
+        min(range(len(scores)), key=lambda index: (scores[index], -index))])
+    out, saved = tmp_path / "rules.json", tmp_path / "rules.jsonl"
+    assert main(["qfs", "evaluate", "--dataset", str(converted / "debatepedia-converted"), "--baseline", "lead",
+                 "oracle", "--selection", "duc", "ilp", "--out", str(out), "--save-summaries", str(saved), "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("System"))
+    assert lines[header].split()[:2] == ["System", "Rule"]
+    rows = [line.split() for line in lines[header + 2:header + 5]]
+    assert [rows[0][:2], rows[1][:3], rows[2][:2]] == [["LEAD", "greedy"], ["LEAD", "(ILP)", "ILP"],
+                                                       ["ORACLE", "oracle"]]
+    assert lines[-1].startswith("Rule: how each row's sentences were chosen")
+    table = json.loads(out.read_text())
+    assert table["rules"] == {"LEAD": "duc", "LEAD (ILP)": "ilp", "ORACLE": "oracle"}
+    by_system = {(item["system"], item["topic_id"]): item["summary"]
+                 for item in map(json.loads, saved.read_text().splitlines())}
+    assert by_system[("LEAD", "valid/1")] == "taxes on the rich are low in most countries of"
+    assert by_system[("LEAD (ILP)", "valid/1")] == "yet the poor pay more ."
+    assert main(["qfs", "evaluate", "--dataset", str(converted / "debatepedia-converted"), "--baseline", "lead",
+                 "--selection", "greedy", "-q"]) == 2
+    assert capsys.readouterr().err.strip() == ("wikiref qfs evaluate: error: --selection: unknown selection rule "
+                                               "'greedy'; choose one of duc, mmr, ilp")
+
+
 def test_qmsum_budget_by_query_type_and_recall(converted, tmp_path, capsys):
     out = tmp_path / "qmsum.json"
     assert main(["qfs", "evaluate", "--dataset", str(converted / "qmsum-converted"), "--baseline", "oracle",

@@ -567,10 +567,32 @@ def test_the_levers_train_save_and_load(tmp_path, tiny_bert_dir, duc_years, qmsu
                                 "--folds", "2", "--fold", "1", "--objective", "regression", "--packing", "sentences",
                                 "--attention_scope", "sentence", "--query_similarity", "true",
                                 "--sentence_position_buckets", "4", "--selection", "ilp", "--query_format", "joined",
-                                "--extra_train_dirs", str(qmsum_converted), "--baselines", "none",
+                                "--extra_train_dirs", str(qmsum_converted), "--baselines", "query-sim",
                                 "--output_dir", str(out), *FAST])
     assert status == 0
-    tuning = json.loads((out / "results.json").read_text())["finetuning"]
+    results = json.loads((out / "results.json").read_text())
+    tuning = results["finetuning"]
+    # the same rule for every system: QUERY-SIM under ILP is a row of its own, the model under the greedy rule an
+    # ablation chosen from the sentence scores the run saved
+    evaluation = results["evaluation"]
+    assert list(evaluation["systems"]) == ["Q-BERT", "Q-BERT (greedy)", "QUERY-SIM", "QUERY-SIM (ILP)"]
+    assert evaluation["rules"] == {"Q-BERT": "ilp", "Q-BERT (greedy)": "duc", "QUERY-SIM": "duc",
+                                   "QUERY-SIM (ILP)": "ilp"}
+    written = {}
+    for line in (out / "summaries.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        written.setdefault(record["system"], {})[record["topic_id"]] = record["summary"]
+    from trainer_scripts.duc_evaluation import baseline_summaries, summaries_from_scores
+
+    scores = {record["topic_id"]: record["scores"]
+              for record in map(json.loads, (out / "sentence_scores.jsonl").read_text().splitlines())}
+    tested = [row for row in load_years([duc_years[2006]])[0].rows if row["topic_id"] in scores]
+    assert written["Q-BERT (greedy)"] == summaries_from_scores(tested, scores, "duc")
+    assert written["QUERY-SIM (ILP)"] == baseline_summaries("query-sim", finetuning.format_queries(tested, "joined"),
+                                                            rule="ilp")
+    card = (out / "README.md").read_text()
+    assert "QUERY-SIM under the same rule (ILP)" in card.split("## How to use")[0]
+    assert "| QUERY-SIM (ILP) | ILP |" in card
     assert tuning["sentence_position_buckets"] == 4 and tuning["selection"] == "ilp"
     assert tuning["query_format"] == "joined" and tuning["extra_train_queries"] > 0
     assert tuning["clusters"] == tuning["extra_train_queries"] + 1  # one DUC cluster of the two trains, plus QMSum's

@@ -100,6 +100,77 @@ def test_full_run_tables_hold_the_numbers():
     assert "45.06" in duc and "published" in duc
 
 
+def test_the_headline_states_the_gain_over_query_sim_under_the_same_rule():
+    """Results written before the rules were recorded (the model and QUERY-SIM under the paper's greedy rule): the
+    headline gives the test year's gain over QUERY-SIM, and no table grows a Rule column."""
+    card = render_model_card(copy.deepcopy(FULL), model_repo="org/qbert-wikiref")
+    top = card[card.index("# qbert-wikiref"):card.index("## How to use")]
+    assert ("**DUC 2007, ROUGE-1 / ROUGE-2 recall ×100: this model 44.33 / 11.98, QUERY-SIM under the same rule "
+            "(greedy) 36.32 / 7.94: a gain of +8.01 / +4.04.**") in top
+    assert "DUC 2006," not in top  # a year the model was fine-tuned on is no test
+    duc = section(card, "### DUC 2005–2007 (Table VI of the paper)")
+    assert "| Rule |" not in duc and "the baselines by the paper's rule" in duc
+
+
+ILP_RUN = copy.deepcopy(FULL)
+ILP_RUN["finetuning"]["selection"] = "ilp"
+ILP_RUN["evaluation"]["systems"] = {
+    "Q-BERT": FULL["evaluation"]["systems"]["Q-BERT"],
+    "Q-BERT (greedy)": {"2006": scores(0.4601, 0.1301, 0.1850), "2007": scores(0.4210, 0.1105, 0.1690)},
+    "LEAD": FULL["evaluation"]["systems"]["LEAD"],
+    "LEAD (ILP)": {"2006": scores(0.3390, 0.0600, 0.1150), "2007": scores(0.3700, 0.0850, 0.1350)},
+    "QUERY-SIM": FULL["evaluation"]["systems"]["QUERY-SIM"],
+    "QUERY-SIM (ILP)": {"2006": None, "2007": scores(0.4271, 0.1177, 0.1650)}}
+ILP_RUN["evaluation"]["rules"] = {"Q-BERT": "ilp", "Q-BERT (greedy)": "duc", "LEAD": "duc", "LEAD (ILP)": "ilp",
+                                  "QUERY-SIM": "duc", "QUERY-SIM (ILP)": "ilp"}
+
+
+def test_a_model_chosen_by_ilp_stands_beside_the_baselines_under_ilp():
+    """A run with --selection ilp: the headline's gain is over QUERY-SIM under ILP (not its greedy row), the table
+    names every row's rule, and the model under the greedy rule is its ablation row, next to the model."""
+    card = render_model_card(copy.deepcopy(ILP_RUN), model_repo="org/qbert-ilp")
+    top = card[card.index("# qbert-ilp"):card.index("## How to use")]
+    assert ("**DUC 2007, ROUGE-1 / ROUGE-2 recall ×100: this model 44.33 / 11.98, QUERY-SIM under the same rule (ILP) "
+            "42.71 / 11.77: a gain of +1.62 / +0.21.**") in top
+    duc = section(card, "### DUC 2005–2007 (Table VI of the paper)")
+    lines = [line for line in duc.splitlines() if line.startswith("| ")]
+    assert lines[0].startswith("| System | Rule | DUC 2006 ROUGE-1")
+    rows = {line.split(" | ")[0][2:]: line.split(" | ")[1] for line in lines[1:]}
+    assert rows == {"LEAD": "greedy", "LEAD (ILP)": "ILP", "QUERY-SIM": "greedy", "QUERY-SIM (ILP)": "ILP",
+                    "Q-BERT (greedy)": "greedy", "**Q-BERT + DA + ST (this model)**": "ILP",
+                    "Q-BERT + DA + ST (published ‡)": "greedy"}
+    assert [line.split(" | ")[0][2:] for line in lines[1:]][-3:-1] == ["Q-BERT (greedy)",
+                                                                       "**Q-BERT + DA + ST (this model)**"]
+    assert "`QUERY-SIM (ILP)` is QUERY-SIM under this model's rule" in duc and "`Q-BERT (greedy)`" in duc
+    # without a same-rule QUERY-SIM, the headline never compares the ILP model with the greedy QUERY-SIM
+    lacking = copy.deepcopy(ILP_RUN)
+    del lacking["evaluation"]["systems"]["QUERY-SIM (ILP)"], lacking["evaluation"]["rules"]
+    top = render_model_card(lacking, model_repo="org/x").split("## How to use")[0]
+    assert ("this model 44.33 / 11.98; QUERY-SIM under the same rule (ILP) was not scored by this run" in top
+            and "36.32" not in top)
+
+
+def test_a_benchmark_runs_headline_uses_its_own_measure():
+    results = copy.deepcopy(FULL)
+    results["evaluation"] = None
+    results["finetuning"].update(train_years=[], test_year=None, selection="ilp", benchmark={
+        "benchmark": "qmsum", "title": "QMSum", "train_split": "train", "test_split": "validation",
+        "budgets": {"": 65}})
+    f1 = {"queries": 2, **{f"{measure}_{value}{end}": mean + shift
+                           for measure, mean in (("rouge_1", 0.30), ("rouge_2", 0.08), ("rouge_l", 0.2))
+                           for value in ("f", "recall") for end, shift in (("", 0), ("_ci_low", -0.01),
+                                                                             ("_ci_high", 0.01))}}
+    results["benchmark_evaluation"] = {
+        "settings": "-n 2", "source": "the QMSum paper", "systems": {"Q-BERT": {"qmsum/validation": f1},
+                                        "QUERY-SIM (ILP)": {"qmsum/validation": {**f1, "rouge_2_f": 0.09}}},
+        "rules": {"Q-BERT": "ilp", "QUERY-SIM (ILP)": "ilp"}}
+    card = render_model_card(results, model_repo="org/x")
+    assert ("**QMSum `validation`, ROUGE-1 / ROUGE-2 F1 ×100: this model 30.00 / 8.00, QUERY-SIM under the same rule "
+            "(ILP) 30.00 / 9.00: a gain of +0.00 / -1.00.**") in card
+    table = section(card, "### QMSum (validation split)")
+    assert "| System | Rule | ROUGE-1 F1" in table and "| QUERY-SIM (ILP) | ILP |" in table
+
+
 def test_training_year_is_marked():
     card = render_model_card(copy.deepcopy(FULL), model_repo="org/qbert-wikiref")
     model = next(line for line in card.splitlines() if "(this model)" in line)

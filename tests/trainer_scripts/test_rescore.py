@@ -67,10 +67,13 @@ def test_rules_mixes_and_averaged_seeds_of_a_run(tmp_path, capsys, duc_years):
     (group,) = result["groups"]
     assert group["seeds"] == {"1": [0, 1], "2": [0, 1]} and group["missing"] == []
     assert len(group["units"]) == 4  # the baselines unit is not a fine-tuning unit
-    labels = [(row["rule"], row["mix"], row["average"]) for row in group["rows"]]
-    assert labels == [("duc", "none", False), ("duc", "none", True), ("duc", "position:0.5", False),
-                      ("duc", "position:0.5", True), ("ilp", "none", False), ("ilp", "none", True),
-                      ("ilp", "position:0.5", False), ("ilp", "position:0.5", True)]
+    labels = [(row["system"], row["rule"], row["mix"], row["average"]) for row in group["rows"]]
+    assert labels == [("Q-BERT", "duc", "none", False), ("Q-BERT", "duc", "none", True),
+                      ("Q-BERT", "duc", "position:0.5", False), ("Q-BERT", "duc", "position:0.5", True),
+                      ("QUERY-SIM", "duc", "-", False), ("LEAD", "duc", "-", False),
+                      ("Q-BERT", "ilp", "none", False), ("Q-BERT", "ilp", "none", True),
+                      ("Q-BERT", "ilp", "position:0.5", False), ("Q-BERT", "ilp", "position:0.5", True),
+                      ("QUERY-SIM (ILP)", "ilp", "-", False), ("LEAD (ILP)", "ilp", "-", False)]
     plain = group["rows"][0]["years"]["2006"]
     assert plain["runs"] == 2
     expected = [_direct(duc_years[2006], written[seed])["rouge_2_recall"] for seed in (1, 2)]
@@ -78,9 +81,47 @@ def test_rules_mixes_and_averaged_seeds_of_a_run(tmp_path, capsys, duc_years):
     averaged = {topic: [(a + b) / 2 for a, b in zip(written[1][topic], written[2][topic])] for topic in written[1]}
     assert group["rows"][1]["years"]["2006"]["rouge_2"]["mean"] == pytest.approx(
         _direct(duc_years[2006], averaged)["rouge_2_recall"])
-    ilp = group["rows"][4]["years"]["2006"]["rouge_2"]["values"]
+    ilp = group["rows"][6]["years"]["2006"]["rouge_2"]["values"]
     assert ilp == pytest.approx([_direct(duc_years[2006], written[seed], "ilp")["rouge_2_recall"] for seed in (1, 2)])
-    assert "| ilp | position:0.5 | averaged |" in captured.out and "| duc | none | 2 |" in captured.out
+    assert "| Q-BERT | ilp | position:0.5 | averaged |" in captured.out and "| Q-BERT | duc | none | 2 |" in captured.out
+    assert "| QUERY-SIM (ILP) | ilp | - | - |" in captured.out
+
+
+def test_the_baselines_stand_under_each_rule_with_its_settings(tmp_path, capsys, duc_years, monkeypatch):
+    """Under each rule, QUERY-SIM and LEAD chosen by that rule with the same settings (the rule's own function is
+    watched: on the tiny fixture clusters every rule takes every sentence); --baselines none leaves them out."""
+    from wikiref_dataset import selection
+    from wikiref_dataset.baselines import baseline_summary
+
+    _write_units(tmp_path / "run", duc_years[2006], seeds=(1,))
+    select_ilp = selection.select_ilp
+    calls = []
+
+    def watched(sentences, scores, max_words=250, **settings):
+        calls.append(settings)
+        return select_ilp(sentences, scores, max_words=max_words, **settings)
+
+    monkeypatch.setattr(selection, "select_ilp", watched)
+    result = rescore([tmp_path / "run"], [duc_years[2006]], [Rule("duc"), Rule("ilp", {"candidates": 5})], [Mix()],
+                     baselines=["query-sim"])
+    rows = {(row["system"], row["rule"]): row for row in result["groups"][0]["rows"]}
+    assert list(rows) == [("Q-BERT", "duc"), ("QUERY-SIM", "duc"), ("Q-BERT", "ilp"), ("QUERY-SIM (ILP)", "ilp")]
+    assert rows[("QUERY-SIM (ILP)", "ilp")]["settings"] == {"candidates": 5}
+    assert len(calls) == 4 and all(settings == {"candidates": 5} for settings in calls)  # Q-BERT's 2, QUERY-SIM's 2
+    years = load_years([duc_years[2006]])
+    summaries = {row["topic_id"]: baseline_summary("query-sim", row, rule="ilp", candidates=5)
+                 for row in years[0].scorable}
+    expected = evaluate_systems(years, {"x": summaries}).to_dict()["systems"]["x"]["2006"]
+    got = rows[("QUERY-SIM (ILP)", "ilp")]["years"]["2006"]
+    assert got["runs"] == 1 and got["rouge_2"]["mean"] == expected["rouge_2_recall"]
+    assert "| QUERY-SIM (ILP) | ilp candidates=5 | - | - |" in to_markdown(result)
+    assert wikiref(["rescore", str(tmp_path / "run"), "--duc_dirs", duc_years[2006], "--selection", "ilp",
+                    "--baselines", "none", "-q"]) == 0
+    printed = capsys.readouterr().out
+    assert "| Q-BERT | ilp |" in printed and "| QUERY-SIM" not in printed and "| LEAD" not in printed
+    assert wikiref(["rescore", str(tmp_path / "run"), "--duc_dirs", duc_years[2006], "--baselines", "oracle"]) == 2
+    assert capsys.readouterr().err.strip() == ("wikiref rescore: error: --baselines: unknown 'oracle': choose from "
+                                               "query-sim, lead, or none")
 
 
 def test_a_seed_with_a_fold_missing_is_named_and_left_out(tmp_path, duc_years):

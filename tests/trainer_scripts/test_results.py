@@ -90,8 +90,25 @@ def test_an_evaluation_of_another_benchmark_keeps_its_source_and_queries():
     assert record.to_dict() == data and record.scores("LEAD", "qmsum/validation").count_name == "queries"
 
 
+def test_the_rules_of_an_evaluation_round_trip_and_are_left_out_when_absent():
+    """``rules`` (the rule each system was chosen with) is written only when recorded: an evaluation written before
+    it reads and writes back without it."""
+    data = {"settings": "s", "scale": "0-1", "datasets": {}, "systems": {"QUERY-SIM (ILP)": {"2006": None}},
+            "rules": {"QUERY-SIM (ILP)": "ilp"}}
+    record = EvaluationResults.from_dict(data)
+    assert record.to_dict() == data and record.rule("QUERY-SIM (ILP)") == "ilp" and record.rule("LEAD") is None
+    old = {key: value for key, value in data.items() if key != "rules"}
+    record = EvaluationResults.from_dict(old)
+    assert record.rules is None and record.rule("QUERY-SIM (ILP)") is None and record.to_dict() == old
+    with pytest.raises(ResultsError, match=r"^evaluation\.rules\.LEAD: expected a rule name, got int$"):
+        EvaluationResults.from_dict({**data, "rules": {"LEAD": 1}}, "evaluation")
+    with pytest.raises(ResultsError, match=r"^evaluation\.rules: expected an object, got list$"):
+        EvaluationResults.from_dict({**data, "rules": ["ilp"]}, "evaluation")
+
+
 def test_the_card_of_an_old_results_file_is_unchanged():
-    """The card rendered from a results.json written before the typed results is the one rendered then."""
+    """The card rendered from a results.json written before the typed results and the recorded rules is the one
+    rendered then, with the headline added (the test clusters' scores; no QUERY-SIM in the run to compare with)."""
     from trainer_scripts.model_card import load_results, render_model_card
 
     card = render_model_card(load_results(OLD_RUN), model_repo="org/x", metric_repo="org/m")

@@ -554,3 +554,74 @@ def test_the_seeds_average_chooses_with_the_units_own_rule(tmp_path, capsys, mon
     assert average["rouge_2_recall"] == pytest.approx(expected["rouge_2_recall"])
     assert average["rouge_1_recall"] == pytest.approx(expected["rouge_1_recall"]) and average["seeds"] == [1, 2]
     assert rules == ["ilp"]
+
+
+def test_the_baseline_units_score_under_the_fine_tuned_rows_rule(tmp_path, duc_years, tiny_bert_dir):
+    """The rule of the fine-tuned rows (the recipe's, every unit's --selection or one row's) reaches the baseline units
+    (--selection duc RULE) and adds LEAD and QUERY-SIM variants under it; a run that keeps the greedy rule plans the
+    baseline units it always did (their keys unchanged); a rule no selection knows is refused by name."""
+    arguments = options.ExperimentArguments(duc_dirs=[duc_years[2006]], folds=2, encoder=str(tiny_bert_dir),
+                                            rows=["qbert"], seeds=[1], out=str(tmp_path / "x"))
+    known = options.script_options()
+    rows = ["lead", "query_sim", "oracle", "qbert"]
+
+    def planned(extra=(), recipe=None, row_options=()):
+        chosen = options.ExperimentArguments(**{**vars(arguments), "recipe": recipe, "row_options": list(row_options)})
+        routed = options.route_options(chosen, list(extra), rows, known)
+        return plan.make_plan(chosen, plan.check_inputs(chosen), rows, routed)
+
+    def baseline_argv(made):
+        (key,) = made.baseline_units.values()
+        return made.units[key].template
+
+    greedy = planned()
+    assert greedy.rules == ["duc"] and greedy.row_rules == {"qbert": "duc"}
+    assert "--selection" not in baseline_argv(greedy)
+    assert [variant.name for variant in greedy.variants] == rows
+    for made, rule in ((planned(["--selection", "ilp"]), "ilp"), (planned(recipe="sentence-encoder"), "ilp"),
+                       (planned(row_options=["qbert=--selection mmr"]), "mmr")):
+        assert made.rules == ["duc", rule] and made.row_rules == {"qbert": rule}
+        argv = baseline_argv(made)
+        assert argv[argv.index("--selection"):argv.index("--selection") + 3] == ["--selection", "duc", rule]
+        assert [variant.name for variant in made.variants] == [
+            "lead", f"lead@{rule}", "query_sim", f"query_sim@{rule}", "oracle", "qbert"]
+    assert planned(["--selection", "ilp"], recipe="sentence-encoder").rules == ["duc", "ilp"]
+    assert planned(["--selection", "duc"], recipe="sentence-encoder").rules == ["duc"]  # the option overrides
+    with pytest.raises(options.ExperimentError, match=r"^row qbert: --selection: unknown selection rule 'best'; "
+                                                      r"choose one of duc, mmr, ilp$"):
+        planned(["--selection", "best"])
+
+
+def test_table_vi_shows_the_baselines_under_the_models_rule(tmp_path, capsys, tiny_bert_dir, duc_years):
+    """A row fine-tuned with --selection ilp beside the baselines: the baseline unit scores LEAD and QUERY-SIM under
+    both rules, results.json has 'query_sim@ilp' (QUERY-SIM (ILP), no published row) and every DUC row's rule, and
+    Table VI names each row's rule, QUERY-SIM (ILP) right after QUERY-SIM."""
+    from trainer_scripts.duc_evaluation import EvaluateArguments, evaluate
+
+    out = tmp_path / "experiments"
+    status, _, stderr = _run(capsys, "--duc_dirs", duc_years[2006], "--encoder", str(tiny_bert_dir), "--rows",
+                             "qbert", "--folds", "2", "--seeds", "1", "--subprocess", "false", "--out", str(out),
+                             *FAST, "--selection", "ilp")
+    assert status == 0, stderr
+    results = json.loads((out / "results.json").read_text())
+    rows = results["rows"]
+    assert {name: rows[name]["rule"] for name in rows} == {
+        "lead": "duc", "lead@ilp": "ilp", "query_sim": "duc", "query_sim@ilp": "ilp", "oracle": "oracle",
+        "qbert": "ilp"}
+    assert rows["query_sim@ilp"]["system"] == "QUERY-SIM (ILP)" and rows["query_sim@ilp"]["published_row"] is None
+    direct = tmp_path / "direct.json"
+    evaluate(EvaluateArguments(dataset=[duc_years[2006]], baseline=["query-sim"], selection=["duc", "ilp"],
+                               out=str(direct), quiet=True))
+    capsys.readouterr()
+    expected = json.loads(direct.read_text())["systems"]
+    for variant, system in (("query_sim", "QUERY-SIM"), ("query_sim@ilp", "QUERY-SIM (ILP)")):
+        assert rows[variant]["duc"]["2006"]["rouge_2"]["mean"] == expected[system]["2006"]["rouge_2_recall"]
+    table = (out / "results.md").read_text().split("## Table VI")[1].split("\n## ")[0]
+    lines = [line for line in table.splitlines() if line.startswith("| ")]
+    assert lines[0].startswith("| Section | System | Rule | DUC 2006 R-1")
+    named = [(line.split(" | ")[1], line.split(" | ")[2]) for line in lines[1:]]
+    at = named.index(("**QUERY-SIM** (`query_sim`)", "greedy"))
+    assert named[at + 1] == ("**QUERY-SIM (ILP)** (`query_sim@ilp`)", "ILP")
+    assert ("**LEAD (ILP)** (`lead@ilp`)", "ILP") in named and ("**Q-BERT** (`qbert`)", "ILP") in named
+    assert ("**ORACLE** (`oracle`)", "oracle") in named
+    assert "sentences chosen by the ilp rule, the fine-tuned rows' (paper: the greedy rule" in table

@@ -8,13 +8,20 @@ import pytest
 
 from wikiref_dataset.baselines import (
     BASELINE_NAMES,
+    BASELINE_RULE,
     BASELINES,
+    baseline_rule,
+    baseline_scores,
+    baseline_selection,
     baseline_summary,
+    baseline_system,
     lead,
     lead_scores,
     oracle,
     query_sim,
     query_sim_scores,
+    rule_label,
+    system_name,
 )
 from wikiref_dataset.duc.reader import locate_duc, read_duc
 from wikiref_dataset.selection import ClusterSentences
@@ -105,6 +112,59 @@ def test_names():
     assert BASELINE_NAMES == {"lead": "LEAD", "query-sim": "QUERY-SIM", "oracle": "ORACLE"}
     with pytest.raises(ValueError, match="unknown baseline 'random'"):
         baseline_summary("random", ORACLE_ROW)
+
+
+# ---- under another selection rule ---------------------------------------------------------------------------------
+
+# QUERY-SIM scores the first sentence highest (only the query's words: cosine 1) but it is 8 words long; under a 6-word
+# budget the greedy rule takes it (and ROUGE's -l cuts it), ILP cannot and takes the 3-word ones.
+RULE_ROW = _row([("D1", "2000-01-01", ["red apples red apples red apples red apples.", "red apples grow.",
+                                       "apple harvest begins."])], query=["red apples"])
+
+
+def test_the_same_baseline_under_another_rule_chooses_through_that_rule():
+    from wikiref_dataset.selection import ClusterSentences, select_cluster
+
+    sentences = ClusterSentences.from_row(RULE_ROW).sentences
+    scores = query_sim_scores(RULE_ROW["query"], sentences)
+    assert scores == baseline_scores("query-sim", RULE_ROW) and scores[0] == pytest.approx(1.0) == max(scores)
+    assert query_sim(RULE_ROW, max_words=6) == [0]  # its own rule, the paper's greedy one
+    assert query_sim(RULE_ROW, max_words=6, rule="ilp") == [1, 2] == select_cluster("ilp", sentences, scores, 6)
+    assert baseline_selection("query-sim", RULE_ROW, 6, rule="ilp") == [1, 2]
+    assert baseline_summary("query-sim", RULE_ROW, 6, rule="ilp") == "red apples grow.\napple harvest begins."
+    assert baseline_summary("query-sim", RULE_ROW, 6) == baseline_summary("query-sim", RULE_ROW, 6, rule="duc")
+    assert lead(RULE_ROW, max_words=6, rule="ilp") == select_cluster("ilp", sentences, lead_scores(RULE_ROW), 6)
+    assert lead(RULE_ROW, max_words=6, rule="mmr", tradeoff=1.0) == lead(RULE_ROW, max_words=6)  # mmr at 1: by score
+
+
+def test_oracle_ignores_the_rule():
+    assert baseline_selection("oracle", ORACLE_ROW, rule="ilp") == oracle(ORACLE_ROW) == [0, 1, 3]
+    assert baseline_rule("oracle", "ilp") == "oracle" and baseline_rule("query-sim", "ilp") == "ilp"
+    with pytest.raises(ValueError, match="gives no sentence scores"):
+        baseline_scores("oracle", ORACLE_ROW)
+
+
+def test_row_names_say_the_rule():
+    assert BASELINE_RULE == "duc"
+    assert baseline_system("query-sim") == "QUERY-SIM" == system_name("QUERY-SIM", "duc")
+    assert baseline_system("query-sim", "ilp") == "QUERY-SIM (ILP)"
+    assert baseline_system("lead", "mmr") == "LEAD (MMR)"
+    assert baseline_system("oracle", "ilp") == "ORACLE"  # no rule
+    assert system_name("Q-BERT", "ilp", own_rule="ilp") == "Q-BERT"
+    assert system_name("Q-BERT", "duc", own_rule="ilp") == "Q-BERT (greedy)"
+    assert [rule_label(rule) for rule in ("duc", "ilp", "mmr", "oracle", "newer")] == [
+        "greedy", "ILP", "MMR", "oracle", "newer"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda: baseline_system("query-sim", "best"),
+    lambda: system_name("Q-BERT", "duc", own_rule="best"),
+    lambda: baseline_summary("query-sim", RULE_ROW, rule="best"),
+    lambda: baseline_summary("oracle", ORACLE_ROW, rule="best"),
+])
+def test_an_unknown_rule_is_one_line(call):
+    with pytest.raises(ValueError, match=r"^unknown selection rule 'best'; choose one of duc, mmr, ilp$"):
+        call()
 
 
 # ---- on the fixtures ---------------------------------------------------------------------------------------------

@@ -466,15 +466,23 @@ def dropped_statements(dataset: LoadedDataset, limit: int = 500) -> list[list[st
 # ---- Compare --------------------------------------------------------------------------------------------------------
 
 
+COMPARE_HEADERS = ["system", "rule", "ROUGE-1", "ROUGE-2", "ROUGE-SU4"]
+"""The Compare tab's table columns: each row's system and the rule its sentences were chosen with."""
+
+
 def compare(model: LoadedModel, row: Mapping[str, Any]) -> dict[str, Any]:
     """Q-BERT, QUERY-SIM, LEAD and ORACLE on one cluster with references: each system's summary (as the evaluation
     makes it: ``evaluate_duc.py`` / ``evaluate_qfs.py``), the sentences it picked, and its ROUGE-1/2/SU4 against the
-    references (the official DUC settings; a benchmark row is scored with the benchmark's own scoring).
+    references (the official DUC settings; a benchmark row is scored with the benchmark's own scoring). When the
+    model's rule (``config.cluster_selection``) is not the paper's greedy one, QUERY-SIM and LEAD are also chosen by
+    it (``QUERY-SIM (ILP)``) and the model by the greedy rule (``Q-BERT (greedy)``, from the same scores): the same
+    rule for every system, each row naming its rule.
 
     Raises:
         AppError: the row has no references or no documents.
     """
-    from trainer_scripts.duc_evaluation import baseline_summaries, model_summaries
+    from trainer_scripts.duc_evaluation import baseline_rows, compared_rules, model_rows, model_rule
+    from wikiref_dataset.baselines import rule_label
 
     if not row.get("references"):
         raise AppError("this example has no reference summaries: Compare needs a DUC or benchmark row")
@@ -489,14 +497,16 @@ def compare(model: LoadedModel, row: Mapping[str, Any]) -> dict[str, Any]:
     budget = (lambda item: scoring.budget(item)) if scoring else None
     rows = [dict(row, topic_id=str(row.get("topic_id") or "example"))]
     topic = rows[0]["topic_id"]
-    summaries = {"Q-BERT": model_summaries(model.pipeline, rows, budget=budget)[topic]}
-    for name, key in (("QUERY-SIM", "query-sim"), ("LEAD", "lead"), ("ORACLE", "oracle")):
-        summaries[name] = baseline_summaries(key, rows, budget=budget)[topic]
-    table = [[name, *_rouge_cells(summary, list(row["references"]), scoring)] for name, summary in summaries.items()]
-    return {"table": table, "headers": ["system", "ROUGE-1", "ROUGE-2", "ROUGE-SU4"],
+    rules = compared_rules(model_rule=model_rule(model.pipeline))
+    found = model_rows(model.pipeline, "Q-BERT", rows, rules, budget=budget)
+    found.extend(baseline_rows(["query-sim", "lead", "oracle"], rows, rules, budget=budget))
+    summaries = {name: by_topic[topic] for name, by_topic in found.summaries.items()}
+    table = [[name, rule_label(found.rules[name]), *_rouge_cells(summary, list(row["references"]), scoring)]
+             for name, summary in summaries.items()]
+    return {"table": table, "headers": list(COMPARE_HEADERS),
             "value": "F1" if scoring and scoring.value == "f" else "recall",
             "settings": scoring.describe() if scoring else _duc_settings(),
-            "summaries": summaries, "html": _picks_html(row, summaries)}
+            "summaries": summaries, "rules": dict(found.rules), "html": _picks_html(row, summaries)}
 
 
 def _duc_settings() -> str:
@@ -534,5 +544,5 @@ def _picks_html(row: Mapping[str, Any], summaries: Mapping[str, str]) -> str:
 
 __all__ = ["AppError", "LoadedModel", "LoadedDataset", "SummaryView", "load_model", "load_dataset", "parse_query",
            "parse_documents", "summarize", "documents_html", "dataset_kind", "search", "example", "example_input",
-           "card", "dropped_statements", "compare", "query_text", "MAX_CHARACTERS", "MAX_DOCUMENTS",
+           "card", "dropped_statements", "compare", "query_text", "COMPARE_HEADERS", "MAX_CHARACTERS", "MAX_DOCUMENTS",
            "DOCUMENT_SEPARATOR", "SELECTIONS", "SYSTEMS", "DATASET_KINDS", "PAGE_SIZE"]

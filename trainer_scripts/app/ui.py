@@ -186,13 +186,15 @@ def build_app(handlers: AppHandlers) -> Any:
             shaded = gr.HTML(label="Documents, shaded by score (outlined: chosen)")
         with gr.Tab("Compare", id="compare"):
             gr.Markdown("Q-BERT, QUERY-SIM, LEAD and ORACLE on one cluster of a converted DUC year or benchmark, each "
-                        "scored against the reference summaries.")
+                        "scored against the reference summaries, each row with the rule that chose its sentences: "
+                        "when the model's rule is not the paper's greedy one, the baselines are also shown under it "
+                        "(QUERY-SIM (ILP)) and the model under the greedy rule (Q-BERT (greedy)).")
             with gr.Row():
                 compare_split = gr.Dropdown(splits, value=first, label="split")
                 compare_index = gr.Number(label="cluster (row)", value=0, precision=0, minimum=0)
                 compare_button = gr.Button("Compare", variant="primary", elem_id="compare-button")
             compare_status = gr.Markdown()
-            compare_table = gr.Dataframe(headers=["system", "ROUGE-1", "ROUGE-2", "ROUGE-SU4"], interactive=False)
+            compare_table = gr.Dataframe(headers=backend.COMPARE_HEADERS, interactive=False)
             compare_settings = gr.Markdown()
             compare_html = gr.HTML()
         with gr.Tab("Explore", id="explore"):

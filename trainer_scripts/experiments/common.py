@@ -10,6 +10,8 @@ QFS_HOW = {"baseline": "", "zero_shot": "trained on DUC (zero-shot)", "fine_tune
 """How a row meets a benchmark of ``--qfs_dirs``, as results.json keys it and results.md says it."""
 QBERT_SYSTEM = "Q-BERT"  # finetune_duc.py's name for the fine-tuned model in results["evaluation"]["systems"]
 BASELINE_SYSTEMS = {"lead": "LEAD", "query_sim": "QUERY-SIM", "oracle": "ORACLE"}
+BASELINE_KEYS = {"lead": "lead", "query_sim": "query-sim", "oracle": "oracle"}
+"""A baseline row's ``Row.baseline`` -> the scripts' name of the baseline (``wikiref_dataset.baselines``)."""
 RESULTS_NAME = "results.json"
 OWNED = ("units", "pooled", "figures", "slurm", "results.md", RESULTS_NAME)
 """What this runner writes at the top of ``--out``: anything else there is refused (the folder is someone else's)."""

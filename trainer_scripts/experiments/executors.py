@@ -460,7 +460,8 @@ def run_script_inline(script: str, argv: Sequence[str], log: Path) -> int:
 
 def finish_evaluation(kind: str, folder: Path, argv: Sequence[str], script: str = "evaluate_duc") -> None:
     """``results.json`` of an ``evaluate_duc.py`` or ``evaluate_qfs.py`` unit (`EvaluationUnitResults`), from its
-    ``--out``: the model renamed to the fine-tuning units' system name (:data:`QBERT_SYSTEM`); written last.
+    ``--out``: the model's rows renamed to the fine-tuning units' system name (:data:`QBERT_SYSTEM`, and
+    ``Q-BERT (greedy)`` for its row under another rule), their rules with them; written last.
 
     Raises:
         ResultsError: ``--out`` is not an evaluation record (the unit fails).
@@ -471,7 +472,11 @@ def finish_evaluation(kind: str, folder: Path, argv: Sequence[str], script: str 
     evaluation = EvaluationResults.from_dict(read_results_file(metrics), str(metrics))
     if kind == "evaluate":
         model = Path(argv[argv.index("--model") + 1]).name
-        evaluation.systems = {QBERT_SYSTEM: evaluation.systems[model]}
+        renamed = {name: QBERT_SYSTEM + name[len(model):] for name in evaluation.systems
+                   if name == model or name.startswith(model + " (")}
+        evaluation.systems = {renamed[name]: values for name, values in evaluation.systems.items() if name in renamed}
+        evaluation.rules = {renamed[name]: rule for name, rule in (evaluation.rules or {}).items()
+                            if name in renamed} or None
     unit = EvaluationUnitResults(script=script, command=list(argv), evaluation=evaluation)
     write_json(folder / RESULTS_NAME, unit.to_dict())
 

@@ -313,6 +313,42 @@ class Plan:
     options: StageOptions
     qfs_baseline_units: dict[str, str] = field(default_factory=dict)
     """Benchmark name -> the unit scoring LEAD, QUERY-SIM and ORACLE on it."""
+    rules: list[str] = field(default_factory=lambda: ["duc"])
+    """The rules the baselines are scored under: their own greedy ``duc`` and every rule a fine-tuned row chooses
+    with (:func:`plan_rules`)."""
+    row_rules: dict[str, str] = field(default_factory=dict)
+    """Row name -> the rule its models choose with (:func:`row_rule`), for the rows that fine-tune."""
+
+
+def row_rule(row: Row, options: StageOptions, recipe_settings: Mapping[str, Any]) -> str:
+    """The cluster rule a fine-tuned row's models choose their summaries with (``finetune_duc.py --selection``): the
+    last ``--selection`` of its units' options (the row's, every row's, ``--row_options``: the order the units get
+    them), else the recipe's, else the paper's greedy rule."""
+    rule = str(recipe_settings.get("selection") or "duc")
+    given = [*row.finetune_options, *options.shared["finetune"], *options.per_row.get((row.name, "finetune"), [])]
+    for group in split_options(given, f"row {row.name}"):
+        if option_name(group) == "selection" and len(group) > 1:
+            rule = group[1]
+    return rule
+
+
+def plan_rules(rows: Sequence[str], options: StageOptions, recipe_settings: Mapping[str, Any]) -> dict[str, str]:
+    """Row name -> :func:`row_rule` of each chosen row that fine-tunes on DUC.
+
+    Raises:
+        ExperimentError: a row whose rule no selection knows (named with the rule).
+    """
+    from wikiref_dataset.selection import check_rule
+
+    rules = {}
+    for name in rows:
+        row = ROW_BY_NAME[name]
+        if row.duc == "finetune":
+            try:
+                rules[name] = check_rule(row_rule(row, options, recipe_settings))
+            except ValueError as error:
+                raise ExperimentError(f"row {name}: --selection: {error}") from None
+    return rules
 
 
 def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str], options: StageOptions) -> Plan:
@@ -325,13 +361,15 @@ def make_plan(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str
     """
     folds = plan_folds(arguments, inputs.clusters)
     check_plan_arguments(arguments, inputs, rows, cross_year=folds[0].test_year is not None)
-    planner = _Planner(arguments, inputs, options, folds)
+    row_rules = plan_rules(rows, options, inputs.recipe.settings("finetune"))
+    rules = ["duc", *sorted(set(row_rules.values()) - {"duc"})]
+    planner = _Planner(arguments, inputs, options, folds, rules)
     baseline_units = planner.baseline_units(rows)
     variants = [variant for name in rows for variant in planner.row_variants(ROW_BY_NAME[name])]
     qfs_baseline_units = planner.qfs_baseline_units() if baseline_units else {}
     return Plan(units=planner.units, order=_dependency_order(planner.units), variants=variants, folds=folds,
                 baseline_units=baseline_units, inputs=inputs, rows=list(rows), options=options,
-                qfs_baseline_units=qfs_baseline_units)
+                qfs_baseline_units=qfs_baseline_units, rules=rules, row_rules=row_rules)
 
 
 def check_plan_arguments(arguments: ExperimentArguments, inputs: Inputs, rows: Sequence[str], cross_year: bool) -> None:
@@ -363,8 +401,12 @@ class _Planner:
     within a kind (so the order units run in, and their folder names, do not depend on how the rows are written)."""
 
     def __init__(self, arguments: ExperimentArguments, inputs: Inputs, options: StageOptions,
-                 folds: list[Fold]) -> None:
+                 folds: list[Fold], rules: Sequence[str] = ("duc",)) -> None:
         self.arguments, self.inputs, self.options, self.folds = arguments, inputs, options, folds
+        self.rules = list(rules)
+        # the baselines under every rule of the fine-tuned rows; the paper's greedy rule alone needs no option, so
+        # the baseline units of a run whose rows all keep it are the ones planned before the rules were compared
+        self.selection = ["--selection", *self.rules] if len(self.rules) > 1 else []
         self.units: dict[str, Unit] = {}
         # the recipe's settings are part of every training unit's key: an edited recipe file redoes the units it feeds
         self.recipe_params = {"recipe": {"name": inputs.recipe.name, **{stage: inputs.recipe.settings(stage)
@@ -382,20 +424,22 @@ class _Planner:
         return unit.key
 
     def baseline_units(self, rows: Sequence[str]) -> dict[int, str]:
-        """Year -> the unit scoring LEAD, QUERY-SIM and ORACLE on it: with ``--baselines`` or a baseline row only."""
+        """Year -> the unit scoring LEAD, QUERY-SIM and ORACLE on it, under every rule of the plan: with
+        ``--baselines`` or a baseline row only."""
         if not (self.arguments.baselines or any(ROW_BY_NAME[name].duc == "baseline" for name in rows)):
             return {}
         return {year: self.add(Unit("baselines", str(year), [
-                    "--dataset", path, "--baseline", "all", "--out", "{out}/metrics.json", "--quiet", "true"],
-                    [path], self.inputs.identity), "baselines")
+                    "--dataset", path, "--baseline", "all", *self.selection, "--out", "{out}/metrics.json",
+                    "--quiet", "true"], [path], self.inputs.identity), "baselines")
                 for year, path in sorted(self.inputs.years.items())}
 
     def qfs_baseline_units(self) -> dict[str, str]:
-        """Benchmark name -> the unit scoring the baselines on each benchmark of ``--qfs_dirs``."""
+        """Benchmark name -> the unit scoring the baselines on each benchmark of ``--qfs_dirs``, under every rule of
+        the plan."""
         return {benchmark.name: self.add(Unit(
                     "baselines", benchmark.name, [
                         "--dataset", benchmark.path, "--split", benchmark.split, "--baseline", "all",
-                        "--out", "{out}/metrics.json", "--quiet", "true"],
+                        *self.selection, "--out", "{out}/metrics.json", "--quiet", "true"],
                     [benchmark.path], self.inputs.identity, script="evaluate_qfs"), "baselines")
                 for benchmark in self.inputs.benchmarks}
 
@@ -403,7 +447,7 @@ class _Planner:
         """The row's variants, one per point of its sweep (:func:`sweep_points`), each with its units for every seed
         (:meth:`seed_units`); a baseline row's variant has none (the baseline units score it)."""
         variants = []
-        for point in sweep_points(row, self.arguments):
+        for point in sweep_points(row, self.arguments, self.rules):
             variant = Variant(row=row, name=variant_name(row, point), point=point)
             variants.append(variant)
             if row.duc == "baseline":
@@ -525,13 +569,16 @@ class _Planner:
                 needs=[pretrained] if pretrained else [], params=self.recipe_params), name)
 
 
-def sweep_points(row: Row, arguments: ExperimentArguments) -> list[Any]:
+def sweep_points(row: Row, arguments: ExperimentArguments, rules: Sequence[str] = ("duc",)) -> list[Any]:
     """The points of a row's sweep: Fig. 4's shares of the training clusters (``--data_fractions``), Fig. 6's WikiRef
-    slices (indices into :data:`QUALITY_SLICES`); ``[None]`` for a row without a sweep."""
+    slices (indices into :data:`QUALITY_SLICES`), a baseline's rules (``None``: its own greedy rule, then each other
+    rule of ``rules``, the plan's); ``[None]`` for a row without a sweep."""
     if row.sweep == "data_fraction":
         return sorted(set(arguments.data_fractions))
     if row.sweep == "quality":
         return list(range(len(QUALITY_SLICES)))
+    if row.sweep == "rule":
+        return [None, *(rule for rule in rules if rule != "duc")]
     return [None]
 
 
@@ -540,6 +587,8 @@ def variant_name(row: Row, point: Any) -> str:
         return f"{row.name}@{round(100 * point)}%"
     if row.sweep == "quality":
         return f"{row.name}@{QUALITY_SLICES[point].lower().replace(' ', '_')}"
+    if row.sweep == "rule" and point is not None:
+        return f"{row.name}@{point}"
     return row.name
 
 

@@ -81,6 +81,7 @@ class Report:
                            for benchmark in self.plan.inputs.benchmarks},
             "qfs_labels": self.arguments.qfs_labels if self.plan.inputs.benchmarks else None,
             "subprocess": self.arguments.subprocess,
+            "rules": list(self.plan.rules),
             "scores": "x1 in results.json (0-1), x100 in results.md; mean and sample std over distinct runs (seeds); "
                       "ci_median_run: the 95% bootstrap interval of the run whose score is the median",
         }
@@ -124,6 +125,10 @@ class Report:
                 items.append("options " + " ".join(options))
         if row.name.startswith("da_pretrained"):
             items.append("the paper does not say which model its DA PRE-TRAINED rows are; here Q-BERT")
+        if record.get("rule") not in (None, "duc", "oracle"):
+            items.append(f"sentences chosen by the {record['rule']} rule" + (
+                ", the fine-tuned rows' (paper: the greedy rule; no published number)" if row.duc == "baseline"
+                else " (paper: the greedy rule)"))
         if row.table == "VIII":
             items.append("WikiRef columns from this regression pre-training (paper: classification)")
         return "; ".join(items) or "-"
@@ -165,11 +170,14 @@ class Report:
         return [record for record in self.records.values() if record["table"] == table]
 
     def table_vi(self) -> str | None:
-        ran = {record["published_row"]: record for record in self.variants_of("VI")}
-        if not ran:
+        """Table VI: the published rows with ours beside, each with the rule it was chosen with (Rule), and after
+        LEAD and QUERY-SIM their rows under the fine-tuned rows' rule (``QUERY-SIM (ILP)``: no published number)."""
+        records = self.variants_of("VI")
+        ran = {record["published_row"]: record for record in records if record["published_row"]}
+        if not records:
             return None
-        header = ["Section", "System"] + [f"DUC {year} {MEASURE_NAMES[measure]}" for year in self.years
-                                          for measure in MEASURES] + ["What differs"]
+        header = ["Section", "System", "Rule"] + [f"DUC {year} {MEASURE_NAMES[measure]}" for year in self.years
+                                                  for measure in MEASURES] + ["What differs"]
         lines = []
         for published in PUBLISHED["VI"]:
             record = ran.get(published.key)
@@ -177,8 +185,14 @@ class Report:
                           published.values.get(str(year), {}).get(measure)) for year in self.years
                      for measure in MEASURES]
             name = f"**{published.label}** (`{record['row']}`)" if record else published.label
-            lines.append([published.section, name, *cells,
+            lines.append([published.section, name, _rule_cell(record), *cells,
                           self.differences(record, self.years) if record else self.not_run("VI", published.key)])
+            for same_rule in (item for item in records if record and item["row"] == record["row"]
+                              and item is not record):
+                lines.append([published.section, f"**{same_rule['system']}** (`{same_rule['variant']}`)",
+                              _rule_cell(same_rule), *(ours_cell((same_rule.get("duc") or {}).get(str(year)), measure)
+                                                       for year in self.years for measure in MEASURES),
+                              self.differences(same_rule, self.years)])
         return markdown_table(header, lines)
 
     def table_iv(self) -> str | None:
@@ -269,7 +283,7 @@ class Report:
         for record in self.variants_of("VI"):
             row = ROW_BY_NAME[record["row"]]
             found = record.get("benchmarks") or {}
-            label = f"**{record['published_row'] or record['row']}** (`{record['row']}`)"
+            label = f"**{record.get('system') or record['published_row'] or record['row']}** (`{record['variant']}`)"
             duc = [ours_cell((record.get("duc") or {}).get(str(year)), "rouge_2") for year in self.years]
             hows = ["baseline"] if row.duc == "baseline" else ["zero_shot", "fine_tuned"] if row.duc == "finetune" \
                 else ["zero_shot"]
@@ -357,7 +371,11 @@ class Report:
                  "Cells: ours ×100 as mean ± sample standard deviation over the seeds (one number when a single run), "
                  "[the 95% bootstrap interval of the median seed's run], and below it the published number. Official "
                  "DUC ROUGE settings (`-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -l 250`), recall; WikiRef "
-                 "ROUGE F1. Published numbers: Zhu et al. (2022), BERT-base, one run each.", ""]
+                 "ROUGE F1. Published numbers: Zhu et al. (2022), BERT-base, one run each.", "",
+                 "Rule: how a row's sentences were chosen (greedy: the paper's DUC rule, the baselines' own; ILP, MMR: "
+                 "`finetune_duc.py --selection`; oracle: ORACLE's own search). Where the fine-tuned rows choose by "
+                 "another rule than the greedy one, LEAD and QUERY-SIM are also shown under it (`QUERY-SIM (ILP)`): "
+                 "the model against the baselines under the same rule.", ""]
         best = self.best()
         if best:
             lines += [f"**Best row**: `{best['variant']}` ({best['published_row'] or best['row']}), mean ROUGE-2 "
@@ -491,6 +509,14 @@ class Report:
 
 PAPER_TITLE = ("Zhu, Dong, Wei, Qin and Liu (2022), Transforming Wikipedia into Augmented Data for Query-Focused "
                "Summarization")
+
+
+def _rule_cell(record: Mapping[str, Any] | None) -> str:
+    """A Table VI row's Rule cell (``greedy``, ``ILP``, ``oracle``: ``wikiref_dataset.baselines.rule_label``); empty
+    for a row not run here or a record written before rules were recorded."""
+    from wikiref_dataset.baselines import rule_label
+
+    return rule_label(record["rule"]) if record and record.get("rule") else ""
 
 
 def _short_encoder(name: str) -> str:

@@ -24,6 +24,12 @@ experiments`` writes its cells; ``--average_seeds`` adds, per row, the summaries
 sentence by sentence (every seed with all folds of the year). ``--out`` writes ``rescore.md`` and ``rescore.json``
 (every number, 0-1).
 
+Baselines: under each rule, the table also gives the rows of ``--baselines`` (QUERY-SIM and LEAD by default) chosen
+by that rule with the same settings, on the group's years (``QUERY-SIM (ILP)``: ``wikiref_dataset.baselines`` names
+them), so that each rule's model rows stand beside the baselines under the same rule; a baseline gives one run, with
+no seeds or mix. The System column names each row: ``Q-BERT`` for the units' scores, whatever the rule (the Rule
+column says it).
+
 Only DUC units are read: a unit of ``--qfs_dir`` (another benchmark) is passed over with a note.
 """
 
@@ -38,8 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from trainer_scripts.experiments.cells import markdown_table, ours_cell, summarize_runs
-from trainer_scripts.experiments.common import MEASURE_NAMES, MEASURES, ExperimentError
+from trainer_scripts.experiments.common import MEASURE_NAMES, MEASURES, QBERT_SYSTEM, ExperimentError
 
+MODEL_SYSTEM = QBERT_SYSTEM
+"""The System column's name of the units' own rows."""
 UNIT_FILE = "unit.json"
 SCORES_FILES = ("sentence_scores.jsonl", "sentence_scores.jsonl.gz")
 PER_RUN_OPTIONS = ("--fold", "--seed", "--output_dir")
@@ -247,6 +255,20 @@ class Clusters:
     rows: Mapping[str, Mapping[str, Any]]
     flat: Mapping[str, Any]
     signals: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    baselines: dict[tuple[str, str], dict[int, dict[str, Any]]] = field(default_factory=dict)
+    """``(baseline, rule label)`` -> its scores per year, computed once for every group on these years."""
+
+    def baseline_scores(self, name: str, rule: Rule) -> dict[int, dict[str, Any]]:
+        """``{year: metric dict}`` of baseline ``name`` (``lead``, ``query-sim``) chosen by ``rule`` with its settings
+        on every scorable cluster (``wikiref_dataset.baselines.baseline_summary``)."""
+        key = (name, rule.label)
+        if key not in self.baselines:
+            from wikiref_dataset.baselines import baseline_summary
+
+            summaries = {topic: baseline_summary(name, row, rule=rule.name, **rule.settings)
+                         for topic, row in self.rows.items()}
+            self.baselines[key] = self.score(summaries)
+        return self.baselines[key]
 
     def signal(self, name: str | None, topic: str) -> list[float] | None:
         """The values of signal ``name`` (:data:`SIGNALS`) for cluster ``topic``; ``None`` for no signal."""
@@ -317,10 +339,24 @@ def averaged_scores(by_seed: Mapping[int, Mapping[str, Sequence[float]]], year: 
             for topic in topics}
 
 
+def baseline_row(clusters: Clusters, name: str, rule: Rule, years: Sequence[str]) -> dict[str, Any]:
+    """The row of baseline ``name`` under ``rule`` on ``years`` (those the group's model rows give): its ``system``
+    name (``QUERY-SIM (ILP)``), one run per year."""
+    from wikiref_dataset.baselines import baseline_system
+
+    scored = clusters.baseline_scores(name, rule)
+    return {"system": baseline_system(name, rule.name), "baseline": name, "rule": rule.name,
+            "settings": dict(rule.settings), "mix": "-", "average": False,
+            "years": {str(year): summarize_runs([{**values, "unit": "baseline"}], MEASURES)
+                      for year, values in sorted(scored.items()) if str(year) in years}}
+
+
 def rescore_group(clusters: Clusters, units: Sequence[SavedUnit], rules: Sequence[Rule], mixes: Sequence[Mix],
-                  average_seeds: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """One group's rows: ``{"seeds": {seed: [folds]}, "rows": [{"rule", "mix", "average", "years": {year:
-    summarize_runs(...)}}]}`` (see the module docstring)."""
+                  average_seeds: bool = False, progress: Callable[[str], None] | None = None,
+                  baselines: Sequence[str] = ()) -> dict[str, Any]:
+    """One group's rows: ``{"seeds": {seed: [folds]}, "rows": [{"system", "rule", "mix", "average", "years": {year:
+    summarize_runs(...)}}]}``; under each rule, after the model's rows, the ``baselines`` under the same rule (see
+    the module docstring)."""
     by_seed = _seed_scores(clusters, units)
     missing = []
     for seed, scores in sorted(by_seed.items()):
@@ -331,37 +367,51 @@ def rescore_group(clusters: Clusters, units: Sequence[SavedUnit], rules: Sequenc
                                f"clusters (a fold missing), left out of that year")
     rows = []
     for rule in rules:
+        ruled = []
         for mix in mixes:
             if progress:
                 progress(f"{rule.label}, mix {mix.name}")
-            runs: dict[int, list[dict[str, Any]]] = {}
-            for seed, scores in sorted(by_seed.items()):
-                for year, values in clusters.score(clusters.summaries(scores, rule, mix)).items():
-                    runs.setdefault(year, []).append({**values, "unit": f"seed {seed}"})
-            record = {"rule": rule.name, "settings": dict(rule.settings), "mix": mix.name, "average": False,
-                      "years": {str(year): summarize_runs(found, MEASURES) for year, found in sorted(runs.items())}}
-            rows.append(record)
-            if not average_seeds:
-                continue
-            averaged: dict[str, dict[str, Any]] = {}
-            for year in clusters.years:
-                scores = averaged_scores(by_seed, year)
-                if scores is not None:
-                    values = clusters.score(clusters.summaries(scores, rule, mix)).get(int(year.year))
-                    if values:
-                        averaged[str(year.year)] = summarize_runs([{**values, "unit": "seeds averaged"}], MEASURES)
-            if averaged:
-                rows.append({**record, "average": True, "years": averaged})
+            ruled += _model_rows(clusters, by_seed, rule, mix, average_seeds)
+        years = sorted({year for row in ruled for year in row["years"]})
+        for name in baselines:
+            if progress:
+                progress(f"{name} under {rule.label}")
+            ruled.append(baseline_row(clusters, name, rule, years))
+        rows += ruled
     return {"seeds": {str(seed): sorted(unit.fold for unit in units if unit.seed == seed and unit.fold is not None)
                       for seed in sorted(by_seed)},
             "missing": missing, "rows": rows}
 
 
+def _model_rows(clusters: Clusters, by_seed: Mapping[int, Mapping[str, Sequence[float]]], rule: Rule, mix: Mix,
+                average_seeds: bool) -> list[dict[str, Any]]:
+    """The model's row under ``rule`` and ``mix`` (each seed's folds pooled and scored per year) and, with
+    ``average_seeds``, its row of the seeds' averaged scores."""
+    runs: dict[int, list[dict[str, Any]]] = {}
+    for seed, scores in sorted(by_seed.items()):
+        for year, values in clusters.score(clusters.summaries(scores, rule, mix)).items():
+            runs.setdefault(year, []).append({**values, "unit": f"seed {seed}"})
+    record = {"system": MODEL_SYSTEM, "rule": rule.name, "settings": dict(rule.settings), "mix": mix.name,
+              "average": False,
+              "years": {str(year): summarize_runs(found, MEASURES) for year, found in sorted(runs.items())}}
+    if not average_seeds:
+        return [record]
+    averaged: dict[str, dict[str, Any]] = {}
+    for year in clusters.years:
+        scores = averaged_scores(by_seed, year)
+        if scores is not None:
+            values = clusters.score(clusters.summaries(scores, rule, mix)).get(int(year.year))
+            if values:
+                averaged[str(year.year)] = summarize_runs([{**values, "unit": "seeds averaged"}], MEASURES)
+    return [record, {**record, "average": True, "years": averaged}] if averaged else [record]
+
+
 def rescore(paths: Sequence[str | Path], duc_dirs: Sequence[str] | None, rules: Sequence[Rule],
             mixes: Sequence[Mix], average_seeds: bool = False,
-            progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+            progress: Callable[[str], None] | None = None, baselines: Sequence[str] = ()) -> dict[str, Any]:
     """Every group's rows (:func:`rescore_group`) for the units under ``paths``, with the official settings, the
-    notes on units passed over and each group's command; ``duc_dirs`` default to the units' own ``--duc_dirs``.
+    notes on units passed over and each group's command; ``duc_dirs`` default to the units' own ``--duc_dirs``;
+    ``baselines`` (``query-sim``, ``lead``) add their rows under each rule.
 
     Raises:
         ExperimentError: no unit, a DUC folder that cannot be read, scores that do not fit its sentences.
@@ -386,7 +436,7 @@ def rescore(paths: Sequence[str | Path], duc_dirs: Sequence[str] | None, rules: 
                 raise ExperimentError(f"{error}{hint}") from None
         if progress:
             progress(f"{len(units)} unit(s) of {' '.join(group)}")
-        record = rescore_group(loaded[folders], units, rules, mixes, average_seeds, progress)
+        record = rescore_group(loaded[folders], units, rules, mixes, average_seeds, progress, baselines)
         results.append({"command": list(group), "units": sorted(unit.folder.name for unit in units), **record})
     return {"settings": official_settings(), "notes": found.notes, "groups": results}
 
@@ -399,15 +449,18 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     parts = ["# Summaries chosen again from saved sentence scores", "",
              f"Official DUC ROUGE settings (`{result['settings']}`), recall x100: mean ± sample standard deviation "
              "over the seeds [95% bootstrap interval of the median seed's run]; 'seeds averaged': one summary per "
-             "cluster from the seeds' scores averaged sentence by sentence."]
+             "cluster from the seeds' scores averaged sentence by sentence. Under each rule, the baselines chosen by "
+             "the same rule (`QUERY-SIM (ILP)`; the bare name is the paper's greedy rule): one run each."]
     for group in result["groups"]:
         years = sorted({year for row in group["rows"] for year in row["years"]})
-        header = ["Rule", "Mix", "Seeds", *(f"DUC {year} {MEASURE_NAMES[m]}" for year in years for m in MEASURES)]
+        header = ["System", "Rule", "Mix", "Seeds",
+                  *(f"DUC {year} {MEASURE_NAMES[m]}" for year in years for m in MEASURES)]
         lines = []
         for row in group["rows"]:
             runs = max((summary.get("runs", 0) for summary in row["years"].values() if summary), default=0)
             rule = Rule(row["rule"], row["settings"]).label
-            lines.append([rule, row["mix"], "averaged" if row["average"] else str(runs),
+            seeds = "averaged" if row["average"] else "-" if row.get("baseline") else str(runs)
+            lines.append([row.get("system", MODEL_SYSTEM), rule, row["mix"], seeds,
                           *(ours_cell(row["years"].get(year), measure) for year in years for measure in MEASURES)])
         seeds = ", ".join(f"{seed} (folds {' '.join(map(str, folds)) or '-'})" for seed, folds in group["seeds"].items())
         parts += ["", f"## `{' '.join(group['command'])}`", "", f"Seeds: {seeds}.",

@@ -5,13 +5,13 @@ folds."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainer_scripts.experiments.cells import summarize_runs
 from trainer_scripts.experiments.common import (
-    BASELINE_SYSTEMS,
+    BASELINE_KEYS,
     MEASURES,
     QBERT_SYSTEM,
     QFS_MEASURES,
@@ -24,6 +24,27 @@ if TYPE_CHECKING:  # read when a report is made, not when the `wikiref` parser i
     from trainer_scripts.results import EvaluationResults, EvaluationUnitResults, TrainingResults
 
 # ---- scores -------------------------------------------------------------------------------------------------------
+
+
+def baseline_system(variant: Variant) -> str:
+    """The row name the baseline units give a baseline variant's scores (``wikiref_dataset.baselines``): ``QUERY-SIM``
+    under its own greedy rule, ``QUERY-SIM (ILP)`` for ``query_sim@ilp``."""
+    from wikiref_dataset.baselines import baseline_system as named
+
+    return named(BASELINE_KEYS[variant.row.baseline], variant.point or "duc")
+
+
+def variant_rule(variant: Variant, row_rules: Mapping[str, str]) -> dict[str, str]:
+    """What a DUC row's record says of its rule: ``rule`` (``duc``, ``ilp``, ``mmr``; ``oracle`` for ORACLE), and for
+    a baseline its ``system`` name (``QUERY-SIM (ILP)``); a fine-tuned row's rule is its units' ``--selection``
+    (``row_rules``), a pre-trained model's the greedy rule it is saved with."""
+    row = variant.row
+    if row.duc == "baseline":
+        from wikiref_dataset.baselines import baseline_rule
+
+        return {"rule": baseline_rule(BASELINE_KEYS[row.baseline], variant.point or "duc"),
+                "system": baseline_system(variant)}
+    return {"rule": row_rules.get(row.name, "duc")}
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -89,7 +110,7 @@ class Scores:
         if row.duc == "baseline":
             for year in years:
                 key = self.plan.baseline_units.get(year)
-                found = self.system_scores(key, BASELINE_SYSTEMS[row.baseline], year) if key else None
+                found = self.system_scores(key, baseline_system(variant), year) if key else None
                 if found:
                     runs[year].append(found)
             return runs
@@ -189,8 +210,7 @@ class Scores:
                 "fine_tuned": ([key for (name, _), key in sorted(variant.qfs_finetune.items())
                                 if name == benchmark.name], QBERT_SYSTEM)}
             if variant.row.duc == "baseline" and benchmark.name in self.plan.qfs_baseline_units:
-                units = {"baseline": ([self.plan.qfs_baseline_units[benchmark.name]],
-                                      BASELINE_SYSTEMS[variant.row.baseline])}
+                units = {"baseline": ([self.plan.qfs_baseline_units[benchmark.name]], baseline_system(variant))}
             for how, (keys, system) in units.items():
                 runs = []
                 for key in dict.fromkeys(keys):
@@ -227,9 +247,10 @@ class Scores:
             keys = [*self.plan.baseline_units.values(), *self.plan.qfs_baseline_units.values()]
         statuses = [self.runner.status.get(key, "cached" if self.runner.finished(key) else "missing")
                     for key in dict.fromkeys(keys)]
+        same_rule = row.sweep == "rule" and variant.point is not None  # a baseline under the model's rule
         record: dict[str, Any] = {
-            "row": row.name, "variant": variant.name, "table": row.table, "published_row": row.published,
-            "point": variant.point, "what": row.help,
+            "row": row.name, "variant": variant.name, "table": row.table,
+            "published_row": None if same_rule else row.published, "point": variant.point, "what": row.help,
             "status": "failed" if any(s in ("failed", "skipped") for s in statuses) else
                       "done" if all(s in ("ran", "cached") for s in statuses) else "incomplete",
             "units": {"pretrain": sorted({self.plan.units[k].folder_name for k in variant.pretrain.values()}),
@@ -239,6 +260,7 @@ class Scores:
                           *variant.qfs_zero_shot.values(), *variant.qfs_finetune.values()]})},
         }
         if row.duc is not None:
+            record.update(variant_rule(variant, self.plan.row_rules))
             record["duc"] = {str(year): summarize_runs(runs, MEASURES)
                              for year, runs in self.duc_runs(variant).items() if runs}
         benchmarks = self.benchmark_runs(variant)

@@ -164,7 +164,9 @@ class Row:
     is set), ``evaluate`` (the pre-trained model applied to DUC as it is), ``baseline`` (``baseline`` names it) or
     ``None`` (a WikiRef row: the pre-training unit's own scores). ``finetune_options`` are what make the row.
     ``last_fold``: run only on the fold that tests the latest year (the paper's DUC 2007 analyses). ``sweep``:
-    ``data_fraction`` (Fig. 4) or ``quality`` (Fig. 6) expands the row into one variant per point."""
+    ``data_fraction`` (Fig. 4) or ``quality`` (Fig. 6) expands the row into one variant per point; ``rule`` (LEAD
+    and QUERY-SIM) adds one variant per selection rule the run's fine-tuned rows choose with besides the baselines'
+    own greedy rule (``query_sim@ilp``: QUERY-SIM under ILP, the same rule as the model's)."""
 
     name: str
     table: str
@@ -185,9 +187,10 @@ _BERT_REG = Pretraining("regression", "cls")
 
 ROWS: tuple[Row, ...] = (
     # Table VI
-    Row("lead", "VI", "LEAD", "the leading sentences of the cluster's documents", duc="baseline", baseline="lead"),
+    Row("lead", "VI", "LEAD", "the leading sentences of the cluster's documents", duc="baseline", baseline="lead",
+        sweep="rule"),
     Row("query_sim", "VI", "QUERY-SIM", "sentences ranked by TF-IDF cosine to the query", duc="baseline",
-        baseline="query_sim"),
+        baseline="query_sim", sweep="rule"),
     Row("bert", "VI", "BERT", "no data augmentation: a [CLS] per sentence, fine-tuned on DUC from the encoder",
         finetune_options=(*_REGRESSION, "--pooling", "cls", *_FULL)),
     Row("qbert", "VI", "Q-BERT", "no data augmentation: query-focused pooling, fine-tuned on DUC from the encoder",
