@@ -14,7 +14,7 @@ from trainer_scripts.duc_evaluation import evaluate_systems, load_years
 from trainer_scripts.experiments.rescore import Mix, Rule, read_units, rescore, to_markdown
 from wikiref_dataset.selection import ClusterSentences
 
-GRID = Path(__file__).resolve().parents[3] / "shared" / "experiments" / "duc2006-5fold-sentence-encoder"
+GRID = Path(__file__).resolve().parents[2] / "benchmarks" / "grids" / "duc2006-5fold-sentence-encoder"
 REAL_DUC = Path(__file__).resolve().parents[3] / "shared" / "realdata" / "duc" / "2006"
 
 
@@ -197,8 +197,8 @@ def test_bad_input_is_one_line(tmp_path, capsys, duc_years):
     assert "line 1: not a sentence-scores record" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not (GRID.is_dir() and REAL_DUC.is_dir()), reason="the saved real grid and NIST's DUC 2006 are not "
-                                                                       "beside the checkout")
+@pytest.mark.skipif(not (GRID.is_dir() and REAL_DUC.is_dir()),
+                    reason="NIST's DUC 2006 is not beside the checkout, or the saved grid is missing")
 def test_the_paper_rule_on_the_saved_real_grid_gives_back_its_summaries_and_scores(tmp_path):
     from wikiref_dataset.duc.reader import convert_duc
 
