@@ -180,11 +180,16 @@ def run_rescore(args: argparse.Namespace) -> int:
 
     from .experiments.rescore import Mix, Rule, rescore, to_markdown, write_outputs
 
+    ilp = {"unigram_weight": args.unigram_weight, "document_weight": args.document_weight,
+           "sentence_weight": args.sentence_weight}
     rules = [Rule(name, rule_settings(name, redundancy=args.redundancy, tradeoff=args.tradeoff,
-                                      candidates=args.candidates)) for name in dict.fromkeys(args.selection)]
+                                      candidates=args.candidates, **ilp)) for name in dict.fromkeys(args.selection)]
     mixes = list(dict.fromkeys(Mix.parse(text) for text in args.mix))
     if args.candidates is not None and args.candidates < 1:
         raise CliError(f"--candidates must be at least 1, got {args.candidates}")
+    for name, value in ilp.items():
+        if value is not None and not 0 <= value < float("inf"):
+            raise CliError(f"--{name} must be a number of 0 or more, got {value}")
     if args.tradeoff is not None and not 0 <= args.tradeoff <= 1:
         raise CliError(f"--tradeoff must lie in [0, 1], got {args.tradeoff}")
     if args.redundancy is not None and not 0 <= args.redundancy <= 1:
@@ -230,6 +235,12 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
                                                           "in the summary (0.5)")
     rescore.add_argument("--tradeoff", type=float, help="mmr rule: weight of the score against redundancy (0.7)")
     rescore.add_argument("--candidates", type=int, help="ilp rule: the best-scored sentences it chooses from (300)")
+    rescore.add_argument("--unigram_weight", type=float,
+                         help="ilp rule: unigram concepts beside the bigrams, weighted this much (0: bigrams only)")
+    rescore.add_argument("--document_weight", type=float,
+                         help="ilp rule: adds this times the documents holding a concept to its weight (0)")
+    rescore.add_argument("--sentence_weight", type=float,
+                         help="ilp rule: a chosen sentence's own scaled score, this much, beside its concepts (0)")
     rescore.add_argument("--mix", nargs="+", default=["none"], metavar="MIX",
                          help="none, or SIGNAL:WEIGHT added to the scores (each min-max scaled in its cluster); "
                               "signals: position (1/(1+index in the document)), query_sim (TF-IDF cosine to the "

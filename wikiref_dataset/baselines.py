@@ -40,7 +40,7 @@ from typing import Any
 
 from .oracle import ExtractiveOracle, OracleConfig
 from .rouge import RougeConfig, RougeScorer
-from .selection import DUC_MAX_WORDS, ClusterSentences, check_rule, select_cluster
+from .selection import DUC_MAX_WORDS, ClusterSentences, check_rule
 
 __all__ = [
     "BASELINES",
@@ -95,8 +95,7 @@ def lead(row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS, rule: str = BAS
          **settings: Any) -> list[int]:
     """LEAD: leading sentences of the most recent document, then of the next most recent, chosen by ``rule`` (its own:
     the paper's greedy rule) with that rule's ``settings`` (:func:`~wikiref_dataset.selection.select_cluster`)."""
-    return select_cluster(rule, ClusterSentences.from_row(row).sentences, lead_scores(row), max_words=max_words,
-                          **settings)
+    return ClusterSentences.from_row(row).select(lead_scores(row), max_words=max_words, rule=rule, **settings)
 
 
 @functools.cache
@@ -146,8 +145,7 @@ def query_sim(row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS, rule: str 
     """QUERY-SIM: sentences by TF-IDF cosine to the query, chosen by ``rule`` (its own: the paper's greedy rule) with
     that rule's ``settings`` (:func:`~wikiref_dataset.selection.select_cluster`)."""
     cluster = ClusterSentences.from_row(row)
-    return select_cluster(rule, cluster.sentences, query_sim_scores(row["query"], cluster.sentences),
-                          max_words=max_words, **settings)
+    return cluster.select(query_sim_scores(row["query"], cluster.sentences), max_words=max_words, rule=rule, **settings)
 
 
 def oracle(row: Mapping[str, Any], max_words: int = DUC_MAX_WORDS, rule: str | None = None,

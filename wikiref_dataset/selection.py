@@ -618,7 +618,7 @@ class ClusterSentences:
         """The chosen flat indices: :func:`select_duc` over the cluster's sentences, or the rule named ``rule``
         (:func:`select_cluster`, with that rule's ``settings``)."""
         if rule == "duc":
-            return select_duc(self.sentences, scores, max_words=max_words, redundancy=redundancy)
+            settings = {"redundancy": redundancy, **settings}
         if rule == "ilp" and settings.get("document_weight") and settings.get("documents") is None:
             settings = {**settings, "documents": [document for document, _ in self.positions]}
         return select_cluster(rule, self.sentences, scores, max_words=max_words, **settings)

@@ -124,6 +124,23 @@ def test_the_baselines_stand_under_each_rule_with_its_settings(tmp_path, capsys,
                                                "query-sim, lead, or none")
 
 
+def test_the_ilp_settings_reach_the_rule_from_the_command_line(tmp_path, capsys, duc_years, monkeypatch):
+    """--unigram_weight, --document_weight and --sentence_weight go to the ILP rule (and its baselines), not to the
+    others, and name the row."""
+    import wikiref_dataset.selection as selection
+
+    _write_units(tmp_path / "run", duc_years[2006], seeds=(1,))
+    calls = []
+    real = selection.select_ilp
+    monkeypatch.setattr(selection, "select_ilp", lambda *a, **k: calls.append(k) or real(*a, **k))
+    assert wikiref(["rescore", str(tmp_path / "run"), "--duc_dirs", duc_years[2006], "--selection", "duc", "ilp",
+                    "--unigram_weight", "0.5", "--document_weight", "0.2", "--sentence_weight", "1"]) == 0
+    assert calls and all(call["unigram_weight"] == 0.5 and call["document_weight"] == 0.2
+                         and call["sentence_weight"] == 1.0 and call["documents"] is not None for call in calls)
+    printed = capsys.readouterr().out
+    assert "| ilp document_weight=0.2 sentence_weight=1 unigram_weight=0.5 |" in printed
+
+
 def test_a_seed_with_a_fold_missing_is_named_and_left_out(tmp_path, duc_years):
     _write_units(tmp_path / "run", duc_years[2006], seeds=(1, 2, 3), skip={(3, 1)})
     result = rescore([tmp_path / "run" / "units"], [duc_years[2006]], [Rule("duc")], [Mix()], average_seeds=True)
@@ -164,6 +181,8 @@ def test_mix_parsing_and_what_it_adds():
     (["--mix", "speed:1"], "--mix 'speed:1'"),
     (["--candidates", "0"], "--candidates must be at least 1"),
     (["--tradeoff", "2"], r"--tradeoff must lie in \[0, 1\]"),
+    (["--unigram_weight", "-1"], "--unigram_weight must be a number of 0 or more, got -1"),
+    (["--document_weight", "inf"], "--document_weight must be a number of 0 or more, got inf"),
 ])
 def test_bad_options_are_one_line(tmp_path, capsys, duc_years, argv, message):
     _write_units(tmp_path / "run", duc_years[2006], seeds=(1,))
