@@ -401,6 +401,11 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "--qfs_labels oracle --max_steps 300 --seed 42 --output_dir runs/qbert-duc-then-qmsum":
             Entry("parse", "needs the DUC-trained model above, then 300 steps on QMSum (42 min on the 2-core machine): "
                            "tests/trainer_scripts/test_finetune_duc.py fine-tunes a tiny Q-BERT on the QMSum fixture"),
+        "python trainer_scripts/finetune_duc.py --qfs_dir qfs/qmsum --frozen_prefix_layers 6 --seed 42 --output_dir "
+        "runs/qbert-qmsum-k6-s42":
+            Entry("parse", "an epoch of MiniLM's head on QMSum with the encoder cached (13 min on the 2-core machine, "
+                           "the cache filled): tests/trainer_scripts/test_finetune_duc.py runs --frozen_prefix_layers "
+                           "on the QMSum fixture"),
         "python trainer_scripts/finetune_duc.py --qfs_dir qfs/squality --qfs_labels oracle --seed 42 --output_dir "
         "runs/qbert-squality-s42":
             Entry("parse", "an epoch of MiniLM on SQuALITY's 250 training questions (35 min on the 2-core machine): "
