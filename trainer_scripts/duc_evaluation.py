@@ -542,6 +542,11 @@ def _run(args: EvaluateArguments) -> int:
         known = {row["topic_id"] for year in years for row in year.rows}
         for system, summaries in found.summaries.items():
             unknown = sorted(set(summaries) - known)
+            if unknown and len(unknown) == len(summaries):
+                raise EvaluationError(
+                    f"{args.summaries}: system {system!r}: none of its {len(summaries)} summaries is for a topic of "
+                    f"{', '.join(f'DUC {year.year}' for year in years)} (e.g. {unknown[0]}); give the year its "
+                    "summaries are for")
             if unknown:
                 logger.warning("system %r: %d summaries for topics not in the datasets ignored (e.g. %s)",
                                system, len(unknown), unknown[0])

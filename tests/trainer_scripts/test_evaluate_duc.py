@@ -187,6 +187,14 @@ def test_partial_coverage_and_bad_input_are_errors(years, tmp_path, capsys):
     assert main(["--dataset", years[2006], "--summaries", str(partial), "--quiet"]) == 2
     assert "system 'partial': no summary for 1 of the 2 DUC 2006 topics (D0602B)" in capsys.readouterr().err
 
+    elsewhere = tmp_path / "elsewhere.jsonl"  # summaries of another year's topics: never a row of "-" with exit 0
+    elsewhere.write_text(json.dumps({"topic_id": "D0701A", "summary": "A ferry sank."}) + "\n")
+    assert main(["--dataset", years[2006], "--summaries", str(elsewhere), "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert not captured.out and captured.err.count("\n") == 1
+    assert (f"{elsewhere}: system 'elsewhere': none of its 1 summaries is for a topic of DUC 2006 (e.g. D0701A); "
+            "give the year its summaries are for") in captured.err
+
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"topic_id": "D0601A", "summary": "x"}\n{not json\n')
     assert main(["--dataset", years[2006], "--summaries", str(broken)]) == 2
@@ -194,6 +202,20 @@ def test_partial_coverage_and_bad_input_are_errors(years, tmp_path, capsys):
 
     assert main(["--dataset", str(tmp_path), "--baseline", "lead"]) == 2
     assert "not a converted DUC dataset" in capsys.readouterr().err
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    other = tmp_path / "wikiref"  # another dataset's folder: README.md and data/test-*.parquet, other columns
+    (other / "data").mkdir(parents=True)
+    (other / "README.md").write_text("---\n---\n")
+    pq.write_table(pa.table({"query": [["A"]], "document": ["x"], "summary": ["y"]}),
+                   other / "data" / "test-00000-of-00001.parquet")
+    assert main(["--dataset", str(other), "--baseline", "lead"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "KeyError" not in err
+    assert (f"{other}: not a converted DUC year: its data has no 'topic_id', 'year', 'documents', 'references' "
+            "columns (another dataset's folder?") in err
 
     assert main(["--dataset", years[2006], "--dataset", years[2006], "--baseline", "lead"]) == 2
     assert "DUC 2006 is already given by" in capsys.readouterr().err

@@ -141,6 +141,23 @@ def test_the_ilp_settings_reach_the_rule_from_the_command_line(tmp_path, capsys,
     assert "| ilp document_weight=0.2 sentence_weight=1 unigram_weight=0.5 |" in printed
 
 
+def test_no_empty_table_for_the_wrong_duc_year_or_a_lone_fold(tmp_path, capsys, duc_years):
+    """Units scored on DUC 2006 rescored against DUC 2007 (none of their clusters is there), or one fold of a seed
+    alone (no year complete): one line, exit 2, never a table without scores."""
+    _write_units(tmp_path / "run", duc_years[2006], seeds=(1,))
+    assert wikiref(["rescore", str(tmp_path / "run"), "--duc_dirs", duc_years[2007], "--selection", "duc"]) == 2
+    captured = capsys.readouterr()
+    assert "| Q-BERT" not in captured.out
+    err = captured.err.strip().splitlines()[-1]
+    assert err.startswith("wikiref rescore: error: 2 units (") and "none of the 2 clusters they scored (D0601A, " in err
+    assert "is in the DUC years given (DUC 2007 (" in err and "give the --duc_dirs they tested on" in err
+    lone = next((tmp_path / "run" / "units").glob("finetune-fold0*"))
+    assert wikiref(["rescore", str(lone), "--duc_dirs", duc_years[2006], "--selection", "duc"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"{lone.name}: no seed's units cover every scorable cluster of a DUC year given (seed 1: no scores" in err
+    assert err.endswith("give all the folds of a seed")
+
+
 def test_a_seed_with_a_fold_missing_is_named_and_left_out(tmp_path, duc_years):
     _write_units(tmp_path / "run", duc_years[2006], seeds=(1, 2, 3), skip={(3, 1)})
     result = rescore([tmp_path / "run" / "units"], [duc_years[2006]], [Rule("duc")], [Mix()], average_seeds=True)

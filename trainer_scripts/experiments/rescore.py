@@ -358,6 +358,7 @@ def rescore_group(clusters: Clusters, units: Sequence[SavedUnit], rules: Sequenc
     summarize_runs(...)}}]}``; under each rule, after the model's rows, the ``baselines`` under the same rule (see
     the module docstring)."""
     by_seed = _seed_scores(clusters, units)
+    _check_found(clusters, units, by_seed)
     missing = []
     for seed, scores in sorted(by_seed.items()):
         for year in clusters.years:
@@ -378,9 +379,28 @@ def rescore_group(clusters: Clusters, units: Sequence[SavedUnit], rules: Sequenc
                 progress(f"{name} under {rule.label}")
             ruled.append(baseline_row(clusters, name, rule, years))
         rows += ruled
+    if not any(row["years"] for row in rows if row["system"] == MODEL_SYSTEM):
+        raise ExperimentError(f"{_named(units)}: no seed's units cover every scorable cluster of a DUC year given "
+                              f"({'; '.join(missing) or 'no year complete'}); give all the folds of a seed")
     return {"seeds": {str(seed): sorted(unit.fold for unit in units if unit.seed == seed and unit.fold is not None)
                       for seed in sorted(by_seed)},
             "missing": missing, "rows": rows}
+
+
+def _named(units: Sequence[SavedUnit]) -> str:
+    return units[0].folder.name if len(units) == 1 else f"{len(units)} units ({units[0].folder.name}, ...)"
+
+
+def _check_found(clusters: Clusters, units: Sequence[SavedUnit], by_seed: Mapping[int, Mapping[str, Any]]) -> None:
+    """Refuse units none of whose test clusters is in the DUC years given (the wrong ``--duc_dirs``): their table
+    would be empty."""
+    if any(by_seed.values()):
+        return
+    saved = sorted({topic for unit in units for topic in unit.scores})
+    years = ", ".join(f"DUC {year.year} ({len(year.scorable)} scorable clusters)" for year in clusters.years)
+    raise ExperimentError(f"{_named(units)}: none of the {len(saved)} clusters they scored "
+                          f"({', '.join(saved[:3])}{', ...' if len(saved) > 3 else ''}) is in the DUC years given "
+                          f"({years or 'none'}); give the --duc_dirs they tested on")
 
 
 def _model_rows(clusters: Clusters, by_seed: Mapping[int, Mapping[str, Sequence[float]]], rule: Rule, mix: Mix,

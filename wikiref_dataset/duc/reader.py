@@ -741,7 +741,28 @@ def _converted_files(path: str | os.PathLike) -> list[Path]:
     if not (folder / "README.md").is_file() or not files:
         raise DucError(f"{folder}: not a converted DUC dataset (expected README.md and data/{DUC_SPLIT}-*.parquet; "
                        "make one with `wikiref duc convert`)")
+    _check_converted_columns(folder, files[0])
     return files
+
+
+CONVERTED_COLUMNS = ("topic_id", "year", "query", "documents", "references")
+"""The columns every converted year's Parquet files hold (:func:`duc_features`), checked before a row is read: a
+WikiRef build or a converted benchmark also keeps ``README.md`` and ``data/test-*.parquet``."""
+
+
+def _check_converted_columns(folder: Path, first: Path) -> None:
+    """Refuse, in one line, a folder whose data lacks the columns of a converted year (another dataset's folder)."""
+    import pyarrow.parquet as pq
+
+    try:
+        names = set(pq.read_schema(first).names)
+    except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        raise DucError(f"{first}: not a readable Parquet file ({' '.join(str(error).split())[:200]})") from None
+    lacking = [name for name in CONVERTED_COLUMNS if name not in names]
+    if lacking:
+        raise DucError(f"{folder}: not a converted DUC year: its data has no {', '.join(map(repr, lacking))} column"
+                       f"{'s' if len(lacking) > 1 else ''} (another dataset's folder? make a DUC year with "
+                       "`wikiref duc convert`)")
 
 
 def load_duc(path: str | os.PathLike, cache_dir: str | None = None) -> datasets.Dataset:
