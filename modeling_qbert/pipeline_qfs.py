@@ -156,6 +156,11 @@ class QueryFocusedSummarizationPipeline(Pipeline):
     def preprocess(self, inputs: Any) -> dict[str, Any]:
         if not isinstance(inputs, Mapping) or "query" not in inputs:
             raise ValueError(f"an input is a mapping with 'query' and 'documents' (or 'document'), got {type(inputs)}")
+        query = inputs["query"]
+        levels = [query] if isinstance(query, str) else list(query or [])
+        if not any(str(level).strip() for level in levels) and getattr(self.model.config, "use_query", True):
+            raise ValueError(f"the query is empty ({query!r}): give the topic or question to summarize for, a string "
+                             "or a list of levels")
         if "documents" in inputs:
             documents = inputs["documents"]
             documents = [documents] if isinstance(documents, (str, Mapping)) else list(documents)

@@ -99,6 +99,9 @@ def _summarize(args: argparse.Namespace) -> int:
     model_dir = Path(args.model)
     if not (model_dir / "config.json").is_file():
         raise SummarizeError(f"{model_dir}: not a saved model folder (no config.json)")
+    if not any(level.strip() for level in args.query):
+        raise SummarizeError("--query is empty: give the topic or question to summarize for (repeat --query for its "
+                             "levels)")
     documents = read_documents(args.files, args.sentences_per_line)
     if args.max_words <= 0 or args.batch_size <= 0:
         raise SummarizeError("--max-words and --batch-size must be positive")

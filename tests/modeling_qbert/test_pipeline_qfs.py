@@ -145,6 +145,9 @@ def test_documents_as_text_mappings_and_duc_rows(summarize):
     assert isinstance(batch, list) and len(batch) == 2 and batch[0]["selection"] == "duc"
     with pytest.raises(ValueError, match="query"):
         summarize({"documents": [DOCUMENT]})
+    for empty in ("", "  ", [], [""], ["", " "]):  # an empty query is refused, never summarized without a word
+        with pytest.raises(ValueError, match=r"the query is empty \(.*\): give the topic or question"):
+            summarize(query=empty, documents=[DOCUMENT])
 
 
 def test_long_documents_are_scored_window_by_window(summarize):

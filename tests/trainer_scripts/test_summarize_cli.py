@@ -99,6 +99,10 @@ def test_errors_are_one_line_and_exit_2(model_dir, documents, tmp_path, capsys):
     binary.write_bytes(b"\xff\xfe\x00bad")
     assert run(["summarize", "--model", str(model_dir), "--query", "King", str(binary)]) == 2
     assert "not UTF-8 text" in capsys.readouterr().err
+    for query in ("", "  "):
+        assert run(["summarize", "--model", str(model_dir), "--query", query, str(documents[0])]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--query is empty: give the topic or question to summarize for" in err
 
 
 def test_importing_the_cli_module_does_not_import_transformers():
