@@ -100,6 +100,12 @@ class ArgumentParser(argparse.ArgumentParser):
         self._action_groups.sort(key=lambda group: group.title == "messages")
         return super().format_help()
 
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        """argparse's, with every long option taken in both spellings (``--duc_dirs`` and ``--duc-dirs``)."""
+        tokens = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(either_spelling(tokens, option_strings(self)), namespace)
+
     def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:  # argparse reports them from the top-level parser: name the subcommand instead
@@ -110,6 +116,37 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
+
+
+def option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string ``parser`` and its subcommands (recursively) declare."""
+    names: set[str] = set()
+    for action in parser._actions:
+        names.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                names |= option_strings(sub)
+    return names
+
+
+_SPELLINGS = str.maketrans("-_", "_-")
+
+
+def either_spelling(tokens: Sequence[str], known: set[str]) -> list[str]:
+    """``tokens`` with each long option a parser does not know in the spelling given (``--duc-dirs``) written in the
+    one it knows (``--duc_dirs``), ``=value`` kept: every command takes both spellings, as the training scripts'
+    ``HfArgumentParser`` does. Tokens after ``--`` are left as they are."""
+    spelled = []
+    for position, token in enumerate(tokens):
+        if token == "--":
+            return spelled + list(tokens[position:])
+        if token.startswith("--") and len(token) > 2:
+            name, equals, value = token.partition("=")
+            other = "--" + name[2:].translate(_SPELLINGS)
+            if name not in known and other in known:
+                token = other + equals + value
+        spelled.append(token)
+    return spelled
 
 
 def add_common_options(parser: argparse.ArgumentParser, quiet: bool = True) -> None:

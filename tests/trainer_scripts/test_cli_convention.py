@@ -317,6 +317,29 @@ def test_interrupt_says_how_to_resume_and_leaves_no_dataset(tmp_path):
     assert (tmp_path / "wikiref" / "README.md").is_file()
 
 
+def test_every_long_option_takes_both_spellings():
+    """--a_b and --a-b everywhere (rescore --duc-dirs, summarize --max_words and rouge --rouge_args were refused):
+    every long option of every subcommand, given in the other spelling, reaches the option the command declares."""
+    from wikiref_dataset.command import either_spelling, option_strings
+
+    parser = build_parser()
+    known = option_strings(parser)
+    for name in sorted(known):
+        if not name.startswith("--") or not any(mark in name[2:] for mark in "-_"):
+            continue
+        other = "--" + name[2:].translate(str.maketrans("-_", "_-"))
+        expected = other if other in known else name  # a command declaring both keeps each as declared
+        assert either_spelling([other, "x"], known) == [expected, "x"], name
+        assert either_spelling([f"{other}=3"], known) == [f"{expected}=3"], name
+    assert either_spelling(["--", "--duc-dirs"], known) == ["--", "--duc-dirs"]  # after --, values as given
+    args = parser.parse_args(["rescore", "run", "--duc-dirs", "d2006", "--average-seeds"])
+    assert args.duc_dirs == ["d2006"] and args.average_seeds is True
+    args = parser.parse_args(["summarize", "--model", "m", "--query", "q", "--max_words", "100", "doc.txt"])
+    assert args.max_words == 100
+    args = parser.parse_args(["rouge", "input.txt", "--rouge_args=-n 2", "--per_item"])
+    assert args.rouge_args == "-n 2" and args.per_item is True
+
+
 def test_every_subcommand_takes_the_shared_flags():
     """-q/--quiet, -v/--verbose and --debug on every subcommand (`wikiref duc evaluate -q` was refused)."""
     found = _every_subcommand()
