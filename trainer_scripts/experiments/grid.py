@@ -36,7 +36,9 @@ GRID_FOLDS = 5
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from wikiref_dataset.command import ArgumentParser  # one line for a bad command line, both option spellings
+
+    parser = ArgumentParser(
         prog="wikiref grid", description=(__doc__ or "").split("\n\n")[0],
         epilog="Options not listed here go to every fine-tuning unit (finetune_duc.py's options, e.g. "
                "--sentence_position_buckets 16): a lever measured against the same grid.")
