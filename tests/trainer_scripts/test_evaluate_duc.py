@@ -318,11 +318,22 @@ def test_format_table_marks_missing_years():
     assert duc_evaluation.format_table(evaluation).splitlines()[-1].split() == ["S", "-", "-", "-"]
 
 
+def test_quiet_and_wait_are_flags_in_the_wikiref_commands():
+    """-q and --wait take no value in `wikiref duc evaluate`, `qfs evaluate` and `experiments`, as in every other
+    subcommand: a positional argument after -q stays positional."""
+    parser = build_wikiref_parser()
+    assert parser.parse_args(["duc", "evaluate", "--dataset", "a", "--baseline", "lead", "-q"]).quiet is True
+    args = parser.parse_args(["experiments", "--duc_dirs", "d", "--out", "o", "--wait", "-q"])
+    assert args.wait is True and args.quiet is True
+    with pytest.raises(SystemExit):
+        parser.parse_args(["duc", "evaluate", "--dataset", "a", "--baseline", "lead", "-q", "false"])
+
+
 @pytest.mark.parametrize("argv, datasets", [
     (["--dataset", "a", "--dataset", "b", "--baseline", "lead", "oracle", "--quiet"], ["a", "b"]),
     (["--dataset", "a", "b", "--summaries", "x.jsonl", "--save-summaries", "s.jsonl", "--output", "o.json"],
      ["a", "b"]),
-    (["--dataset", "a", "--model", "m", "--save_summaries", "s.jsonl", "--quiet", "false"], ["a"]),
+    (["--dataset", "a", "--model", "m", "--save_summaries", "s.jsonl", "--quiet"], ["a"]),
     (["--dataset", "a", "--baseline", "all"], ["a"]),
     (["--dataset", "a", "--baseline", "query-sim", "--model", "m", "--selection", "duc", "ilp"], ["a"]),
 ])
