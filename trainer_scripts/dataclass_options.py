@@ -10,7 +10,6 @@ from dataclasses import fields
 
 from trainer_scripts.duc_evaluation import EvaluateArguments
 
-
 FLAGS = ("quiet", "wait")
 """The options that are flags as in every other ``wikiref`` subcommand (``-q``, ``--wait``): no value follows them
 (``-q true`` was taken as a value before, and ``-q`` before a positional argument swallowed it)."""
