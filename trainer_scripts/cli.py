@@ -195,7 +195,9 @@ def run_rescore(args: argparse.Namespace) -> int:
     if args.redundancy is not None and not 0 <= args.redundancy <= 1:
         raise CliError(f"--redundancy must lie in [0, 1], got {args.redundancy}")
     say = None if args.quiet else (lambda message: print(f"rescoring {message} ...", file=sys.stderr, flush=True))
-    baselines = [] if args.baselines == ["none"] else list(dict.fromkeys(args.baselines))
+    from wikiref_dataset.baselines import baseline_key
+
+    baselines = [] if args.baselines == ["none"] else list(dict.fromkeys(map(baseline_key, args.baselines)))
     unknown = [name for name in baselines if name not in ("query-sim", "lead")]
     if unknown:
         raise CliError(f"--baselines: unknown {', '.join(map(repr, unknown))}: choose from query-sim, lead, or none")

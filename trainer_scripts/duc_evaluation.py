@@ -499,6 +499,9 @@ def check_arguments(arguments: Any, converter: str = "wikiref duc convert") -> N
     if not given or (len(given) > 1 and "summaries" in given):
         raise EvaluationError("give exactly one of --baseline, --summaries, --model (or --baseline with --model)"
                               + (f" (got {', '.join('--' + name for name in given)})" if given else ""))
+    from wikiref_dataset.baselines import baseline_key
+
+    arguments.baseline = [baseline_key(name) for name in arguments.baseline]  # query_sim is query-sim
     unknown = [name for name in arguments.baseline if name not in BASELINE_CHOICES]
     if unknown:
         raise EvaluationError(f"--baseline: unknown {', '.join(map(repr, unknown))}: choose from "

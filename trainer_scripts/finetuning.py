@@ -164,7 +164,9 @@ class DucArguments:
     @property
     def baseline_names(self) -> list[str]:
         """The baselines to score (``--baselines``, without repeats; none for ``none``)."""
-        return [] if self.baselines in (["none"], []) else list(dict.fromkeys(self.baselines))
+        from wikiref_dataset.baselines import baseline_key
+
+        return [] if self.baselines in (["none"], []) else list(dict.fromkeys(map(baseline_key, self.baselines)))
 
 
 def check_fold_arguments(duc_args: DucArguments) -> None:

@@ -48,6 +48,7 @@ __all__ = [
     "BASELINE_RULE",
     "ORACLE_RULE",
     "RULE_LABELS",
+    "baseline_key",
     "baseline_rule",
     "baseline_scores",
     "baseline_selection",
@@ -164,6 +165,13 @@ BASELINES: dict[str, Callable[..., list[int]]] = {"lead": lead, "query-sim": que
 
 BASELINE_NAMES: dict[str, str] = {"lead": "LEAD", "query-sim": "QUERY-SIM", "oracle": "ORACLE"}
 """The names Table VI of Zhu et al. (2022) prints."""
+
+
+def baseline_key(name: str) -> str:
+    """The command-line name of a baseline however a user spells it: ``query-sim`` for ``query_sim`` (the experiments'
+    row and ``rescore --mix``'s signal) or ``QUERY-SIM`` (the tables' row); another name comes back lower-cased, for
+    the caller's error to name."""
+    return name.strip().lower().replace("_", "-")
 
 
 def _check_baseline(name: str) -> None:

@@ -318,6 +318,20 @@ def test_format_table_marks_missing_years():
     assert duc_evaluation.format_table(evaluation).splitlines()[-1].split() == ["S", "-", "-", "-"]
 
 
+def test_a_baseline_has_one_name_in_every_spelling(years, capsys):
+    """--baseline query_sim (the experiments' row name) and QUERY-SIM (the tables') are query-sim."""
+    from wikiref_dataset.baselines import baseline_key
+
+    assert [baseline_key(name) for name in ("query_sim", "QUERY-SIM", " Lead ", "oracle")] == [
+        "query-sim", "query-sim", "lead", "oracle"]
+    assert main(["--dataset", years[2006], "--baseline", "query_sim", "LEAD", "--quiet"]) == 0
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith(("QUERY", "LEAD"))]
+    assert sorted(rows) == ["LEAD", "QUERY-SIM"]
+    from trainer_scripts.finetuning import DucArguments
+
+    assert DucArguments(baselines=["query_sim", "lead", "QUERY-SIM"]).baseline_names == ["query-sim", "lead"]
+
+
 def test_quiet_and_wait_are_flags_in_the_wikiref_commands():
     """-q and --wait take no value in `wikiref duc evaluate`, `qfs evaluate` and `experiments`, as in every other
     subcommand: a positional argument after -q stays positional."""
