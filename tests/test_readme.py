@@ -401,6 +401,9 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "--qfs_labels oracle --max_steps 300 --seed 42 --output_dir runs/qbert-duc-then-qmsum":
             Entry("parse", "needs the DUC-trained model above, then 300 steps on QMSum (42 min on the 2-core machine): "
                            "tests/trainer_scripts/test_finetune_duc.py fine-tunes a tiny Q-BERT on the QMSum fixture"),
+        "wikiref qfs evaluate --dataset qfs/qmsum --baseline query-sim --selection ilp":
+            Entry("parse", "needs QMSum converted from its release: tests/trainer_scripts/test_evaluate_qfs.py scores "
+                           "the baselines under each rule on converted fixtures"),
         "python trainer_scripts/finetune_duc.py --qfs_dir qfs/qmsum --frozen_prefix_layers 6 --seed 42 --output_dir "
         "runs/qbert-qmsum-k6-s42":
             Entry("parse", "an epoch of MiniLM's head on QMSum with the encoder cached (13 min on the 2-core machine, "
