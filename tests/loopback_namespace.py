@@ -4,7 +4,7 @@ A server started here (:class:`LoopbackServer`) may listen on every interface (`
 and still reach, and be reached from, nothing outside: its namespace's one interface is ``lo``. Clients run in the
 same namespace (:meth:`LoopbackServer.run`, through ``nsenter``). ``scripts/slurm_local.sh`` keeps the Slurm daemons
 in such a namespace the same way (a named one, there: the daemons outlive a command); here the namespace lives as long
-as the server process (``unshare -n``). Making one needs root or user namespaces: :func:`unavailable` says why it
+as the server process (``unshare -n``). Making one needs root: :func:`unavailable` says why it
 cannot, so that a test skips with that reason.
 
 Loaded by its path by the tests that use it (tests/ on sys.path would shadow the packages with the test folders).
@@ -36,8 +36,8 @@ def unavailable() -> str | None:
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"`unshare -n` could not run ({error})"
     if done.returncode != 0:
-        return (f"network namespaces are not permitted here (`unshare -n` exit {done.returncode}: "
-                f"{' '.join(done.stderr.split()) or 'no message'}); they need root or user namespaces")
+        return (f"network namespaces cannot be made here (`unshare -n` exit {done.returncode}: "
+                f"{' '.join(done.stderr.split()) or 'no message'}); this needs root")
     return None
 
 
