@@ -419,6 +419,10 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         'pip install "wikiref[app]"': Entry("skip", "installs from a package index; make demo and make test install "
                                                     "the app extra"),
         **_APP,
+        "wikiref app --host 0.0.0.0 --model outputs/qbert-duc --dataset outputs/wikiref --allow duc/duc2007 "
+        "org/qbert-wikiref":
+            Entry("parse", "serves others until stopped: tests/trainer_scripts/test_app_public.py serves the app with "
+                           "--host 0.0.0.0 and --allow in a network namespace holding only loopback and drives it"),
         "wikiref build --out wikiref": Entry("skip", "a fragment of a command in prose"),
         "python trainer_scripts/push_to_hub.py --model_dir outputs/qbert-duc --model_repo org/qbert-duc --dataset_dir "
         "outputs/wikiref --dataset_repo org/wikiref --space_repo org/qbert-demo":

@@ -651,3 +651,6 @@ def test_space_runs_from_its_own_copy_of_the_code_and_summarizes_like_the_model(
     assert summary == expected["summary"], status
     rows, page, _ = client.predict("train", "", 1, api_name="/search")  # the dataset came from the Hub
     assert rows["data"] and page == "page 1 of 1"
+    for value in ("/etc", "org/another-dataset"):  # a Space is served to others whatever its address
+        status = client.predict(value, api_name="/load_dataset")[-1]
+        assert status.startswith(f"**Problem:** {value}: not offered by this app") and "org/wikiref" in status, status

@@ -4,7 +4,9 @@ sentence's score, the comparison with the baselines, and the dataset browser.
 Every function here is what a tab of the page calls (:mod:`.ui` only lays them out), so tests drive the app's logic
 directly, and a problem with the input raises :class:`AppError` with the message the page shows (an empty query, no
 documents, a folder that is not a Q-BERT model or not a dataset, a paste over :data:`MAX_CHARACTERS`, a Hub id that
-cannot be reached). The numbers are the project's own: the summary is the registered pipeline's
+cannot be reached). Served to others, the load functions and :func:`parse_documents` apply the rules of
+:mod:`.public` first (only the allowed folders and Hub ids, only files from Gradio's upload folder), and the model
+checks the request's time limit before each batch it scores. The numbers are the project's own: the summary is the registered pipeline's
 (``modeling_qbert.pipeline_qfs``, the same call as ``wikiref summarize``), the baselines and the model's comparison
 summaries are the evaluation's (``trainer_scripts.duc_evaluation``), and ROUGE is the project's engine with the DUC
 settings, or the benchmark's own scoring for QMSum, SQuALITY and Debatepedia (``wikiref_dataset.qfs.scoring``).
@@ -22,6 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import AppError
+from .public import AllowedSources, PublicSettings, check_time, check_uploads
+
 MAX_CHARACTERS = 300_000
 """The most text the Summarize tab scores at once (all documents together): about a DUC cluster and a half (a DUC
 2006 cluster holds 25 documents, 110,000-190,000 characters), scored in under a minute on two CPU cores. Larger
@@ -33,10 +38,6 @@ PAGE_SIZE = 20
 SELECTIONS = ("auto", "wikiref", "duc", "mmr", "ilp")
 SYSTEMS = ("Q-BERT", "QUERY-SIM", "LEAD", "ORACLE")
 DATASET_KINDS = ("wikiref", "psg2sum", "aquamuse", "duc", "benchmark")
-
-
-class AppError(ValueError):
-    """A problem with what the user gave: the page shows the message and keeps serving."""
 
 
 # ---- the model ------------------------------------------------------------------------------------------------------
@@ -59,12 +60,20 @@ class LoadedModel:
                 f"cluster rule {getattr(config, 'cluster_selection', 'duc')}")
 
 
-def load_model(source: str) -> LoadedModel:
+def load_model(source: str, allowed: AllowedSources | None = None) -> LoadedModel:
     """The Q-BERT pipeline of a saved folder, or of a Hub repository (downloaded once into the Hub cache).
 
+    Args:
+        source (`str`): a saved Q-BERT folder or a Hub model id.
+        allowed (`AllowedSources`, *optional*): in an app served to others, what the Model box may load; ``source``
+            is checked against it before anything is read or downloaded, and the allowed entry is what loads.
+
     Raises:
-        AppError: the folder is not a Q-BERT model, or the Hub id cannot be reached or holds no Q-BERT model.
+        AppError: ``source`` is not allowed, the folder is not a Q-BERT model, or the Hub id cannot be reached or holds
+            no Q-BERT model.
     """
+    if allowed is not None:
+        source = allowed.admit(source, "model")
     source = str(source).strip()
     if not source:
         raise AppError("no model given: pass a saved Q-BERT folder or a Hub id")
@@ -82,6 +91,7 @@ def load_model(source: str) -> LoadedModel:
         raise AppError(f"{source}: {where} ({_one_line(error)})") from None
     if getattr(loaded.model.config, "model_type", None) != "qbert":
         raise AppError(f"{source}: not a Q-BERT model (model_type {loaded.model.config.model_type!r})")
+    loaded.model.register_forward_pre_hook(check_time)  # a request's time limit stops it at its next batch
     return LoadedModel(source, loaded)
 
 
@@ -123,15 +133,19 @@ def parse_query(text: str | Sequence[str] | None) -> list[str]:
 
 
 def parse_documents(text: str | None, files: Sequence[str | Path] = (), sentences_per_line: bool = False,
-                    ) -> list[str | list[str]]:
+                    public: PublicSettings | None = None) -> list[str | list[str]]:
     """The documents of the Summarize tab: the text box's blocks (separated by a line holding only
     :data:`DOCUMENT_SEPARATOR`) and each uploaded ``.txt`` file. With ``sentences_per_line`` every non-empty line is
     one sentence (as a dataset example gives them); otherwise each document is split with the project's splitter.
+    In an app served to others (``public``), the files are checked before any is read: only files in Gradio's upload
+    folder, and at most its number and bytes of uploads.
 
     Raises:
-        AppError: no document, more than :data:`MAX_DOCUMENTS`, more than :data:`MAX_CHARACTERS`, or a file that is not
-            UTF-8 text.
+        AppError: no document, more than :data:`MAX_DOCUMENTS`, more than :data:`MAX_CHARACTERS`, a file that is not
+            UTF-8 text, or (``public``) a file not uploaded or over the upload limits.
     """
+    if public is not None and files:
+        files = check_uploads(files, public.upload_folder, public.max_uploads, public.max_upload_bytes)
     texts = [block for block in re.split(rf"(?m)^[ \t]*{re.escape(DOCUMENT_SEPARATOR)}[ \t]*$", text or "")
              if block.strip()]
     for name in files or ():
@@ -244,13 +258,20 @@ class LoadedDataset:
         return self.splits[split]
 
 
-def load_dataset(source: str) -> LoadedDataset:
+def load_dataset(source: str, allowed: AllowedSources | None = None) -> LoadedDataset:
     """A dataset folder the project wrote (WikiRef, PSG2SUM, AQuaMuSe, a converted DUC year or benchmark) or a Hub
     dataset id.
 
+    Args:
+        source (`str`): a dataset folder or a Hub dataset id.
+        allowed (`AllowedSources`, *optional*): in an app served to others, what the Dataset box may load; ``source``
+            is checked against it before anything is read, listed or downloaded, and the allowed entry is what loads.
+
     Raises:
-        AppError: not such a dataset, or the Hub id cannot be reached.
+        AppError: ``source`` is not allowed, not such a dataset, or the Hub id cannot be reached.
     """
+    if allowed is not None:
+        source = allowed.admit(source, "dataset")
     source = str(source).strip()
     if not source:
         raise AppError("no dataset given: pass a dataset folder or a Hub id")

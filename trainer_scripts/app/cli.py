@@ -31,8 +31,15 @@ def add_app_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--dataset", metavar="DIR_OR_HUB_ID",
                         help="a dataset folder (WikiRef, PSG2SUM, AQuaMuSe, a converted DUC year or benchmark) or a "
                              "Hub dataset id")
-    parser.add_argument("--host", default="127.0.0.1", help="address to serve on (127.0.0.1: this machine only)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to serve on (127.0.0.1: this machine only; any other, such as 0.0.0.0, serves "
+                             "others, and then the app loads only --model, --dataset and --allow, with bounded "
+                             "uploads, requests and queue: docs/app.md)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port ({DEFAULT_PORT}; 0: any free port)")
+    parser.add_argument("--allow", nargs="*", action="extend", default=[], metavar="DIR_OR_HUB_ID",
+                        help="served to others (--host other than 127.0.0.1 or localhost): more model or dataset "
+                             "folders or Hub ids the page's boxes may load besides --model and --dataset (zero or "
+                             "more; repeatable); on 127.0.0.1 the boxes load anything")
     return parser
 
 
@@ -45,6 +52,7 @@ def run_app(args: argparse.Namespace) -> int:
             raise CliError('the app needs Gradio: pip install "wikiref[app]"') from None
         raise
     from .backend import AppError
+    from .public import is_public_host
 
     if args.port < 0 or args.port > 65535:
         raise CliError(f"--port must lie in 0-65535, got {args.port}")
@@ -52,8 +60,12 @@ def run_app(args: argparse.Namespace) -> int:
     if not args.quiet:
         print("loading " + " and ".join(what for what in (args.model, args.dataset) if what) + " …"
               if args.model or args.dataset else "starting without a model or dataset …", file=sys.stderr, flush=True)
+    if is_public_host(args.host) and not args.quiet:
+        allowed = [what for what in (args.model, args.dataset, *args.allow) if what]
+        print(f"served to others ({args.host}): the page loads only {', '.join(allowed) or 'nothing'}; uploads, "
+              "requests and the queue are bounded (docs/app.md)", file=sys.stderr, flush=True)
     try:
-        serve(args.model, args.dataset, host=args.host, port=port,
+        serve(args.model, args.dataset, host=args.host, port=port, allow=args.allow,
               on_ready=lambda url: print(f"serving on {url} (Ctrl-C stops)", flush=True))
     except AppError as error:
         raise CliError(str(error)) from None

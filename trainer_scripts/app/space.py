@@ -22,7 +22,9 @@ REQUIREMENTS = ("torch", "transformers>=5.0,<6", "datasets>=4.0", "huggingface_h
 """What the app imports: the core of the package, Gradio, and spaCy for splitting pasted text into sentences."""
 
 APP = '''"""The Space's entry point, written by push_to_hub.py --space_repo: the wikiref app with the model and dataset
-below (their Hub ids), served as the Space expects (all interfaces, port 7860)."""
+below (their Hub ids), served as the Space expects (all interfaces, port 7860) and, whatever the address, as an app
+served to others: the boxes load only these two and QFS_APP_ALLOW's comma-separated Hub ids, with bounded uploads,
+requests and queue."""
 
 import os
 
@@ -30,10 +32,11 @@ from trainer_scripts.app.ui import serve
 
 MODEL = os.environ.get("QFS_APP_MODEL", {model!r})
 DATASET = os.environ.get("QFS_APP_DATASET", {dataset!r})
+ALLOW = [item.strip() for item in os.environ.get("QFS_APP_ALLOW", "").split(",") if item.strip()]
 
 if __name__ == "__main__":
     serve(MODEL, DATASET, host=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),
-          port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+          port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")), allow=ALLOW, public=True,
           on_ready=lambda url: print(f"serving on {{url}}", flush=True))
 '''
 

@@ -6,19 +6,23 @@ a traceback and keeps serving. The handlers are also the app's API (``gradio_cli
 ``/search``, ``/example``, ``/use_example``, ``/load_model``, ``/load_dataset``).
 
 One model and one dataset are loaded for the whole server (they are shared by every visitor: this is a local tool and
-a demo Space, not a multi-tenant service); loading another replaces them.
+a demo Space, not a multi-tenant service); loading another replaces them. Served to others (:func:`serve` on a host
+beyond loopback, or in a Space), the handlers follow :mod:`.public`: the boxes load only the allowed sources, uploads
+come only from Gradio's upload folder, a request has a time limit, and the queue, uploads and requests are bounded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import backend
 from .backend import AppError
+from .public import AllowedSources, PublicSettings, RequestLimits, is_public_host, time_limit
 
 logger = logging.getLogger(__name__)
 
@@ -31,16 +35,26 @@ def _status(error: AppError | None = None, note: str = "") -> str:
 
 
 class AppHandlers:
-    """The loaded model and dataset, and what each button does with them."""
+    """The loaded model and dataset, and what each button does with them; ``public``: the rules of an app served to
+    others (:class:`~.public.PublicSettings`), ``None`` on the user's own machine."""
 
-    def __init__(self, model: backend.LoadedModel | None = None, dataset: backend.LoadedDataset | None = None):
-        self.model, self.dataset = model, dataset
+    def __init__(self, model: backend.LoadedModel | None = None, dataset: backend.LoadedDataset | None = None,
+                 public: PublicSettings | None = None):
+        self.model, self.dataset, self.public = model, dataset, public
+
+    @property
+    def allowed(self) -> AllowedSources | None:
+        """What the Model and Dataset boxes may load (``None``: anything)."""
+        return self.public.sources if self.public else None
+
+    def _time_limit(self) -> contextlib.AbstractContextManager[None]:
+        return time_limit(self.public.request_seconds) if self.public else contextlib.nullcontext()
 
     # -- loading ---------------------------------------------------------------------------------------------------
 
     def load_model(self, source: str) -> tuple[str, str]:
         try:
-            self.model = backend.load_model(source)
+            self.model = backend.load_model(source, self.allowed)
         except AppError as error:
             return self.model_text(), _status(error)
         return self.model_text(), _status(note=f"loaded {self.model.source}")
@@ -50,7 +64,7 @@ class AppHandlers:
 
     def load_dataset(self, source: str) -> tuple[Any, ...]:
         try:
-            self.dataset = backend.load_dataset(source)
+            self.dataset = backend.load_dataset(source, self.allowed)
         except AppError as error:
             return (*self._dataset_outputs(), _status(error))
         return (*self._dataset_outputs(), _status(note=f"loaded {self.dataset.source} ({self.dataset.kind})"))
@@ -79,12 +93,13 @@ class AppHandlers:
         try:
             if self.model is None:
                 raise AppError("no model loaded: load a Q-BERT folder or Hub id first")
-            parsed = backend.parse_documents(documents, files or [], sentences_per_line)
+            parsed = backend.parse_documents(documents, files or [], sentences_per_line, self.public)
             start = time.perf_counter()
-            view = backend.summarize(self.model, query, parsed, int(max_words or 250), selection or "auto",
-                                     tradeoff if selection == "mmr" else None,
-                                     candidates if selection == "ilp" else None,
-                                     threshold if selection == "wikiref" else None)
+            with self._time_limit():
+                view = backend.summarize(self.model, query, parsed, int(max_words or 250), selection or "auto",
+                                         tradeoff if selection == "mmr" else None,
+                                         candidates if selection == "ilp" else None,
+                                         threshold if selection == "wikiref" else None)
         except AppError as error:
             return "", "", None, _status(error)
         seconds = time.perf_counter() - start
@@ -111,7 +126,8 @@ class AppHandlers:
                 raise AppError("Compare needs a converted DUC year or benchmark (rows with reference summaries): load "
                                "one in the Dataset box")
             row = backend.example(self.dataset, split, int(index or 0))["row"]
-            result = backend.compare(self.model, row)
+            with self._time_limit():
+                result = backend.compare(self.model, row)
         except AppError as error:
             return [], "", "", _status(error)
         settings = f"ROUGE {result['value']} ×100; {result['settings']}"
@@ -144,7 +160,7 @@ def build_app(handlers: AppHandlers) -> Any:
 
     splits = handlers.dataset.split_names() if handlers.dataset else []
     first = splits[0] if splits else None
-    with gr.Blocks(title=TITLE) as app:
+    with gr.Blocks(title=TITLE, delete_cache=(handlers.public.cache_seconds,) * 2 if handlers.public else None) as app:
         gr.Markdown(f"# {TITLE}\nScore every sentence of a set of documents for a query with Q-BERT, compare it with "
                     "the DUC baselines, and explore a built dataset.")
         with gr.Row():
@@ -238,20 +254,32 @@ def build_app(handlers: AppHandlers) -> Any:
 
 
 def serve(model: str | None = None, dataset: str | None = None, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-          on_ready: Callable[[str], None] | None = None, block: bool = True) -> Any:
+          on_ready: Callable[[str], None] | None = None, block: bool = True, allow: Sequence[str] = (),
+          public: bool | None = None) -> Any:
     """Load ``model`` and ``dataset`` (folders or Hub ids; either may be missing) and serve the app on
     ``host:port``.
 
+    Served to others (``public``; by default when ``host`` is not a loopback address, and a Space passes ``True``), the
+    app follows :mod:`.public`: the Model and Dataset boxes load only ``model``, ``dataset`` and the ``allow`` entries
+    (folders or Hub ids), uploads and requests are bounded, a request has a time limit and the queue a size. On
+    127.0.0.1 the boxes load any folder or Hub id.
+
     Raises:
-        AppError: ``model`` or ``dataset`` cannot be loaded (the command says so in one line before serving).
+        AppError: ``model`` or ``dataset`` cannot be loaded, or an ``allow`` entry is neither a folder nor a Hub id
+            (the command says so in one line before serving).
     """
-    handlers = AppHandlers(backend.load_model(model) if model else None,
-                           backend.load_dataset(dataset) if dataset else None)
+    settings = None
+    if is_public_host(host) if public is None else public:
+        from gradio.utils import get_upload_folder
+
+        settings = PublicSettings(AllowedSources.for_server(model, dataset, allow), upload_folder=get_upload_folder())
+    allowed = settings.sources if settings else None
+    handlers = AppHandlers(backend.load_model(model, allowed) if model else None,
+                           backend.load_dataset(dataset, allowed) if dataset else None, public=settings)
     app = build_app(handlers)
-    app.queue(default_concurrency_limit=1)  # one model: requests are scored one after another
-    allowed = [str(Path(handlers.dataset.folder).resolve())] if handlers.dataset and handlers.dataset.folder else []
+    app.queue(**queue_options(handlers))
     app.launch(server_name=host, server_port=port, prevent_thread_lock=True, quiet=True, show_error=False,
-               allowed_paths=allowed)
+               **launch_options(handlers))
     url = f"http://{host}:{app.server_port}/"
     if on_ready is not None:
         on_ready(url)
@@ -260,4 +288,25 @@ def serve(model: str | None = None, dataset: str | None = None, host: str = "127
     return app
 
 
-__all__ = ["AppHandlers", "build_app", "serve", "TITLE", "DEFAULT_PORT"]
+def queue_options(handlers: AppHandlers) -> dict[str, Any]:
+    """Gradio's queue: one model, so each event's requests run one after another; served to others, at most
+    ``queue_size`` wait and the next are told the queue is full, so a crowd meets a message, not a dead server."""
+    return {"default_concurrency_limit": 1, "max_size": handlers.public.queue_size if handlers.public else None}
+
+
+def launch_options(handlers: AppHandlers) -> dict[str, Any]:
+    """What Gradio's ``launch`` gets besides the address: the folders it may serve files from (the loaded dataset's
+    folder on the user's machine; only the allowed datasets' figures when served to others) and, served to others,
+    the largest upload and the :class:`~.public.RequestLimits` middleware."""
+    settings = handlers.public
+    if settings is None:
+        folder = handlers.dataset.folder if handlers.dataset else None
+        return {"allowed_paths": [str(Path(folder).resolve())] if folder else []}
+    from starlette.middleware import Middleware
+
+    limits = Middleware(RequestLimits, max_bytes=settings.max_request_bytes, max_files=settings.max_uploads)
+    return {"allowed_paths": settings.served_folders(), "max_file_size": settings.max_upload_bytes,
+            "app_kwargs": {"middleware": [limits]}}
+
+
+__all__ = ["AppHandlers", "build_app", "serve", "queue_options", "launch_options", "TITLE", "DEFAULT_PORT"]
