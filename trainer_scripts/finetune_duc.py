@@ -1,4 +1,4 @@
-"""Fine-tune Q-BERT on DUC and test it on held-out clusters (Zhu et al., 2022, §III-F, §IV-C).
+"""Fine-tune Q-BERT on DUC and test it on held-out clusters (Zhu et al., 2022, §III-F, §V-B).
 
     python trainer_scripts/finetune_duc.py --model_name_or_path runs/qbert-wikiref \\
         --duc_dirs duc/2005 duc/2006 duc/2007 --test_year 2007 --output_dir runs/qbert-duc2007
@@ -8,11 +8,13 @@
 Inputs: where training starts, and the DUC years converted by ``wikiref duc convert`` (one folder per year). The start
 is a Q-BERT folder written by ``pretrain_wikiref.py`` (the rows with data augmentation), or a plain BERT-family encoder
 (the default: the shipped MiniLM), to which a new Q-BERT head is added with ``--objective``, ``--pooling`` and
-``--use_query`` (the Bert and Q-Bert rows without data augmentation). Held-out clusters: ``--test_year`` trains on the
-other given years (the paper's protocol); ``--folds K --fold I`` deals the clusters of every given year into K folds and
-tests fold I (one year is enough). Each training sentence is labelled with its own ROUGE-2 recall against its cluster's
-reference summaries (the oracle scores of §IV-C, `wikiref_dataset.oracle`), scaled as ``--target_scaling`` says, and
-scored with the query and its document only.
+``--use_query`` (the Bert and Q-Bert rows without data augmentation). Either way fine-tuning trains ``--objective``
+(``--finetuning_objective`` names it too; the recipes' is regression, the paper's DUC training after either
+pre-training: `trainer_scripts.finetuning.choose_objective` says why), a head pre-trained with classification
+included. Held-out clusters: ``--test_year`` trains on the other given years (the paper's protocol); ``--folds K
+--fold I`` deals the clusters of every given year into K folds and tests fold I (one year is enough). Each training
+sentence is labelled with its own ROUGE-2 recall against its cluster's reference summaries (the oracle scores of §V-B,
+`wikiref_dataset.oracle`), scaled as ``--target_scaling`` says, and scored with the query and its document only.
 
 Training updates a sparse subnetwork: ``--subnetwork_fraction 0.1`` (default, the paper's choice) keeps the 10%
 largest-magnitude entries of every encoder matrix trainable and freezes the rest bit-for-bit
@@ -41,7 +43,8 @@ over QUERY-SIM under the same rule.
 
 Writes into ``--output_dir``: the model, tokenizer, processor and ``subnetwork_mask.safetensors``; with
 ``--save_sparse_delta`` also ``sparse_delta.safetensors`` (only what changed over the pre-trained model);
-``results.json`` (the pre-training results of the starting folder, this fine-tuning, the DUC table); the generated
+``results.json`` (the pre-training results of the starting folder, this fine-tuning, the DUC table, and the recipe
+with the value each of its settings had in this run: `trainer_scripts.common.settle_recipe`); the generated
 model card ``README.md``; ``summaries.jsonl`` (every test summary); ``sentence_scores.jsonl`` (the fine-tuned model's
 score of every test sentence, one line per cluster: for choosing a selection rule or averaging runs afterwards).
 """
@@ -70,6 +73,7 @@ from trainer_scripts.common import (
     run_training_script,
     save_model_folder,
     script_argument_error,
+    settle_recipe,
     windows_cache_dir,
     write_results,
 )
@@ -86,7 +90,7 @@ from trainer_scripts.finetuning import (
 )
 from trainer_scripts.finetuning_data import load_finetuning_data
 from trainer_scripts.model_card import write_model_card
-from trainer_scripts.results import RecipeRecord, SparseDeltaRecord, TrainingResults
+from trainer_scripts.results import SparseDeltaRecord, TrainingResults
 
 logger = logging.getLogger("finetune_duc")
 
@@ -120,7 +124,8 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     # The model: a saved Q-BERT folder or a plain encoder with a new head; its objective and subnetwork.
     set_seed(training_args.seed)  # before the model: a new head's weights and the [L#] embeddings come from --seed
     model, processor, base = load_model_and_processor(model_args)
-    setup = choose_training_setup(model, processor, base, duc_args, training_args.learning_rate)
+    setup = choose_training_setup(model, processor, base, duc_args, training_args.learning_rate,
+                                  objective=model_args.objective, objective_by=_objective_source(model_args))
 
     # Training rows (labelled), the validation share, the test rows, and the training windows.
     train_rows = data.training_rows(processor.label_field)
@@ -139,8 +144,10 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     with training_args.main_process_first(desc="frozen prefix"):
         attach_frozen_prefix(model, processor, duc_args, windows, [*validation_rows, *test_rows])
 
-    # Training.
+    # Training, and the recipe's record written from what this run uses (results.json and the card read it).
     model.config.cluster_selection = duc_args.selection  # saved with the model: the pipeline's rule for clusters
+    recipe = settle_recipe(model_args, (model_args, duc_args, training_args), model, processor, base,
+                           decided=setup.decided(), reasons=setup.reasons)
     selection = (EpochSelection(model, processor, validation_rows, duc_args.eval_window_batch_size,
                                 rule=duc_args.selection) if validation_rows else None)
     trainer, base_state = _trainer(model, processor, windows, setup, selection, duc_args, training_args, base)
@@ -165,8 +172,6 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
 
     # Results, the model folder, the summaries, the sentence scores and the model card.
     pretrained = read_training_results(base)
-    recipe = (RecipeRecord.from_dict(model_args.recipe_choice.to_dict())
-              if model_args.recipe_choice is not None else None)
     results = TrainingResults(
         script="finetune_duc", run=info, recipe=recipe,
         base_model=pretrained.recorded_or("base_model", base), objective=setup.objective,
@@ -194,6 +199,14 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     logger.info("wrote model, processor, results.json%s, summaries.jsonl and sentence_scores.jsonl to %s",
                 ", README.md" if card else "", out)
     return 0
+
+
+def _objective_source(model_args: ModelArguments) -> str:
+    """How ``--objective`` got its value, for messages: the command line or the run's recipe."""
+    choice = model_args.recipe_choice
+    if choice is None or "objective" in choice.overrides or "objective" not in choice.recipe.settings(choice.stage):
+        return "--objective"
+    return f"--objective of the recipe {choice.name}"
 
 
 def _trainer(model: Any, processor: Any, windows: Any, setup: Any, selection: EpochSelection | None,

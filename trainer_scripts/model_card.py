@@ -41,6 +41,7 @@ from typing import Any
 from trainer_scripts.duc_evaluation import MEASURE_NAMES, MEASURES, format_cell, official_settings
 from trainer_scripts.experiments.cells import x100
 from trainer_scripts.experiments.tables import PAPER_WIKIREF_TRAIN, published_values
+from trainer_scripts.recipes import format_setting
 from trainer_scripts.results import (
     MODEL_SYSTEM,
     EvaluationResults,
@@ -873,7 +874,8 @@ def _objective_text(results: TrainingResults) -> str:
         objective = finetuning.objective or results.recorded_or("objective", "not recorded")
         targets = finetuning.targets or "each sentence's ROUGE-2 recall against the references"
         switched = finetuning.pretraining_objective
-        note = (f" (switched from {switched} pre-training on purpose)" if switched and switched != objective else "")
+        note = (f" (switched from {switched} pre-training, as the paper fine-tunes on DUC after either)"
+                if switched and switched != objective else "")
         data = (finetuning.benchmark.title if finetuning.benchmark else None) or "DUC"
         parts.append(f"{data} fine-tuning: {objective}, {targets}{note}")
     final = results.recorded_or("objective", "classification")
@@ -885,16 +887,32 @@ def _objective_text(results: TrainingResults) -> str:
 
 
 def recipe_text(recipe: Any) -> str | None:
-    """One line on the training recipe a stage ran (`trainer_scripts.recipes`): its name, why, the settings the
-    command line overrode and what the machine changed; ``None`` for results written before recipes."""
+    """One line on the training recipe a stage ran (`trainer_scripts.recipes`): its name and why, the value each of
+    its settings had in the run, those the command line set, those the run used another value for than asked (with
+    why: a saved model's own architecture, a CPU without native bf16), what the machine changed, and then the
+    recipe's own description, named as the recipe's so that it is not read as what ran. ``None`` for results written
+    before recipes; results written before the record held the settings used (`RecipeRecord.settings_used`) give the
+    overrides only."""
     if not recipe or not recipe.name:
         return None
     text = f"`{recipe.name}` ({recipe.chosen or 'chosen'})"
+    used = recipe.settings_used
+    if used and recipe.settings:
+        text += ". Settings this run used: " + ", ".join(f"`--{name} {format_setting(value)}`"
+                                                         for name, value in recipe.settings.items())
     if recipe.overrides:
-        text += "; overridden: " + ", ".join(f"`--{name} {value}`" for name, value in recipe.overrides.items())
+        text += ("; set on the command line: " if used else "; overridden: ") + ", ".join(
+            f"`--{name} {format_setting(value)}`" for name, value in recipe.overrides.items())
+    if used and recipe.departures:
+        text += "; not as asked: " + ", ".join(
+            f"`--{name} {format_setting(recipe.settings.get(name))}` instead of "
+            f"`{format_setting(departure.get('asked'))}` ({departure.get('why')})"
+            for name, departure in recipe.departures.items())
     if recipe.notes:
         text += "; " + "; ".join(recipe.notes)
-    return text + (f". {recipe.description}" if recipe.description else "")
+    if not recipe.description:
+        return text
+    return text + (f". The recipe describes itself: {recipe.description}" if used else f". {recipe.description}")
 
 
 CLUSTER_RULE_TEXT = {

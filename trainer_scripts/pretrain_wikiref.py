@@ -46,6 +46,7 @@ from trainer_scripts.common import (
     run_info,
     run_training_script,
     save_model_folder,
+    settle_recipe,
     subnetwork_results,
     windows_cache_dir,
     write_results,
@@ -58,7 +59,7 @@ from trainer_scripts.pretraining import (
     load_wikiref,
     subnetwork_config,
 )
-from trainer_scripts.results import Architecture, PretrainingResults, RecipeRecord, TrainingResults
+from trainer_scripts.results import Architecture, PretrainingResults, TrainingResults
 
 logger = logging.getLogger("pretrain_wikiref")
 
@@ -87,6 +88,7 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
     validation_rows = first_examples(loaded[data_args.validation_split], data_args.max_eval_examples)
     set_seed(training_args.seed)  # the new head (and, with --random_init, the encoder) start from the run's seed
     model, processor, base = load_model_and_processor(model_args)
+    recipe = settle_recipe(model_args, (model_args, data_args, training_args), model, processor, base)
     logger.info("WikiRef %s: %d train / %d validation examples; Q-BERT (%s, %s pooling, %s) from %s",
                 data_args.dataset, len(train_rows), len(validation_rows), model.config.objective,
                 model.config.pooling, "with the query" if model.config.use_query else "without the query", base)
@@ -125,8 +127,6 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
                     test.rouge_1_f, test.rouge_2_f, test.rouge_l_f)
     model.config.selection_threshold = validation.threshold
 
-    recipe = (RecipeRecord.from_dict(model_args.recipe_choice.to_dict())
-              if model_args.recipe_choice is not None else None)
     results = TrainingResults.for_pretraining(
         script="pretrain_wikiref", run=info, recipe=recipe, base_model=base, objective=model.config.objective,
         pretraining=PretrainingResults(

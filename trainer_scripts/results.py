@@ -276,14 +276,25 @@ class RunInfo(Record):
 @dataclass
 class RecipeRecord(Record):
     """A stage's training recipe (``trainer_scripts.recipes.RecipeChoice.to_dict``): its name, why it was chosen, its
-    description, this stage's settings, the settings the command line overrode and the machine's notes."""
+    description, this stage's settings with the value each had in the run, the settings the command line overrode,
+    the departures (``{option: {"asked": value, "why": reason}}``: a setting the run used another value for than the
+    recipe's or the command line's) and the machine's notes.
+
+    Results written before ``departures`` was recorded (``recorded("departures")`` false) hold the recipe's own values
+    in ``settings``, which the run may not have used."""
 
     name: str | None = None
     chosen: str | None = None
     description: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)
+    departures: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def settings_used(self) -> bool:
+        """Whether ``settings`` are the values the run used (``False``: an older record, the recipe's values)."""
+        return self.recorded("departures")
 
 
 @dataclass

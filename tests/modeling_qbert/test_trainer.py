@@ -569,18 +569,18 @@ def test_listwise_ranking_loss_orders_sentences_within_a_window():
     mask = torch.tensor([[True, True, True, False], [True, True, False, False]])
     good = torch.tensor([[3.0, -3.0, 2.0, 9.0], [5.0, 1.0, 0.0, 0.0]], requires_grad=True)
     bad = torch.tensor([[-3.0, 3.0, 2.0, 9.0], [5.0, 1.0, 0.0, 0.0]])
-    loss = listwise_ranking_loss(good, labels, mask)
-    assert float(loss) < float(listwise_ranking_loss(bad, labels, mask))
+    loss = listwise_ranking_loss(good, labels, mask)  # .item(), not float(): the loss keeps its graph for backward
+    assert loss.item() < listwise_ranking_loss(bad, labels, mask).item()
     # scale-free: the same order at 100x smaller targets gives the same loss; padding and label-free windows ignored
     scaled = listwise_ranking_loss(good, labels * 0.01 + (labels < 0) * -99.0, mask)
-    assert float(scaled) == pytest.approx(float(loss))
+    assert scaled.item() == pytest.approx(loss.item())
     q = torch.tensor([2 / 3, 0.0, 1 / 3])
     expected = -(q * torch.log_softmax(good[0, :3], -1)).sum()
-    assert float(loss) == pytest.approx(float(expected), rel=1e-6)
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-6)
     loss.backward()
     assert good.grad[0, 3] == 0 and torch.all(good.grad[1] == 0)
     zero = listwise_ranking_loss(good, torch.zeros_like(labels), mask)
-    assert float(zero) == 0.0 and zero.requires_grad
+    assert zero.item() == 0.0 and zero.requires_grad
 
 
 def test_ranking_loss_weight_adds_the_ranking_term(tmp_path):

@@ -59,3 +59,16 @@ def test_demo_runs_the_whole_chain(tmp_path, capsys):
     assert card == (out / "qbert-duc" / "README.md").read_text()
     assert card.startswith("---\n") and "model-index" in card
     assert "demo" in card.lower()
+
+    # The record, the saved config and the card agree on what fine-tuning ran: DUC regression, the recipe's, after
+    # the demo's classification pre-training (the paper's DUC training after either pre-training).
+    config = json.loads((out / "qbert-duc" / "config.json").read_text())
+    recipe = results["recipe"]
+    assert recipe["settings"]["objective"] == results["finetuning"]["objective"] == config["objective"] == "regression"
+    assert results["pretraining"]["objective"] == "classification"
+    assert set(recipe["departures"]) <= {"bf16"}  # only a CPU without native bf16 trains otherwise than asked
+    for name, key in (("attention_scope", "attention_scope"), ("query_similarity", "query_similarity"),
+                      ("selection", "cluster_selection"), ("attention_dropout", "attention_probs_dropout_prob")):
+        assert recipe["settings"][name] == config[key], name
+    text = " ".join(card.split())
+    assert "DUC fine-tuning: regression" in text and "`--objective regression`" in text

@@ -158,10 +158,11 @@ def regression_qbert_dir(tmp_path, tiny_qbert_dir):
     return folder
 
 
-def test_objective_defaults_to_the_pretrained_one_and_a_switch_must_be_asked(tmp_path, tiny_qbert_dir,
-                                                                              regression_qbert_dir, duc_years, caplog):
-    """Regression pre-training -> regression fine-tuning (MSE on ROUGE-2 recall) by default; another objective than
-    pre-training's is refused in one line unless --switch_objective says it is meant; the card states what ran."""
+def test_objective_follows_the_run_and_a_switch_can_be_refused(tmp_path, tiny_qbert_dir, regression_qbert_dir,
+                                                               duc_years, caplog):
+    """Regression pre-training -> regression fine-tuning (MSE on ROUGE-2 recall); a head pre-trained with
+    classification is fine-tuned for the regression the run asks for (the paper's DUC training after either
+    pre-training), which --switch_objective false refuses in one line; the card states what ran."""
     status, out = _run(tmp_path, regression_qbert_dir, duc_years, "--baselines", "none", "--target_scaling",
                        "cluster_max")
     assert status == 0
@@ -173,19 +174,21 @@ def test_objective_defaults_to_the_pretrained_one_and_a_switch_must_be_asked(tmp
     assert f"DUC fine-tuning: regression, {targets}" in (out / "README.md").read_text()
 
     caplog.clear()
-    assert _run(tmp_path, tiny_qbert_dir, duc_years, "--finetuning_objective", "regression")[0] == 2
-    assert "was pre-trained with classification; pass --switch_objective true" in caplog.text
+    assert _run(tmp_path, tiny_qbert_dir, duc_years, "--finetuning_objective", "regression", "--switch_objective",
+                "false")[0] == 2
+    assert ("--finetuning_objective asks for regression, but " in caplog.text
+            and "was pre-trained with classification and --switch_objective false keeps it" in caplog.text)
     assert _run(tmp_path, tiny_qbert_dir, duc_years, "--finetuning_objective", "ranking")[0] == 2
     assert "--finetuning_objective must be one of ['classification', 'regression']" in caplog.text
 
-    status, out = _run(tmp_path, tiny_qbert_dir, duc_years, "--finetuning_objective", "regression",
-                       "--switch_objective", "true", "--baselines", "none")
+    status, out = _run(tmp_path, tiny_qbert_dir, duc_years, "--finetuning_objective", "regression", "--baselines",
+                       "none")
     assert status == 0
     results = json.loads((out / "results.json").read_text())
     assert results["finetuning"]["objective"] == "regression"
     assert results["finetuning"]["pretraining_objective"] == results["pretraining"]["objective"] == "classification"
     card = (out / "README.md").read_text()
-    assert "(switched from classification pre-training on purpose)" in card
+    assert "(switched from classification pre-training, as the paper fine-tunes on DUC after either)" in card
     assert "WikiRef pre-training: sentence classification" in card
 
 

@@ -325,7 +325,7 @@ def test_objectives_that_ran_are_stated():
     switched["finetuning"]["pretraining_objective"] = "classification"
     card = render_model_card(switched, model_repo="org/x")
     assert ("DUC fine-tuning: regression, mean squared error against each sentence's ROUGE-2 recall (switched from "
-            "classification pre-training on purpose)") in card
+            "classification pre-training, as the paper fine-tunes on DUC after either)") in card
     assert "binary cross-entropy against the oracle label" not in card
 
 

@@ -12,7 +12,7 @@ from trainer_scripts.common import ModelArguments, parse_arguments
 from trainer_scripts.experiments.plan import recipe_overrides
 from trainer_scripts.finetuning import DucArguments
 from trainer_scripts.pretraining import WikiRefArguments
-from trainer_scripts.recipes import available_recipes, default_recipe, encoder_kind, load_recipe
+from trainer_scripts.recipes import RecipeError, available_recipes, default_recipe, encoder_kind, load_recipe
 
 SCRIPT_ARGUMENTS = {"finetune": DucArguments, "pretrain": WikiRefArguments}
 
@@ -73,15 +73,19 @@ def test_the_default_recipe_follows_the_encoder(tmp_path, tiny_bert_dir, sentenc
 
 
 def test_a_command_line_option_overrides_one_setting_and_is_recorded(tmp_path, sentence_encoder_dir):
-    model_args, _, training_args = _parse("finetune", "--model_name_or_path", str(sentence_encoder_dir),
-                                          "--learning_rate", "5e-5", "--per_device_train_batch_size", "16",
-                                          "--use_cpu", "true")
+    parsed = _parse("finetune", "--model_name_or_path", str(sentence_encoder_dir), "--learning_rate", "5e-5",
+                    "--per_device_train_batch_size", "16", "--use_cpu", "true")
+    model_args, _, training_args = parsed
     choice = model_args.recipe_choice
     assert training_args.learning_rate == 5e-5 and training_args.num_train_epochs == 1
     assert choice.overrides == {"learning_rate": 5e-5}  # the batch size equals the recipe's: not an override
     assert "overridden on the command line: --learning_rate 5e-05" in choice.describe()
+    with pytest.raises(RecipeError, match="the settings the run used are not known yet"):
+        choice.to_dict()  # the recipe's own values are not a record of what ran
+    choice.settle({name: value for arguments in parsed for name, value in vars(arguments).items()})
     record = choice.to_dict()
-    assert record["name"] == "sentence-encoder" and record["settings"]["learning_rate"] == 2e-5
+    assert record["name"] == "sentence-encoder" and record["settings"]["learning_rate"] == 5e-5
+    assert record["overrides"] == {"learning_rate": 5e-5} and record["departures"] == {}
 
     config = tmp_path / "run.json"  # a JSON config is read with the recipe too
     config.write_text(json.dumps({"model_name_or_path": str(sentence_encoder_dir), "output_dir": "unused",
@@ -131,7 +135,7 @@ def test_bf16_on_a_cpu(monkeypatch, sentence_encoder_dir, tiny_bert_dir, native)
     assert bool(notes) is not native
     if not native:
         assert "no native bf16" in model_args.recipe_choice.describe()
-        assert model_args.recipe_choice.to_dict()["notes"] == notes
+        assert model_args.recipe_choice.reasons == {"bf16": notes[0]}  # the reason the record gives for bf16 off
     model_args, _, training_args = _parse("finetune", "--model_name_or_path", str(tiny_bert_dir), "--bf16", "true")
     assert training_args.bf16 and training_args.use_cpu  # asked for on the command line: kept, on the CPU
     assert bool(model_args.recipe_choice.notes) is not native  # with a warning where it is slow
@@ -266,3 +270,156 @@ def test_the_estimate_of_a_frozen_prefix_reads_a_warmed_cache(tmp_path, capsys, 
     assert "frozen prefix of 2 layers" in captured.err and "measured here:" in captured.err
     assert "--frozen_prefix_layers 2" in captured.out
     assert not (tmp_path / "user-cache").exists() and not (tmp_path / "x").exists()
+
+
+# ---- the record says what ran ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def watch(monkeypatch):
+    """What a training script's run used, seen where it is used rather than in what the script records: the
+    `TrainingArguments`, model configuration, attention dropout and head learning rate the trainer trains with (when
+    ``train()`` starts), the processor that packs the training windows, and the target scaling the training labels
+    get."""
+    from transformers import Trainer
+
+    from modeling_qbert.processing_qbert import QBertProcessor
+
+    seen = {}
+    train, prepare, label = Trainer.train, QBertProcessor.prepare_dataset, finetuning_data.label_clusters
+
+    def watched_train(self, *args, **kwargs):
+        model = self.accelerator.unwrap_model(self.model)
+        seen["args"] = dict(vars(self.args))
+        seen["config"] = model.config.to_dict()
+        seen["attention_dropout"] = {module.dropout.p for name, module in model.named_modules()
+                                     if name.endswith("attention.self")}
+        seen["head_learning_rate"] = getattr(self, "head_learning_rate", None) or self.args.learning_rate
+        return train(self, *args, **kwargs)
+
+    def watched_prepare(self, *args, **kwargs):
+        seen.setdefault("processor", {"packing": self.packing, "max_length": self.max_length, "stride": self.stride,
+                                      "objective": self.objective})
+        return prepare(self, *args, **kwargs)
+
+    def watched_label(rows, label_field, scaling="none"):
+        seen.setdefault("target_scaling", scaling)
+        return label(rows, label_field, scaling=scaling)
+
+    monkeypatch.setattr(Trainer, "train", watched_train)
+    monkeypatch.setattr(QBertProcessor, "prepare_dataset", watched_prepare)
+    monkeypatch.setattr(finetuning_data, "label_clusters", watched_label)
+    return seen
+
+
+def _ran(seen, name):
+    """The value the run used for the option ``name``, from what `watch` saw (a recipe setting the test cannot see
+    fails: teach it here)."""
+    config, processor = seen["config"], seen["processor"]
+    if name in ("objective", "finetuning_objective"):
+        assert config["objective"] == processor["objective"]  # the head's loss and the labels packed for it
+        return config["objective"]
+    if name == "attention_dropout":
+        (value,) = seen["attention_dropout"]  # every attention module's dropout
+        return value
+    if name in ("packing", "max_length", "stride"):
+        return processor[name]
+    if name == "selection":
+        return config["cluster_selection"]
+    if name in ("head_learning_rate", "target_scaling"):
+        return seen[name]
+    if name in ("pooling", "use_query", "attention_scope", "query_similarity", "sentence_position_buckets"):
+        return config[name]
+    if name in seen["args"]:
+        return getattr(seen["args"][name], "value", seen["args"][name])
+    pytest.fail(f"the test does not know where to see the --{name} a run used: add it to _ran")
+
+
+CONFIG_KEYS = {"objective": "objective", "finetuning_objective": "objective", "attention_scope": "attention_scope",
+               "query_similarity": "query_similarity", "pooling": "pooling", "use_query": "use_query",
+               "sentence_position_buckets": "sentence_position_buckets", "selection": "cluster_selection",
+               "attention_dropout": "attention_probs_dropout_prob"}
+"""Recipe settings the saved config.json records too."""
+
+
+RECORD_CASES = {
+    # the starting folder was pre-trained with classification; the paper recipe fine-tunes with regression
+    "qbert-classification+paper": ("finetune", "tiny_qbert_dir", ["--recipe", "paper"]),
+    # the same, fine-tuned with the objective it was pre-trained with, named by --finetuning_objective
+    "qbert-classification+paper+finetuning_objective": (
+        "finetune", "tiny_qbert_dir", ["--recipe", "paper", "--finetuning_objective", "classification"]),
+    # a window-attention folder keeps its architecture under the sentence-encoder recipe; bf16 off (a CPU without it)
+    "qbert-window+sentence-encoder": ("finetune", "tiny_qbert_dir", ["--recipe", "sentence-encoder"]),
+    # a new head: the default recipe of a sentence-transformers encoder, every setting as the recipe says
+    "encoder+sentence-encoder": ("finetune", "sentence_encoder_dir", []),
+    "pretrain+paper": ("pretrain", "tiny_bert_dir", ["--recipe", "paper"]),
+    "pretrain+sentence-encoder": ("pretrain", "sentence_encoder_dir", []),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RECORD_CASES))
+def test_the_record_says_what_ran_for_every_recipe_setting(case, request, tmp_path, monkeypatch, watch, duc_years,
+                                                          tiny_wikiref):
+    """For every setting of the run's recipe, results.json's recipe record, the saved config.json and the model card
+    give the value the training used, as seen inside the trainer, the processor and the labelling; a setting the run
+    used another value for than asked is a departure with its reason, and only such a setting is."""
+    from trainer_scripts import pretrain_wikiref
+    from trainer_scripts.recipes import format_setting, same_setting
+
+    stage, start, argv = RECORD_CASES[case]
+    start = request.getfixturevalue(start)
+    out = tmp_path / "run"
+    if case == "qbert-window+sentence-encoder":
+        monkeypatch.setattr(common, "accelerator_available", lambda: False)
+        monkeypatch.setattr(common, "cpu_has_native_bf16", lambda: False)
+    fast = ["--model_name_or_path", str(start), "--output_dir", str(out), "--use_cpu", "true", "--max_steps", "2",
+            "--max_length", "128", "--disable_tqdm", "true", "--seed", "0", *argv]
+    if stage == "finetune":
+        status = finetune_duc.main(["--duc_dirs", duc_years[2005], duc_years[2006], duc_years[2007], "--test_year",
+                                    "2007", "--baselines", "none", *fast])
+    else:
+        status = pretrain_wikiref.main(["--dataset", str(tiny_wikiref), "--max_eval_examples", "2", *fast])
+    assert status == 0
+    results = json.loads((out / "results.json").read_text())
+    record = results["recipe"]
+    recipe = load_recipe(record["name"])
+    assert results["finetuning" if stage == "finetune" else "pretraining"]["recipe"] == record
+    config = json.loads((out / "config.json").read_text())
+    card = " ".join((out / "README.md").read_text().split())
+    asked = {**recipe.settings(stage), **record["overrides"]}
+    assert set(record["settings"]) == set(recipe.settings(stage))
+    for name in recipe.settings(stage):
+        ran, recorded = _ran(watch, name), record["settings"][name]
+        assert same_setting(recorded, ran), (case, name, recorded, ran)
+        if name in CONFIG_KEYS:
+            assert same_setting(config[CONFIG_KEYS[name]], ran), (case, name, config[CONFIG_KEYS[name]], ran)
+        assert f"`--{name} {format_setting(recorded)}`" in card, (case, name)
+        assert (name in record["departures"]) is not same_setting(ran, asked[name]), (case, name)
+    objective = _ran(watch, "objective")
+    assert results["objective"] == objective
+    if stage == "finetune":
+        assert results["finetuning"]["objective"] == objective
+        assert f"DUC fine-tuning: {objective}" in card and f"Objective: {objective}:" in card
+    else:
+        assert results["pretraining"]["objective"] == objective
+    if case == "qbert-classification+paper":
+        assert objective == "regression" and not record["departures"]
+        assert "(switched from classification pre-training, as the paper fine-tunes on DUC after either)" in card
+    if case == "qbert-classification+paper+finetuning_objective":
+        assert objective == "classification"
+        assert record["departures"]["objective"]["why"].startswith("--finetuning_objective classification")
+    if case == "qbert-window+sentence-encoder":
+        assert set(record["departures"]) == {"attention_scope", "query_similarity", "bf16"}
+        assert "saved Q-BERT model, which keeps its own attention_scope" in card
+
+
+def test_a_switch_of_objective_can_be_refused(tmp_path, tiny_qbert_dir, duc_years, caplog):
+    """--switch_objective false keeps a pre-trained head's objective: a recipe that asks for the other one is refused
+    in one line that names the recipe, before anything trains."""
+    status = finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), "--duc_dirs", duc_years[2005],
+                                duc_years[2006], "--test_year", "2006", "--output_dir", str(tmp_path / "out"),
+                                "--recipe", "paper", "--switch_objective", "false", "--use_cpu", "true"])
+    assert status == 2
+    assert ("--objective of the recipe paper asks for regression, but " in caplog.text
+            and "was pre-trained with classification and --switch_objective false keeps it" in caplog.text)
+    assert not (tmp_path / "out" / "results.json").exists()

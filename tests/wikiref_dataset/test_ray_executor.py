@@ -95,6 +95,10 @@ def test_wikiref_build_on_ray_runs_every_stage_and_equals_local(ray_cluster, loc
 
 
 def test_psg2sum_build_on_ray_equals_local(ray_cluster, tmp_path):
+    """The same dataset as the local executor's; the tasks' workers are placed in their placement groups by Ray's
+    scheduling strategy, without the deprecated ``placement_group`` options (no DeprecationWarning)."""
+    import warnings
+
     from wikiref_dataset.psg2sum.mining import MiningConfig
     from wikiref_dataset.psg2sum.pipeline import Psg2SumBuildConfig, run_psg2sum_build
 
@@ -103,7 +107,12 @@ def test_psg2sum_build_on_ray_equals_local(ray_cluster, tmp_path):
             [str(FIXTURES / "psg2sum" / "history.xml")], output_dir=str(tmp_path / executor), tasks=2, workers=2,
             executor=executor, mining=MiningConfig(min_score=0.5), dev_size=1, test_size=1))
 
-    local, on_ray = build("local"), build("ray")
+    local = build("local")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        on_ray = build("ray")
+    deprecated = [str(warning.message) for warning in caught if "placement_group" in str(warning.message)]
+    assert not deprecated, deprecated
     assert on_ray is not None and local.pairs > 0
     assert (on_ray.counts, on_ray.splits, on_ray.baselines) == (local.counts, local.splits, local.baselines)
     assert dataset_hashes(tmp_path / "ray") == dataset_hashes(tmp_path / "local")

@@ -14,7 +14,12 @@ Why these two: on NIST's DUC 2006 (5 cluster folds) the paper's settings with th
 the TF-IDF baseline QUERY-SIM, and the ``sentence-encoder`` settings above it (benchmarks/README.md).
 
 The chosen recipe, why it was chosen and every setting the command line overrode are recorded (:class:`RecipeChoice`)
-in the run's ``results.json``, its model card and the experiments table.
+in the run's ``results.json``, its model card and the experiments table. What a recipe says is not always what a run
+does: a saved Q-BERT folder keeps its own architecture (its attention scope, its query similarity), a CPU without
+native bf16 trains in fp32, ``--finetuning_objective`` names the objective in another option. So the record is written
+from what the run used, once the model is loaded (:meth:`RecipeChoice.settle`): ``settings`` holds the value each
+setting of the recipe had in the run, ``departures`` every one that is not the recipe's nor the command line's, with
+why. The log, ``results.json`` and the model card all read that one record.
 """
 
 from __future__ import annotations
@@ -157,38 +162,97 @@ def _read_json(path: Path) -> dict[str, Any]:
 @dataclass
 class RecipeChoice:
     """The recipe a run used: ``recipe``, ``chosen`` (``--recipe`` or why it was the default), ``stage``,
-    ``overrides`` (``{option: value}`` the command line set to another value than the recipe's) and ``notes`` (what
-    the machine changed: the recipe's bf16 turned off on a CPU without native bf16)."""
+    ``overrides`` (``{option: value}`` the command line set to another value than the recipe's), ``notes`` (what
+    the machine changed: the recipe's bf16 turned off on a CPU without native bf16) and ``reasons`` (``{option: why}``
+    for a setting the parsing itself changed: bf16).
+
+    Once the run knows what it uses (the model and processor loaded, the objective chosen), :meth:`settle` records
+    ``used`` (``{option: value}`` for every setting of the recipe: what the run used) and ``departures``; only then
+    does :meth:`to_dict` give the record ``results.json`` keeps."""
 
     recipe: Recipe
     chosen: str
     stage: str
     overrides: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)
+    used: dict[str, Any] | None = None
+    departures: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.recipe.name
 
+    def asked(self) -> dict[str, Any]:
+        """``{option: value}`` this run asked for, for every setting of the recipe: the command line's where it
+        overrode the recipe, else the recipe's."""
+        return {**self.recipe.settings(self.stage), **self.overrides}
+
+    def settle(self, used: Mapping[str, Any], reasons: Mapping[str, str] | None = None) -> None:
+        """Record what the run used for every setting of the recipe (``used``: ``{option: value}`` of the run, at
+        least every option the recipe sets) and, as ``departures``, each setting whose value is neither the recipe's
+        nor the command line's: ``{option: {"asked": value, "why": reason}}``, the reason from ``reasons`` (or
+        :attr:`reasons`).
+
+        Raises:
+            RecipeError: ``used`` lacks a setting of the recipe (naming the recipe file and the option).
+        """
+        missing = [name for name in self.recipe.settings(self.stage) if name not in used]
+        if missing:
+            raise RecipeError(f"{self.recipe.path}: {self.stage} sets --{missing[0]}, but the run does not say which "
+                              "value it used")
+        why = {**self.reasons, **(reasons or {})}
+        self.used = {name: plain(used[name]) for name in self.recipe.settings(self.stage)}
+        self.departures = {
+            name: {"asked": value, "why": why.get(name, "the run decided another value (see its log)")}
+            for name, value in self.asked().items() if not same_setting(self.used[name], value)}
+
     def describe(self) -> str:
         """One line for the log: the recipe, why, its settings and the overrides."""
-        settings = " ".join(f"--{key} {_format(value)}" for key, value in self.recipe.settings(self.stage).items())
+        settings = " ".join(f"--{key} {format_setting(value)}"
+                            for key, value in self.recipe.settings(self.stage).items())
         line = f"recipe {self.name} ({self.chosen}): {settings or 'no settings'}"
         if self.overrides:
             line += "; overridden on the command line: " + " ".join(
-                f"--{key} {_format(value)}" for key, value in self.overrides.items())
+                f"--{key} {format_setting(value)}" for key, value in self.overrides.items())
         if self.notes:
             line += "; " + "; ".join(self.notes)
         return line
 
+    def describe_departures(self) -> list[str]:
+        """One log line per setting the run used another value for than it asked (:meth:`settle`'s departures)."""
+        return [f"recipe {self.name}: --{name} {format_setting((self.used or {}).get(name))}, not "
+                f"{format_setting(departure['asked'])}: {departure['why']}"
+                for name, departure in self.departures.items()]
+
     def to_dict(self) -> dict[str, Any]:
-        """``results["recipe"]``: name, chosen, description, settings (this stage's), overrides and notes."""
+        """``results["recipe"]``: name, chosen, description, settings (this stage's, each with the value the run
+        used), overrides, departures and notes.
+
+        Raises:
+            RecipeError: :meth:`settle` has not recorded what the run used (a record of the recipe's own values
+                would say what the recipe asked for, not what ran).
+        """
+        if self.used is None:
+            raise RecipeError(f"recipe {self.name}: the settings the run used are not known yet (settle() first)")
         return {"name": self.name, "chosen": self.chosen, "description": self.recipe.description,
-                "settings": self.recipe.settings(self.stage), "overrides": dict(self.overrides),
+                "settings": dict(self.used), "overrides": dict(self.overrides),
+                "departures": {name: dict(value) for name, value in self.departures.items()},
                 "notes": list(self.notes)}
 
 
-def _format(value: Any) -> str:
+def same_setting(used: Any, asked: Any) -> bool:
+    """Whether a setting's value in the run is the one asked for (``3`` epochs are ``3.0``; enums by value)."""
+    used, asked = plain(used), plain(asked)
+    if isinstance(used, bool) or isinstance(asked, bool):
+        return isinstance(used, bool) and isinstance(asked, bool) and used == asked
+    if isinstance(used, (int, float)) and isinstance(asked, (int, float)):
+        return float(used) == float(asked)
+    return used == asked
+
+
+def format_setting(value: Any) -> str:
+    """A setting's value as the command line writes it (``true``, ``3e-05``): for the log and the model card."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -198,5 +262,4 @@ def plain(value: Any) -> Any:
 
 
 __all__ = ["DEFAULT_BY_KIND", "Recipe", "RecipeChoice", "RecipeError", "available_recipes", "choose_recipe",
-           "default_recipe",
-           "encoder_kind", "load_recipe", "plain"]
+           "default_recipe", "encoder_kind", "format_setting", "load_recipe", "plain", "same_setting"]

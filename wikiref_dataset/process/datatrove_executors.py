@@ -5,14 +5,20 @@ only for the others), and the executor's own messages (skipped tasks, the closin
 sink. With ``console_logs`` false (set from :func:`.console.console_logs` when the executor is built, and pickled
 with it to the tasks' processes), every task runs as a non-zero local rank, which datatrove documents as affecting
 logging only, and the default console sink shows errors only; the log files are unchanged.
+
+The Ray executor also places each task's workers in the task's placement group through Ray's scheduling strategy
+(`ray.util.scheduling_strategies.PlacementGroupSchedulingStrategy`), not through the ``placement_group`` and
+``placement_group_bundle_index`` options datatrove passes, which Ray deprecated (a DeprecationWarning for each task).
 """
 
 from __future__ import annotations
 
 import sys
+from concurrent.futures import Future
 from typing import Any
 
 from datatrove.executor import LocalPipelineExecutor, RayPipelineExecutor
+from datatrove.executor import ray as datatrove_ray
 from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, setup_default_logger
 
 from .console import console_logs
@@ -91,9 +97,72 @@ class LocalExecutor(_ConsoleSwitch, LocalPipelineExecutor):
         self.console_logs = console_logs()
 
 
+def submit_in_placement_group(manager: Any, executor_ref: Any, ranks: list[int], remote_options: dict) -> Future:
+    """What datatrove's ``RayTaskManager.submit_task`` does, its workers placed with a
+    `PlacementGroupSchedulingStrategy`: in a thread of ``manager``, a placement group of ``manager.nodes_per_task``
+    bundles sized by ``remote_options``, one `RankWorker` actor in each bundle, and their tasks on ``ranks``, recorded
+    as one task group. Returns the future of the tasks' object references; a submission that fails sets the future's
+    exception (datatrove logs it and counts the task as not completed) rather than leaving it pending for ever."""
+    import ray
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    tasks_future: Future = Future()
+
+    def submit() -> None:
+        try:
+            bundle = datatrove_ray.convert_remote_options_to_bundle(remote_options)
+            group = ray.util.placement_group([bundle] * manager.nodes_per_task)
+            ray.get(group.ready())
+            workers = [ray.remote(datatrove_ray.RankWorker).options(**{
+                **remote_options,
+                "scheduling_strategy": PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=index),
+            }).remote() for index in range(manager.nodes_per_task)]
+            node_ips = ray.get([worker.get_node_ip.remote() for worker in workers])
+            tasks = [worker.run_for_rank.remote(executor_ref, ranks, node_ips, index)
+                     for index, worker in enumerate(workers)]
+            task_group = datatrove_ray.TaskGroup(tasks=tasks, workers=workers, placement_group=group, ranks=ranks)
+            for task in tasks:
+                manager.task_to_group[task] = task_group
+                manager.timeout_manager.add_task(task)
+        except Exception as error:  # handed to the waiting driver, which reports it
+            tasks_future.set_exception(error)
+            return
+        tasks_future.set_result(tasks)
+
+    manager.pg_futures.append(manager.executor.submit(submit))
+    return tasks_future
+
+
+_RayTaskManager = getattr(datatrove_ray, "RayTaskManager", None)
+"""datatrove's task manager (datatrove 0.6 and later; earlier versions place no task in a placement group)."""
+
+if _RayTaskManager is not None:
+    class _StrategyTaskManager(_RayTaskManager):  # type: ignore[misc, valid-type]
+        """datatrove's ``RayTaskManager`` placing workers with a scheduling strategy
+        (:func:`submit_in_placement_group`)."""
+
+        def submit_task(self, executor_ref: Any, ranks_to_submit: list[int], remote_options: dict) -> Future:
+            return submit_in_placement_group(self, executor_ref, ranks_to_submit, remote_options)
+else:
+    _StrategyTaskManager = None
+
+
 class RayExecutor(_ConsoleSwitch, RayPipelineExecutor):
-    """``RayPipelineExecutor`` following :func:`.console.datatrove_console`."""
+    """``RayPipelineExecutor`` following :func:`.console.datatrove_console`, whose tasks' workers are placed in their
+    placement groups by Ray's scheduling strategy (:func:`submit_in_placement_group`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.console_logs = console_logs()
+
+    def run(self) -> Any:
+        # datatrove's run() builds its task manager by the module's name for it: ours while this run lasts (a
+        # dependency's run, nested inside, puts back what it found, which is ours too).
+        if _StrategyTaskManager is None:
+            return super().run()
+        found = datatrove_ray.RayTaskManager
+        datatrove_ray.RayTaskManager = _StrategyTaskManager
+        try:
+            return super().run()
+        finally:
+            datatrove_ray.RayTaskManager = found
