@@ -15,11 +15,14 @@ FLAGS = ("quiet", "wait")
 (``-q true`` was taken as a value before, and ``-q`` before a positional argument swallowed it)."""
 
 
-def add_arguments(parser: argparse.ArgumentParser, dataclass_type: type = EvaluateArguments) -> argparse.ArgumentParser:
+def add_arguments(parser: argparse.ArgumentParser, dataclass_type: type = EvaluateArguments,
+                  flags: bool = True) -> argparse.ArgumentParser:
     """The options of :class:`EvaluateArguments` (or another arguments dataclass: ``run_experiments.py``'s) on an
     argparse parser (``wikiref duc evaluate``), declared the way `HfArgumentParser` declares them (``--name`` and
     ``--name-with-hyphens``; lists take one or more values; a bool takes an optional true/false, except the flags of
-    :data:`FLAGS`, which take none; ints and floats are converted). The `wikiref` command builds its parser on every call and does not import transformers for it;
+    :data:`FLAGS`, which take none in a ``wikiref`` subcommand (``flags``; a script's own parser, ``evaluate_qfs.py``,
+    takes ``--quiet true`` as `HfArgumentParser` does, and the experiments' units are written so); ints and floats are
+    converted). The `wikiref` command builds its parser on every call and does not import transformers for it;
     ``tests/trainer_scripts/test_evaluate_duc.py`` checks that both parse alike. An old spelling (``aliases``:
     ``--output`` for ``--out``) is accepted, hidden from ``--help``, with a one-line note."""
     from wikiref_dataset.command import deprecated_alias
@@ -34,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser, dataclass_type: type = Evalua
             parser.add_argument(alias, dest=item.name, type=str, metavar=kwargs.get("metavar"),
                                 action=deprecated_alias(options[0]), help=argparse.SUPPRESS)
         hint = hints[item.name]
-        if hint is bool and item.name in FLAGS:
+        if hint is bool and flags and item.name in FLAGS:
             kwargs.update(action="store_true", default=False)
         elif hint is bool:
             kwargs.update(type=_to_bool, nargs="?", const=True, default=item.default)

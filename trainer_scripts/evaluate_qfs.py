@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     parser = ArgumentParser(prog="evaluate_qfs.py", description=__doc__.split("\n", 1)[0])
-    add_arguments(parser, QfsEvaluateArguments)
+    add_arguments(parser, QfsEvaluateArguments, flags=False)  # parsed as HfArgumentParser parses evaluate_duc.py
     arguments = to_arguments(parser.parse_args(argv))
     try:
         return evaluate(arguments)
