@@ -28,6 +28,7 @@ from transformers import Pipeline
 from wikiref_dataset.selection import (
     CLUSTER_RULES,
     ClusterSentences,
+    check_settings,
     rule_settings,
     select_cluster,
     select_wikiref,
@@ -147,6 +148,7 @@ class QueryFocusedSummarizationPipeline(Pipeline):
             if selection not in SELECTIONS:
                 raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
             postprocess["selection"] = selection
+        check_settings(max_words=max_words, redundancy=redundancy, tradeoff=tradeoff, candidates=candidates)
         for name, value in (("threshold", threshold), ("max_sentences", max_sentences), ("max_words", max_words),
                             ("redundancy", redundancy), ("tradeoff", tradeoff), ("candidates", candidates)):
             if value is not None:

@@ -176,24 +176,19 @@ def run_rescore(args: argparse.Namespace) -> int:
     """``wikiref rescore``: see ``experiments/rescore.py`` (bad input is one line, exit 2)."""
     import sys
 
-    from wikiref_dataset.selection import rule_settings
+    from wikiref_dataset.selection import check_settings, rule_settings
 
     from .experiments.rescore import Mix, Rule, rescore, to_markdown, write_outputs
 
-    ilp = {"unigram_weight": args.unigram_weight, "document_weight": args.document_weight,
-           "sentence_weight": args.sentence_weight}
-    rules = [Rule(name, rule_settings(name, redundancy=args.redundancy, tradeoff=args.tradeoff,
-                                      candidates=args.candidates, **ilp)) for name in dict.fromkeys(args.selection)]
+    settings = {"redundancy": args.redundancy, "tradeoff": args.tradeoff, "candidates": args.candidates,
+                "unigram_weight": args.unigram_weight, "document_weight": args.document_weight,
+                "sentence_weight": args.sentence_weight}
+    try:
+        check_settings(**settings)
+    except ValueError as error:
+        raise CliError(f"--{error}") from None
+    rules = [Rule(name, rule_settings(name, **settings)) for name in dict.fromkeys(args.selection)]
     mixes = list(dict.fromkeys(Mix.parse(text) for text in args.mix))
-    if args.candidates is not None and args.candidates < 1:
-        raise CliError(f"--candidates must be at least 1, got {args.candidates}")
-    for name, value in ilp.items():
-        if value is not None and not 0 <= value < float("inf"):
-            raise CliError(f"--{name} must be a number of 0 or more, got {value}")
-    if args.tradeoff is not None and not 0 <= args.tradeoff <= 1:
-        raise CliError(f"--tradeoff must lie in [0, 1], got {args.tradeoff}")
-    if args.redundancy is not None and not 0 <= args.redundancy <= 1:
-        raise CliError(f"--redundancy must lie in [0, 1], got {args.redundancy}")
     say = None if args.quiet else (lambda message: print(f"rescoring {message} ...", file=sys.stderr, flush=True))
     from wikiref_dataset.baselines import baseline_key
 

@@ -105,6 +105,12 @@ def _summarize(args: argparse.Namespace) -> int:
     documents = read_documents(args.files, args.sentences_per_line)
     if args.max_words <= 0 or args.batch_size <= 0:
         raise SummarizeError("--max-words and --batch-size must be positive")
+    from wikiref_dataset.selection import check_settings
+
+    try:  # before the model loads: a value out of range is refused at once
+        check_settings(redundancy=args.redundancy, tradeoff=args.tradeoff, candidates=args.candidates)
+    except ValueError as error:
+        raise SummarizeError(f"--{error}") from None
 
     start = time.perf_counter()
     if not args.quiet:

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ __all__ = [
     "ClusterSentences",
     "ThresholdSearch",
     "check_rule",
+    "check_settings",
     "min_max_scaled",
     "rank_by_score",
     "rule_settings",
@@ -111,10 +113,7 @@ def select_duc(
             be in the summary ("more than half" are redundant).
     """
     values = _check_scores(sentences, scores)
-    if max_words < 1:
-        raise ValueError(f"max_words must be >= 1, got {max_words}")
-    if not 0.0 <= redundancy <= 1.0:
-        raise ValueError(f"redundancy must be in [0, 1], got {redundancy}")
+    check_settings(max_words=max_words, redundancy=redundancy)
     return _fill_budget(sentences, values, [], max_words, redundancy)
 
 
@@ -157,10 +156,7 @@ def select_mmr(
             plain ranking by score.
     """
     values = _check_scores(sentences, scores)
-    if max_words < 1:
-        raise ValueError(f"max_words must be >= 1, got {max_words}")
-    if not 0.0 <= tradeoff <= 1.0:
-        raise ValueError(f"tradeoff must be in [0, 1], got {tradeoff}")
+    check_settings(max_words=max_words, tradeoff=tradeoff)
     relevance = min_max_scaled(values) if values else []
     lengths = [count_words(sentence) for sentence in sentences]
     remaining = [index for index in range(len(sentences)) if lengths[index]]
@@ -251,14 +247,8 @@ def select_ilp(
 def _check_ilp_settings(n_sentences: int, max_words: int, candidates: int, unigram_weight: float,
                         document_weight: float, sentence_weight: float, documents: Sequence[int] | None) -> None:
     """Refuse settings of :func:`select_ilp` that name no program, in one line each."""
-    if max_words < 1:
-        raise ValueError(f"max_words must be >= 1, got {max_words}")
-    if candidates < 1:
-        raise ValueError(f"candidates must be >= 1, got {candidates}")
-    for name, value in (("unigram_weight", unigram_weight), ("document_weight", document_weight),
-                        ("sentence_weight", sentence_weight)):
-        if not value >= 0 or math.isinf(value):
-            raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    check_settings(max_words=max_words, candidates=candidates, unigram_weight=unigram_weight,
+                   document_weight=document_weight, sentence_weight=sentence_weight)
     if document_weight and documents is None:
         raise ValueError("document_weight weighs a concept by the documents that hold it; give each sentence's "
                          "document (documents=...)")
@@ -274,7 +264,8 @@ def _concepts(sentences: Sequence[str], pool: Sequence[int], relevance: Sequence
     concept_ids: dict[Any, int] = {}
     weights: list[float] = []
     holds: list[tuple[int, int]] = []  # (pool position, concept id)
-    holding_documents: list[set[int]] = []
+    holding_documents: list[set[int]] = []  # only when document_weight counts them
+    counting = bool(document_weight) and documents is not None
     kinds = [(2, 1.0)] + ([(1, unigram_weight)] if unigram_weight else [])
     for position, index in enumerate(pool):
         for n, factor in kinds:
@@ -282,12 +273,13 @@ def _concepts(sentences: Sequence[str], pool: Sequence[int], relevance: Sequence
                 concept = concept_ids.setdefault((n, gram), len(concept_ids))
                 if concept == len(weights):
                     weights.append(0.0)
-                    holding_documents.append(set())
+                    if counting:
+                        holding_documents.append(set())
                 weights[concept] += factor * relevance[position]
                 holds.append((position, concept))
-                if documents is not None:
+                if counting:
                     holding_documents[concept].add(documents[index])
-    if document_weight:
+    if counting:
         weights = [weight + document_weight * len(held) for weight, held in zip(weights, holding_documents)]
     return weights, holds
 
@@ -398,6 +390,62 @@ def rule_settings(rule: str, **given: Any) -> dict[str, Any]:
     """Of ``given`` (every rule's settings, ``None`` where not set), the ones ``rule`` takes and that are set: a caller
     that offers all the rules' settings at once (the pipeline, ``wikiref rescore``) passes on only the chosen rule's."""
     return {name: given[name] for name in RULE_SETTINGS.get(rule, ()) if given.get(name) is not None}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _in_unit_interval(value: Any) -> bool:
+    return _is_number(value) and 0.0 <= value <= 1.0
+
+
+def _at_least_one(value: Any) -> bool:
+    return _is_number(value) and value >= 1
+
+
+def _whole_at_least_one(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+
+
+def _finite_non_negative(value: Any) -> bool:
+    return _is_number(value) and 0.0 <= value < math.inf
+
+
+def _positive(value: Any) -> bool:
+    return _is_number(value) and 0.0 < value < math.inf
+
+
+SETTING_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "max_words": (_at_least_one, "must be at least 1"),
+    "redundancy": (_in_unit_interval, "must lie in [0, 1]"),
+    "tradeoff": (_in_unit_interval, "must lie in [0, 1]"),
+    "candidates": (_whole_at_least_one, "must be a whole number of 1 or more"),
+    "time_limit": (_positive, "must be a number above 0"),
+    "unigram_weight": (_finite_non_negative, "must be a number of 0 or more"),
+    "document_weight": (_finite_non_negative, "must be a number of 0 or more"),
+    "sentence_weight": (_finite_non_negative, "must be a number of 0 or more"),
+}
+"""Each numeric setting of the selection rules, with its test and how its error says the range."""
+
+
+def check_settings(**settings: Any) -> None:
+    """Refuse a selection setting outside its range (:data:`SETTING_RANGES`; ``None`` is "not set"), in one line
+    that names it: ``tradeoff must lie in [0, 1], got 3``.
+
+    The one check of these values: the rules run it, and so do the callers that take them from a user before
+    anything slow starts (the pipeline's parameters, ``wikiref summarize``, ``wikiref rescore``), which put ``--``
+    before the message.
+
+    Raises:
+        ValueError: the first setting out of range.
+    """
+    for name, value in settings.items():
+        if value is None or name not in SETTING_RANGES:
+            continue
+        accepts, expected = SETTING_RANGES[name]
+        if not accepts(value):
+            raise ValueError(f"{name} {expected}, got {value}")
 
 
 def select_cluster(rule: str, sentences: Sequence[str], scores: Sequence[float], max_words: int = DUC_MAX_WORDS,

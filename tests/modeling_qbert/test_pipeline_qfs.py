@@ -130,6 +130,19 @@ def test_the_cluster_rules_by_name_and_the_models_own(summarize):
         config.cluster_selection = "duc"
     with pytest.raises(ValueError, match="selection must be one of"):
         summarize(query=query, documents=[DOCUMENT, SECOND], selection="best")
+    scored = []
+    forward = summarize.forward
+    summarize.forward = lambda *args, **kwargs: scored.append(1) or forward(*args, **kwargs)
+    try:  # a setting out of range is refused before anything is scored, whichever rule would take it
+        for settings, message in (({"tradeoff": 3}, r"tradeoff must lie in \[0, 1\], got 3"),
+                                  ({"redundancy": -1}, r"redundancy must lie in \[0, 1\]"),
+                                  ({"candidates": 2.5}, "candidates must be a whole number of 1 or more, got 2.5"),
+                                  ({"max_words": 0}, "max_words must be at least 1, got 0")):
+            with pytest.raises(ValueError, match=message):
+                summarize(query=query, documents=[DOCUMENT, SECOND], selection="ilp", **settings)
+    finally:
+        summarize.forward = forward
+    assert not scored
 
 
 def test_documents_as_text_mappings_and_duc_rows(summarize):

@@ -197,7 +197,7 @@ def test_mix_parsing_and_what_it_adds():
 
 @pytest.mark.parametrize("argv, message", [
     (["--mix", "speed:1"], "--mix 'speed:1'"),
-    (["--candidates", "0"], "--candidates must be at least 1"),
+    (["--candidates", "0"], "--candidates must be a whole number of 1 or more, got 0"),
     (["--tradeoff", "2"], r"--tradeoff must lie in \[0, 1\]"),
     (["--unigram_weight", "-1"], "--unigram_weight must be a number of 0 or more, got -1"),
     (["--document_weight", "inf"], "--document_weight must be a number of 0 or more, got inf"),

@@ -103,6 +103,12 @@ def test_errors_are_one_line_and_exit_2(model_dir, documents, tmp_path, capsys):
         assert run(["summarize", "--model", str(model_dir), "--query", query, str(documents[0])]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "--query is empty: give the topic or question to summarize for" in err
+    for option, value, message in (("--tradeoff", "3", "--tradeoff must lie in [0, 1], got 3.0"),
+                                   ("--redundancy", "-0.5", "--redundancy must lie in [0, 1], got -0.5"),
+                                   ("--candidates", "0", "--candidates must be a whole number of 1 or more, got 0")):
+        assert run(["summarize", "--model", str(model_dir), "--query", "King", option, value, str(documents[0])]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err and "loading" not in err  # refused before the model loads
 
 
 def test_importing_the_cli_module_does_not_import_transformers():

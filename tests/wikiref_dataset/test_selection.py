@@ -280,9 +280,9 @@ def test_ilp_settings_reach_it_through_the_cluster_and_bad_values_are_refused():
     assert cluster.select(scores, max_words=16, rule="ilp", document_weight=0.5) == select_ilp(
         NEWS, scores, max_words=16, document_weight=0.5, documents=[0, 0, 1, 1])  # the cluster names the documents
     assert select_cluster("ilp", NEWS, scores, max_words=16, unigram_weight=0.0) == select_ilp(NEWS, scores, 16)
-    for name, value, message in (("unigram_weight", -1.0, "unigram_weight must be a finite number >= 0, got -1"),
-                                 ("sentence_weight", math.nan, "sentence_weight must be a finite number >= 0"),
-                                 ("document_weight", math.inf, "document_weight must be a finite number >= 0")):
+    for name, value, message in (("unigram_weight", -1.0, "unigram_weight must be a number of 0 or more, got -1"),
+                                 ("sentence_weight", math.nan, "sentence_weight must be a number of 0 or more"),
+                                 ("document_weight", math.inf, "document_weight must be a number of 0 or more")):
         with pytest.raises(ValueError, match=message):
             select_ilp(NEWS, scores, documents=[0, 0, 1, 1], **{name: value})
     with pytest.raises(ValueError, match="give each sentence's document"):
@@ -311,9 +311,9 @@ def test_cluster_rules_by_name_and_their_errors():
         select_cluster("best", NEWS, scores)
     with pytest.raises(ValueError, match="'mmr' takes no setting candidates"):
         select_cluster("mmr", NEWS, scores, candidates=3)
-    with pytest.raises(ValueError, match="candidates must be >= 1"):
+    with pytest.raises(ValueError, match="candidates must be a whole number of 1 or more"):
         select_ilp(NEWS, scores, candidates=0)
-    with pytest.raises(ValueError, match=r"tradeoff must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"tradeoff must lie in \[0, 1\]"):
         select_mmr(NEWS, scores, tradeoff=1.5)
     with pytest.raises(ValueError, match="score 1 is NaN"):
         select_ilp(NEWS, [0.1, math.nan, 0.2, 0.3])
