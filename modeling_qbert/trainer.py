@@ -39,6 +39,7 @@ built its optimizer) and `subnetwork/trainable_fraction` are added to the traini
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 from collections.abc import Mapping
 
@@ -69,16 +70,22 @@ SUBNETWORK_NAMES_KEY = "subnetwork_parameter_names"
 
 
 def end_process_group() -> None:
-    """Destroy torch.distributed's default process group, if this process has one.
+    """Destroy torch.distributed's default process group, if this process has one, and free what still holds it.
 
-    A gloo group still alive when the interpreter exits is torn down with its worker threads running, and the process
-    can abort ("terminate called without an active exception", SIGABRT) after training and saving finished, so that
-    ``accelerate launch`` reports a failure. [`QBertTrainer`] registers this at exit in every process of a
-    distributed run; the project's scripts call it when they return."""
+    ``destroy_process_group`` only takes the group out of torch's registry. The DDP wrapper a `Trainer` built keeps
+    it alive (its reducer holds the group), and that wrapper sits in the trainer's reference cycles, so it is freed
+    only when the cycle collector next runs: at some later allocation, or during the interpreter's finalization.
+    Freed then, the gloo group's worker threads are torn down while Python is shutting down, and a thread that needs
+    the interpreter is stopped by a forced unwind through C++ code that may not throw: "terminate called without an
+    active exception" (SIGABRT) after training and saving finished, so that ``accelerate launch`` reports a
+    failure, at random. Collecting here frees the wrapper and the group while the interpreter is fully alive.
+    [`QBertTrainer`] registers this at exit in every process of a distributed run; the project's scripts call it
+    when they return."""
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
+        gc.collect()
 
 
 def is_head_parameter(name: str) -> bool:
