@@ -115,6 +115,9 @@ class ModelArguments:
     wait: bool = field(default=False, metadata={
         "help": "When another run is writing --output_dir, wait for it to end (default: stop with exit 2, naming "
                 "that run: command, pid, host and since when)."})
+    overwrite_output_dir: bool = field(default=False, metadata={
+        "help": "Replace a trained model already in --output_dir (its checkpoints, subnetwork mask and sparse delta "
+                "are removed; other files stay). Default: a folder that holds one is refused before anything loads."})
     run_kind: str = field(default="full", metadata={
         "help": "'demo' marks a run on the embedded sample (the model card says its numbers mean nothing)."})
     recipe: str | None = field(default=None, metadata={
@@ -538,15 +541,60 @@ def script_argument_error(error: ScriptError, script_logger: logging.Logger) -> 
     return 2
 
 
-def run_training_script(run: Callable[[], int], training_args: Any, wait: bool, script_logger: logging.Logger) -> int:
-    """How a training script's ``main`` runs ``run()``: holding :func:`output_lock`; a `ScriptError` or a folder
-    another run holds is one logged line and exit 2; the process group ends cleanly whatever happens (no abort at exit
-    under ``accelerate launch``: `modeling_qbert.trainer.end_process_group`)."""
+PREVIOUS_RUN_MARKERS = ("config.json", "model.safetensors", "results.json")
+"""Files a training run writes into ``--output_dir``: one of them there means the folder holds a trained model."""
+
+
+def previous_run(folder: str | Path) -> list[str]:
+    """What in ``folder`` says it holds a training run's model: :data:`PREVIOUS_RUN_MARKERS` and ``checkpoint-*``
+    folders, by name (empty for a missing or fresh folder, such as an experiments unit's)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    found = [name for name in PREVIOUS_RUN_MARKERS if (folder / name).is_file()]
+    return found + sorted(path.name for path in folder.glob("checkpoint-*") if path.is_dir())
+
+
+def check_output_dir(training_args: Any, overwrite: bool) -> None:
+    """Refuse to train into an ``--output_dir`` that holds a trained model, unless ``overwrite`` (then its
+    checkpoints, subnetwork mask and sparse delta go, so that nothing of the old run is taken for the new one's) or
+    the run resumes from a checkpoint.
+
+    Raises:
+        ScriptError: the folder holds a model and neither ``--overwrite_output_dir`` nor
+            ``--resume_from_checkpoint`` is given.
+    """
+    import shutil
+
+    from modeling_qbert.sparse import SPARSE_DELTA_NAME, SUBNETWORK_MASK_NAME
+
+    folder = Path(training_args.output_dir or ".")
+    found = previous_run(folder)
+    if not found or training_args.resume_from_checkpoint:
+        return
+    if not overwrite:
+        raise ScriptError(f"--output_dir {folder} already holds a trained model ({', '.join(found[:4])}); pass "
+                          "--overwrite_output_dir true to replace it, or choose another folder")
+    if training_args.process_index == 0:
+        for name in found:
+            if name.startswith("checkpoint-"):
+                shutil.rmtree(folder / name)
+        for name in (SPARSE_DELTA_NAME, SUBNETWORK_MASK_NAME):  # written only by some runs
+            (folder / name).unlink(missing_ok=True)
+
+
+def run_training_script(run: Callable[[], int], training_args: Any, wait: bool, script_logger: logging.Logger,
+                        overwrite: bool = False) -> int:
+    """How a training script's ``main`` runs ``run()``: holding :func:`output_lock`, into an ``--output_dir`` that
+    :func:`check_output_dir` accepts; a `ScriptError` or a folder another run holds is one logged line and exit 2;
+    the process group ends cleanly whatever happens (no abort at exit under ``accelerate launch``:
+    `modeling_qbert.trainer.end_process_group`)."""
     from modeling_qbert.trainer import end_process_group
     from wikiref_dataset.process.locks import FolderLocked
 
     try:
         with output_lock(training_args, wait=wait):
+            check_output_dir(training_args, overwrite)
             return run()
     except (ScriptError, FolderLocked) as error:
         script_logger.error(str(error))

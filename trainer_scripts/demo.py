@@ -110,7 +110,7 @@ def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_step
              f"{out / 'qbert-wikiref'}")
     common = ["--use_cpu", "--run_kind", "demo", "--max_length", "256", "--per_device_train_batch_size", "8",
               "--logging_steps", "2", "--disable_tqdm", "true", "--save_strategy", "no", "--seed", "0",
-              "--dataloader_num_workers", "0"]
+              "--dataloader_num_workers", "0", "--overwrite_output_dir", "true"]  # outputs/ is the demo's own
     _check(run_script("pretrain_wikiref", ["--dataset", str(out / "wikiref"), "--output_dir", str(out / "qbert-wikiref"),
                                   "--max_steps", str(pretrain_steps), "--learning_rate", "1e-4", *common]),
            "pre-training")

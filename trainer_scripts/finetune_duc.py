@@ -105,7 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScriptError as error:  # a value DucArguments.__post_init__ refuses: one line, exit 2
         return script_argument_error(error, logger)
     configure_logging(training_args)
-    return run_training_script(lambda: _run(model_args, duc_args, training_args), training_args, model_args.wait, logger)
+    return run_training_script(lambda: _run(model_args, duc_args, training_args), training_args, model_args.wait, logger,
+                               overwrite=model_args.overwrite_output_dir)
 
 
 def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any) -> int:

@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stage="pretrain")
     configure_logging(training_args)
     return run_training_script(lambda: _run(model_args, data_args, training_args), training_args, model_args.wait,
-                               logger)
+                               logger, overwrite=model_args.overwrite_output_dir)
 
 
 def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args: Any) -> int:

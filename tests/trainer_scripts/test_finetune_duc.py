@@ -3,6 +3,7 @@ model), full fine-tuning with fraction 0, the sparse delta, the oracle targets, 
 
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,27 @@ def test_fraction_zero_is_full_finetuning(tmp_path, tiny_qbert_dir, duc_years):
     assert subnetwork["share"]["trainable_share"] == 1.0 and subnetwork["share"]["masked_tensors"] == 0
     assert f"All {subnetwork['share']['total_parameters']:,} parameters were fine-tuned" in (out / "README.md").read_text()
     assert list(results["evaluation"]["systems"]) == ["Q-BERT"]
+
+
+def test_a_folder_holding_a_model_is_refused_unless_overwritten(tmp_path, tiny_qbert_dir, duc_years, caplog):
+    """The same command twice: the second run stops at once, the model left as it was; with
+    --overwrite_output_dir it trains, and the first run's subnetwork mask and sparse delta do not outlive it."""
+    status, out = _run(tmp_path, tiny_qbert_dir, duc_years, "--save_sparse_delta", "true")
+    assert status == 0 and (out / SUBNETWORK_MASK_NAME).is_file() and (out / "sparse_delta.safetensors").is_file()
+    weights = (out / "model.safetensors").read_bytes()
+    caplog.clear()
+    started = time.perf_counter()
+    assert _run(tmp_path, tiny_qbert_dir, duc_years, "--save_sparse_delta", "true")[0] == 2
+    assert time.perf_counter() - started < 10  # refused before the model or the data load
+    errors = [record.getMessage() for record in caplog.records if record.levelname == "ERROR"]
+    assert errors == [f"--output_dir {out} already holds a trained model (config.json, model.safetensors, "
+                      "results.json); pass --overwrite_output_dir true to replace it, or choose another folder"]
+    assert (out / "model.safetensors").read_bytes() == weights
+    status, _ = _run(tmp_path, tiny_qbert_dir, duc_years, "--subnetwork_fraction", "0", "--baselines", "none",
+                     "--overwrite_output_dir", "true")
+    assert status == 0 and (out / "model.safetensors").read_bytes() != weights
+    assert not (out / SUBNETWORK_MASK_NAME).exists() and not (out / "sparse_delta.safetensors").exists()
+    assert json.loads((out / "results.json").read_text())["finetuning"]["subnetwork"]["method"] == "full"
 
 
 def test_targets_are_each_sentences_rouge2_recall(duc_years):
