@@ -26,6 +26,7 @@ from typing import Any
 from transformers import Pipeline
 
 from wikiref_dataset.selection import (
+    BUDGETS,
     CLUSTER_RULES,
     ClusterSentences,
     check_settings,
@@ -33,6 +34,7 @@ from wikiref_dataset.selection import (
     select_cluster,
     select_wikiref,
     summary_text,
+    within_budget,
 )
 
 from .inference import score_windows
@@ -84,7 +86,12 @@ class QueryFocusedSummarizationPipeline(Pipeline):
         threshold (`float`, *optional*): WikiRef rule's score threshold; default `model.config.selection_threshold`,
             else 0.5 (classification) or 0.0 (regression).
         max_sentences (`int`, *optional*): WikiRef rule's sentence limit.
-        max_words (`int`, defaults to 250): the cluster rules' length limit (ROUGE's `-l`).
+        max_words (`int`, defaults to 250): the cluster rules' word budget.
+        budget (`str`, defaults to `"strict"`): how a cluster rule's summary meets `max_words`. `"strict"`: whole
+            sentences, never more than `max_words` words (the rule's sentences while they fit, then the words left
+            filled with sentences that fit whole): what a reader gets. `"rouge"`: the rule's own choice, whose last
+            sentence crosses `max_words` for ROUGE's `-l` to cut, as DUC systems submit summaries and as this
+            project's DUC evaluation scores them.
         redundancy (`float`, defaults to 0.5): the DUC rule's bigram-overlap limit.
         tradeoff (`float`, defaults to 0.7): MMR's weight of the score against redundancy.
         candidates (`int`, defaults to 300): how many of the best-scored sentences the ILP rule chooses from.
@@ -92,9 +99,8 @@ class QueryFocusedSummarizationPipeline(Pipeline):
 
     Returns a dict: `summary` (the selected sentences, one per line, in selection order), `selected` (those
     sentences) and `sentences` (every sentence in document order), sentences as
-    `{"document", "sentence", "text", "score"}`; and `selection`, the rule used. Like DUC systems, the DUC rule keeps
-    the sentence that crosses `max_words` (ROUGE's `-l` cuts it); `selection.summary_text(…, max_words=…)` gives a
-    hard cut.
+    `{"document", "sentence", "text", "score"}`; and `selection`, the rule used. With `budget="rouge"` the last
+    selected sentence may cross `max_words`; `selection.summary_text(…, max_words=…)` then cuts it as ROUGE does.
     """
 
     _load_processor = None
@@ -137,6 +143,7 @@ class QueryFocusedSummarizationPipeline(Pipeline):
         redundancy: float | None = None,
         tradeoff: float | None = None,
         candidates: int | None = None,
+        budget: str | None = None,
         window_batch_size: int | None = None,
         batch_size: int | None = None,
     ) -> tuple[dict, dict, dict]:
@@ -149,8 +156,11 @@ class QueryFocusedSummarizationPipeline(Pipeline):
                 raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
             postprocess["selection"] = selection
         check_settings(max_words=max_words, redundancy=redundancy, tradeoff=tradeoff, candidates=candidates)
+        if budget is not None and budget not in BUDGETS:
+            raise ValueError(f"budget must be one of {BUDGETS}, got {budget!r}")
         for name, value in (("threshold", threshold), ("max_sentences", max_sentences), ("max_words", max_words),
-                            ("redundancy", redundancy), ("tradeoff", tradeoff), ("candidates", candidates)):
+                            ("redundancy", redundancy), ("tradeoff", tradeoff), ("candidates", candidates),
+                            ("budget", budget)):
             if value is not None:
                 postprocess[name] = value
         return {}, forward, postprocess
@@ -194,6 +204,7 @@ class QueryFocusedSummarizationPipeline(Pipeline):
         redundancy: float | None = None,
         tradeoff: float | None = None,
         candidates: int | None = None,
+        budget: str = "strict",
     ) -> dict[str, Any]:
         documents = model_outputs["sentences"]
         per_document = QBertProcessor.gather_sentence_scores(
@@ -214,6 +225,9 @@ class QueryFocusedSummarizationPipeline(Pipeline):
         else:  # a rule's own setting only: another rule's is ignored (a pipeline may be built with several)
             indices = select_cluster(selection, texts, scores, max_words=max_words, **rule_settings(
                 selection, redundancy=redundancy, tradeoff=tradeoff, candidates=candidates))
+            if budget == "strict":
+                indices = within_budget(texts, scores, indices, max_words,
+                                        redundancy if redundancy is not None else 0.5)
         return {
             "summary": summary_text(texts, indices),
             "selected": [flat[index] for index in indices],

@@ -259,7 +259,7 @@ def model_summaries(
                     file=sys.stderr):
         words = budget(row) if budget is not None else None
         output = summarize({"query": list(row["query"]), "documents": list(row["documents"])}, selection=rule,
-                           **({"max_words": words} if words is not None else {}))
+                           budget="rouge", **({"max_words": words} if words is not None else {}))
         summary = output["summary"]
         if words is not None:  # cut as ROUGE's -l would: those benchmarks are scored without it
             summary = "\n".join(truncate_lines(summary.split("\n"), words))

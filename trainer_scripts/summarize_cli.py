@@ -58,7 +58,12 @@ def add_summarize_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--threshold", type=float,
                         help="wikiref rule's score threshold (default: the model's tuned one, else 0.5 / 0.0)")
     parser.add_argument("--max-sentences", type=int, help="wikiref rule's sentence limit")
-    parser.add_argument("--max-words", type=int, default=250, help="duc rule's summary length in words (250)")
+    parser.add_argument("--max-words", type=int, default=250,
+                        help="the duc, mmr and ilp rules' word budget (250); see --budget")
+    parser.add_argument("--budget", choices=("strict", "rouge"), default="strict",
+                        help="strict: whole sentences, never more words than --max-words (default); rouge: the "
+                             "rule's own choice, whose last sentence crosses the budget for ROUGE's -l to cut (as "
+                             "DUC systems submit summaries)")
     parser.add_argument("--redundancy", type=float,
                         help="duc rule: skip sentences with more than this share of bigrams in the summary (0.5)")
     parser.add_argument("--tradeoff", type=float, help="mmr rule: weight of the score against redundancy (0.7)")
@@ -129,7 +134,8 @@ def _summarize(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"scoring {len(documents)} document(s) for the query {' > '.join(args.query)!r} …", file=sys.stderr,
               flush=True)
-    options = {"selection": args.selection, "max_words": args.max_words, "batch_size": args.batch_size}
+    options = {"selection": args.selection, "max_words": args.max_words, "batch_size": args.batch_size,
+               "budget": args.budget}
     for name in ("redundancy", "tradeoff", "candidates"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)

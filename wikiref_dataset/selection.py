@@ -15,6 +15,8 @@ Usable without a model: the DUC baselines (``baselines.py``) feed their own scor
   what the budget has left as :func:`select_duc` would.
 * :data:`CLUSTER_RULES` and :func:`select_cluster` — the multi-document rules by name (``"duc"``, ``"mmr"``, ``"ilp"``),
   as the pipeline, ``finetune_duc.py`` and ``wikiref rescore`` take them.
+* :data:`BUDGETS` and :func:`within_budget` — a rule's summary as a reader gets it (whole sentences, never over the
+  budget), beside the rules' own, whose crossing sentence ROUGE's ``-l`` cuts (what DUC evaluation scores).
 * :class:`ClusterSentences` — a DUC cluster's documents flattened into one list of sentences, remembering for each
   its (document index, sentence index), so that per-document scores can be selected across the cluster.
 
@@ -36,6 +38,7 @@ from typing import Any
 from wikiref_dataset.rouge import RougeConfig, RougeScorer, count_words, ngram_counts, truncate_lines
 
 __all__ = [
+    "BUDGETS",
     "CLUSTER_RULES",
     "DUC_MAX_WORDS",
     "RULE_SETTINGS",
@@ -54,6 +57,7 @@ __all__ = [
     "select_wikiref",
     "summary_text",
     "tune_threshold",
+    "within_budget",
 ]
 
 DUC_MAX_WORDS = 250
@@ -339,10 +343,11 @@ def _solve_coverage(lengths: Sequence[int], relevance: Sequence[float], weights:
 
 
 def _fill_budget(sentences: Sequence[str], values: Sequence[float], chosen: list[int], max_words: int,
-                 redundancy: float = 0.5) -> list[int]:
+                 redundancy: float = 0.5, whole: bool = False) -> list[int]:
     """``chosen`` followed by the greedy rule's choices from there (:func:`select_duc` is this from nothing): the next
     sentences by score while the summary is below ``max_words``, a sentence without words skipped, and one skipped
-    when more than ``redundancy`` of its bigram occurrences are already in the summary."""
+    when more than ``redundancy`` of its bigram occurrences are already in the summary. With ``whole``, a sentence
+    longer than the words left is skipped too (the summary never passes the budget)."""
     selected = list(chosen)
     taken = set(selected)
     summary_bigrams: set = set()
@@ -353,7 +358,7 @@ def _fill_budget(sentences: Sequence[str], values: Sequence[float], chosen: list
     for index in rank_by_score(values):
         if words >= max_words:
             break
-        if index in taken or not (length := count_words(sentences[index])):
+        if index in taken or not (length := count_words(sentences[index])) or (whole and words + length > max_words):
             continue
         bigrams = sentence_ngrams(sentences[index], 2)
         total = sum(bigrams.values())
@@ -363,6 +368,34 @@ def _fill_budget(sentences: Sequence[str], values: Sequence[float], chosen: list
         summary_bigrams.update(bigrams)
         words += length
     return selected
+
+
+BUDGETS = ("strict", "rouge")
+"""How a cluster rule's summary meets its word budget: ``"strict"``, whole sentences and never more words than the
+budget (:func:`within_budget`), what a reader gets; ``"rouge"``, the rule's own choice, whose last sentence may cross
+the budget for ROUGE's ``-l`` to cut, as DUC systems submit and DUC evaluation scores them."""
+
+
+def within_budget(sentences: Sequence[str], scores: Sequence[float], indices: Sequence[int], max_words: int,
+                  redundancy: float = 0.5) -> list[int]:
+    """A cluster rule's choice (``indices``) as a reader gets it: whole sentences, never more than ``max_words``
+    words. The rule's sentences are kept, in its order, while each fits in the words left (the sentence that crosses
+    the budget, which ROUGE's ``-l`` would cut mid-way, is dropped, and so is any later one that does not fit); the
+    words still left are filled as the greedy rule fills a budget (:func:`select_duc`'s order, redundant sentences
+    skipped), with sentences that fit whole.
+
+    Raises:
+        ValueError: ``max_words`` or ``redundancy`` out of range, or scores that do not fit the sentences.
+    """
+    values = _check_scores(sentences, scores)
+    check_settings(max_words=max_words, redundancy=redundancy)
+    kept, words = [], 0
+    for index in indices:
+        length = count_words(sentences[index])
+        if words + length <= max_words:
+            kept.append(index)
+            words += length
+    return _fill_budget(sentences, values, kept, max_words, redundancy, whole=True)
 
 
 CLUSTER_RULES = ("duc", "mmr", "ilp")

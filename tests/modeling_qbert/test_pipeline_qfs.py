@@ -94,7 +94,7 @@ def test_wikiref_parameters(summarize):
 
 def test_several_documents_use_the_duc_rule_across_the_cluster(summarize):
     query = ["The king", "Where was the king born?"]
-    result = summarize(query=query, documents=[DOCUMENT, SECOND], max_words=12)
+    result = summarize(query=query, documents=[DOCUMENT, SECOND], max_words=12, budget="rouge")  # the rule's own
     assert result["selection"] == "duc"
     per_document = direct_scores(summarize, query, [DOCUMENT, SECOND])
     flat_texts, flat_scores = DOCUMENT + SECOND, per_document[0] + per_document[1]
@@ -110,17 +110,24 @@ def test_several_documents_use_the_duc_rule_across_the_cluster(summarize):
 def test_the_cluster_rules_by_name_and_the_models_own(summarize):
     """mmr and ilp over the same scores as the selection functions; `auto` takes the configuration's rule for
     several documents; a rule's setting reaches it and another rule's is left alone."""
-    from wikiref_dataset.selection import select_ilp, select_mmr
+    from wikiref_dataset.rouge import count_words
+    from wikiref_dataset.selection import select_ilp, select_mmr, within_budget
 
     query = ["The king", "Where was the king born?"]
     texts = DOCUMENT + SECOND
     for rule, select, settings in (("mmr", select_mmr, {"tradeoff": 0.4}), ("ilp", select_ilp, {"candidates": 3})):
         result = summarize(query=query, documents=[DOCUMENT, SECOND], selection=rule, max_words=12, redundancy=0.1,
-                           **settings)
+                           budget="rouge", **settings)
         scores = [item["score"] for item in result["sentences"]]
         assert result["selection"] == rule
-        assert [item["text"] for item in result["selected"]] == [texts[i] for i in select(texts, scores, 12,
-                                                                                            *settings.values())]
+        chosen = select(texts, scores, 12, *settings.values())
+        assert [item["text"] for item in result["selected"]] == [texts[i] for i in chosen]
+        strict = summarize(query=query, documents=[DOCUMENT, SECOND], selection=rule, max_words=12, redundancy=0.1,
+                           **settings)  # the default: whole sentences within the budget
+        assert [item["text"] for item in strict["selected"]] == [
+            texts[i] for i in within_budget(texts, scores, chosen, 12, redundancy=0.1)]
+        assert sum(count_words(item["text"]) for item in strict["selected"]) <= 12
+        assert len(strict["summary"].split()) <= 12
     config = summarize.model.config
     try:
         config.cluster_selection = "ilp"
@@ -137,7 +144,8 @@ def test_the_cluster_rules_by_name_and_the_models_own(summarize):
         for settings, message in (({"tradeoff": 3}, r"tradeoff must lie in \[0, 1\], got 3"),
                                   ({"redundancy": -1}, r"redundancy must lie in \[0, 1\]"),
                                   ({"candidates": 2.5}, "candidates must be a whole number of 1 or more, got 2.5"),
-                                  ({"max_words": 0}, "max_words must be at least 1, got 0")):
+                                  ({"max_words": 0}, "max_words must be at least 1, got 0"),
+                                  ({"budget": "loose"}, r"budget must be one of \('strict', 'rouge'\)")):
             with pytest.raises(ValueError, match=message):
                 summarize(query=query, documents=[DOCUMENT, SECOND], selection="ilp", **settings)
     finally:

@@ -90,6 +90,19 @@ def test_several_files_json_output_and_text_splitting(model_dir, documents, caps
     assert result["summary"].splitlines() == [item["text"] for item in result["selected"]]
 
 
+def test_the_summary_respects_the_word_budget_unless_rouges_cut_is_asked_for(model_dir, documents, capsys):
+    """The budget the user asked for: whole sentences, never over --max-words; --budget rouge keeps the rule's
+    crossing sentence, as DUC systems submit summaries for ROUGE's -l to cut."""
+    for budget, check in (([], lambda words: words <= 10), (["--budget", "rouge"], lambda words: words > 10)):
+        for rule in ("duc", "mmr", "ilp"):
+            assert run(["summarize", "--model", str(model_dir), "--query", "King", "--json", "--max-words", "10",
+                        "--selection", rule, *budget, *map(str, documents)]) == 0
+            captured = capsys.readouterr()
+            result = json.loads(captured.out)
+            words = len(result["summary"].split())
+            assert check(words) and f"({words} words)" in captured.err, (rule, budget, result["summary"])
+
+
 def test_errors_are_one_line_and_exit_2(model_dir, documents, tmp_path, capsys):
     assert run(["summarize", "--model", str(model_dir), "--query", "King", str(tmp_path / "missing.txt")]) == 2
     assert "missing.txt: no such file" in capsys.readouterr().err

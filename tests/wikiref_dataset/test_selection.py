@@ -318,3 +318,41 @@ def test_cluster_rules_by_name_and_their_errors():
     with pytest.raises(ValueError, match="score 1 is NaN"):
         select_ilp(NEWS, [0.1, math.nan, 0.2, 0.3])
     assert select_ilp(["", " "], [0.5, 0.4]) == [] and select_mmr([], []) == []
+
+
+def test_within_budget_keeps_the_rules_sentences_that_fit_and_fills_with_whole_ones():
+    sentences = ["one two three four five six seven eight",  # 8 words, best
+                 "a b c d e f g h i j k l",                  # 12 words: crosses a 16-word budget after the first
+                 "short one here",                           # 3 words
+                 "tiny",                                     # 1 word
+                 "last words of all four"]                   # 5 words
+    scores = [0.9, 0.8, 0.3, 0.2, 0.1]
+    rule = select_duc(sentences, scores, max_words=16)
+    assert rule == [0, 1]  # the rule's own choice crosses the budget (8 + 12 words) for ROUGE's -l to cut
+    kept = selection.within_budget(sentences, scores, rule, max_words=16)
+    assert kept == [0, 2, 3]  # the crossing sentence dropped, the words left filled by score with whole sentences
+    assert sum(count_words(sentences[index]) for index in kept) <= 16
+    assert selection.within_budget(sentences, scores, [0], max_words=16) == [0, 2, 3]
+    assert selection.within_budget(sentences, scores, [1, 0], max_words=12) == [1]  # the rule's order, while it fits
+    assert selection.within_budget(sentences, scores, [], max_words=2) == [3]
+    with pytest.raises(ValueError, match="max_words must be at least 1, got 0"):
+        selection.within_budget(sentences, scores, rule, max_words=0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_within_budget_never_passes_the_budget_and_keeps_what_fits_of_every_rule(seed):
+    rng = np.random.default_rng(seed)
+    vocabulary = "storm flood town harbor bay rescue team family home damage million dollar river rain".split()
+    sentences = [" ".join(rng.choice(vocabulary, size=int(rng.integers(1, 30)))) for _ in range(40)]
+    scores = rng.random(40).tolist()
+    for rule in CLUSTER_RULES:
+        for budget in (5, 40, 100):
+            chosen = select_cluster(rule, sentences, scores, max_words=budget)
+            kept = selection.within_budget(sentences, scores, chosen, max_words=budget)
+            assert sum(count_words(sentences[index]) for index in kept) <= budget, (rule, budget)
+            fitting, words = [], 0
+            for index in chosen:  # the rule's sentences, in its order, while each fits
+                if words + count_words(sentences[index]) <= budget:
+                    fitting.append(index)
+                    words += count_words(sentences[index])
+            assert kept[:len(fitting)] == fitting and len(set(kept)) == len(kept)
