@@ -185,7 +185,9 @@ def parse_arguments(dataclass_types: Sequence[type], argv: Sequence[str] | None 
     """
     from transformers import HfArgumentParser
 
-    parser = one_line_errors(HfArgumentParser(tuple(dataclass_types), description=description))
+    script = {"pretrain": "pretrain_wikiref.py", "finetune": "finetune_duc.py"}.get(stage or "")
+    parser = one_line_errors(HfArgumentParser(tuple(dataclass_types), description=description,
+                                              **({"prog": script} if script else {})))  # also when run in-process
     argv = list(sys.argv[1:] if argv is None else argv)
     json_file = argv[0] if len(argv) == 1 and argv[0].endswith(".json") else None
     given = _json_options(parser, json_file) if json_file else explicit_options(parser, argv)
@@ -535,9 +537,8 @@ def script_main(name: str) -> Callable[[list[str]], int | None]:
 def script_argument_error(error: ScriptError, script_logger: logging.Logger) -> int:
     """How a training script's ``main`` reports an option its arguments dataclass refused when parsed: one logged
     line (as a `ScriptError` of the run is), exit status 2."""
-    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S",
-                        handlers=[logging.StreamHandler(sys.stderr)])
-    script_logger.error(str(error))
+    logging.basicConfig(handlers=[script_log_handler()])
+    script_logger.error(str(error), extra={SCRIPT_ERROR: True})
     return 2
 
 
@@ -597,7 +598,7 @@ def run_training_script(run: Callable[[], int], training_args: Any, wait: bool, 
             check_output_dir(training_args, overwrite)
             return run()
     except (ScriptError, FolderLocked) as error:
-        script_logger.error(str(error))
+        script_logger.error(str(error), extra={SCRIPT_ERROR: True})
         return 2
     finally:
         end_process_group()
@@ -682,14 +683,38 @@ def write_results(folder: str | os.PathLike, results: TrainingResults | Mapping[
     return path
 
 
+SCRIPT_ERROR = "script_error"
+"""The ``extra`` key that marks a log record as the script's one-line error (:class:`ScriptLogFormatter`)."""
+
+
+class ScriptLogFormatter(logging.Formatter):
+    """The training scripts' log lines: ``HH:MM:SS LEVEL logger: message``, except the error that stops a script
+    (a record marked :data:`SCRIPT_ERROR`), which reads as argparse's and the ``wikiref`` commands' errors do:
+    ``finetune_duc.py: error: message``, one style whether an option was refused when parsed or later."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+
+    def format(self, record: logging.LogRecord) -> str:
+        if getattr(record, SCRIPT_ERROR, False):
+            return f"{record.name.rsplit('.', 1)[-1]}.py: error: {record.getMessage()}"
+        return super().format(record)
+
+
+def script_log_handler() -> logging.Handler:
+    """A handler to standard error with :class:`ScriptLogFormatter`."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(ScriptLogFormatter())
+    return handler
+
+
 def configure_logging(training_args: Any) -> None:
     """Script logging: the scripts' own INFO lines on the main process (warnings elsewhere); transformers at the level
     `TrainingArguments` asks for (``--log_level``, default: its usual warnings)."""
     import transformers
 
     level = logging.INFO if training_args.should_log else logging.WARNING
-    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S",
-                        handlers=[logging.StreamHandler(sys.stderr)], level=level)
+    logging.basicConfig(handlers=[script_log_handler()], level=level)
     for name in ("pretrain_wikiref", "finetune_duc", "trainer_scripts", "modeling_qbert"):
         logging.getLogger(name).setLevel(level)
     transformers.utils.logging.set_verbosity(training_args.get_process_log_level())

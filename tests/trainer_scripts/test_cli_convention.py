@@ -351,3 +351,28 @@ def test_every_subcommand_takes_the_shared_flags():
         assert parser._option_string_actions["-q"].dest == "quiet", name
     args = build_parser().parse_args(["duc", "evaluate", "--dataset", "d", "--baseline", "lead", "-q"])
     assert args.quiet is True
+
+
+TWO_ERRORS = r'''
+import runpy, sys
+for script, arguments in (("pretrain_wikiref", ["--recipe", "nosuch"]),  # refused when parsed
+                          ("finetune_duc", ["--folds", "2", "--fold", "5", "--duc_dirs", sys.argv[2]])):  # by the run
+    main = runpy.run_path(f"{sys.argv[1]}/trainer_scripts/{script}.py", run_name=script)["main"]
+    try:
+        status = main([*arguments, "--output_dir", "out"])
+    except SystemExit as exit:  # argparse's way out
+        status = exit.code
+    print(script, status, flush=True)
+'''
+
+
+def test_training_scripts_say_an_error_in_one_style(tmp_path):
+    """An option refused when parsed or by the run: the same one line, ``<script>.py: error: ...``, exit 2."""
+    done = subprocess.run([sys.executable, "-c", TWO_ERRORS, str(ROOT), str(DUC2006)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.stdout.split() == ["pretrain_wikiref", "2", "finetune_duc", "2"], done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if "error" in line.lower()]
+    assert len(lines) == 2, done.stderr
+    assert lines[0].startswith("pretrain_wikiref.py: error: --recipe nosuch: no such recipe"), lines
+    assert lines[1].startswith("finetune_duc.py: error: --fold must be one of 0 … 1 with --folds 2, got 5"), lines
+    assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
