@@ -85,6 +85,47 @@ def load_pipeline(model: str | os.PathLike, **kwargs: Any) -> Any:
     return pipeline(TASK, model=str(model), pipeline_class=QueryFocusedSummarizationPipeline, **kwargs)
 
 
+HUB_ID = r"[\w.-]+(/[\w.-]+)?"
+"""What a Hub model id looks like (``name`` or ``org/name``)."""
+
+
+def check_model_source(source: str | os.PathLike, qbert: bool = True, hub: bool = True) -> str:
+    """``source`` (stripped) when it can name a model: an existing folder with a ``config.json`` (a Q-BERT one, with
+    ``qbert``), or, with ``hub``, a Hub id. The one check, and the one wording, of every command that takes a model
+    (``wikiref summarize``, the app, ``wikiref duc evaluate --model``, the training scripts), made before anything
+    loads. Reads only the folder's ``config.json``; a Hub id is not looked up.
+
+    Raises:
+        ValueError: in one line: no source, a missing folder (that is no Hub id either), a folder without
+            ``config.json`` (a dataset folder, say), or, with ``qbert``, a model that is not Q-BERT.
+    """
+    import json
+    import re
+    from pathlib import Path
+
+    text = str(source).strip()
+    kinds = "a saved Q-BERT folder" if qbert else "a saved Q-BERT folder or a BERT-family encoder folder"
+    if not text:
+        raise ValueError(f"no model given: pass {kinds}{' or a Hub id' if hub else ''}")
+    folder = Path(text)
+    if not folder.exists():
+        if hub and re.fullmatch(HUB_ID, text):
+            return text
+        raise ValueError(f"{text}: no such folder, and not a Hub id (org/name)" if hub else
+                         f"{text}: no such folder (no model hub is used here: pass a local folder)")
+    config = folder / "config.json"
+    if not folder.is_dir() or not config.is_file():
+        raise ValueError(f"{text}: not a model folder (no config.json); pass {kinds}")
+    if qbert:
+        try:
+            model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+        except (OSError, ValueError, AttributeError) as error:
+            raise ValueError(f"{config}: not a readable model configuration ({error})") from None
+        if model_type != "qbert":
+            raise ValueError(f"{text}: not a Q-BERT model folder (model_type {model_type!r}, not 'qbert')")
+    return text
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
@@ -122,6 +163,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "register",
+    "check_model_source",
+    "load_pipeline",
     "QBertConfig",
     "QBertForSentenceScoring",
     "QBertPreTrainedModel",

@@ -137,6 +137,7 @@ def check_model_arguments(arguments: ModelArguments) -> None:
     Raises:
         ScriptError: naming the option and the accepted values.
     """
+    from modeling_qbert import check_model_source
     from modeling_qbert.configuration_qbert import ATTENTION_SCOPES, OBJECTIVES, POOLINGS
     from modeling_qbert.processing_qbert import PACKINGS
 
@@ -161,6 +162,11 @@ def check_model_arguments(arguments: ModelArguments) -> None:
     if not arguments.use_query and arguments.pooling == "query_focused":
         raise ScriptError("--use_query false needs another --pooling than query_focused (which pools with the "
                           "query): attention, mean, max or cls")
+    if arguments.model_name_or_path is not None:  # after the values; a dataset folder is no encoder
+        try:
+            check_model_source(arguments.model_name_or_path, qbert=False, hub=False)
+        except ValueError as error:
+            raise ScriptError(f"--model_name_or_path {error}") from None
 
 
 BF16_OFF_NOTE = ("bf16 off: this CPU has no native bf16 (no AVX512-BF16 or AMX), where bf16 autocast runs about 70x "

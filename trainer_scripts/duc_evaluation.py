@@ -226,10 +226,12 @@ def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
     Raises:
         EvaluationError: the folder does not exist or holds no loadable Q-BERT model.
     """
-    if not Path(model_dir).is_dir():
-        raise EvaluationError(f"{model_dir}: no such model folder")
     import modeling_qbert
 
+    try:
+        model_dir = modeling_qbert.check_model_source(model_dir)  # a saved Q-BERT folder or a Hub id
+    except ValueError as error:
+        raise EvaluationError(str(error)) from None
     try:
         return modeling_qbert.load_pipeline(model_dir)
     except (OSError, ValueError) as error:

@@ -101,9 +101,12 @@ def run_summarize(args: argparse.Namespace) -> int:
 
 
 def _summarize(args: argparse.Namespace) -> int:
-    model_dir = Path(args.model)
-    if not (model_dir / "config.json").is_file():
-        raise SummarizeError(f"{model_dir}: not a saved model folder (no config.json)")
+    import modeling_qbert  # its classes load only when used: the model's check reads no more than its config.json
+
+    try:
+        model_dir = modeling_qbert.check_model_source(args.model)  # a saved Q-BERT folder or a Hub id
+    except ValueError as error:
+        raise SummarizeError(str(error)) from None
     if not any(level.strip() for level in args.query):
         raise SummarizeError("--query is empty: give the topic or question to summarize for (repeat --query for its "
                              "levels)")
@@ -122,14 +125,13 @@ def _summarize(args: argparse.Namespace) -> int:
         print(f"loading Q-BERT from {model_dir} …", file=sys.stderr, flush=True)
     import torch
 
-    import modeling_qbert
-
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
         summarize = modeling_qbert.load_pipeline(model_dir)  # this package's classes, not a Hub copy's code
     except (OSError, ValueError) as err:
-        raise SummarizeError(f"{model_dir}: cannot load the model ({err})") from None
+        where = "cannot load the model" if Path(model_dir).exists() else "cannot be reached on the Hub"
+        raise SummarizeError(f"{model_dir}: {where} ({' '.join(str(err).split())[:300]})") from None
     loaded = time.perf_counter()
     if not args.quiet:
         print(f"scoring {len(documents)} document(s) for the query {' > '.join(args.query)!r} …", file=sys.stderr,

@@ -115,6 +115,10 @@ class ArgumentParser(argparse.ArgumentParser):
         return parsed
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        for action in self._actions:  # a bare group command (``wikiref duc``): name its subcommands, not a dest
+            if isinstance(action, argparse._SubParsersAction) and message == (
+                    f"the following arguments are required: {action.metavar or action.dest}"):
+                message = f"give a subcommand: {', '.join(action.choices)}"
         self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
 
 

@@ -73,7 +73,7 @@ def test_bad_input_is_one_clear_message(call, message, monkeypatch):
 
 
 def test_a_folder_of_the_wrong_kind_is_named(demo_wikiref, tiny_qbert_dir, tmp_path):
-    with pytest.raises(AppError, match="not a Q-BERT model folder"):
+    with pytest.raises(AppError, match=r"not a model folder \(no config.json\); pass a saved Q-BERT folder"):
         backend.load_model(str(demo_wikiref))
     with pytest.raises(AppError, match="not a dataset folder"):
         backend.load_dataset(str(tiny_qbert_dir))
@@ -280,7 +280,7 @@ def test_served_bad_input_is_a_message_and_the_server_goes_on(client, endpoint, 
 
 def test_served_loading_a_wrong_folder_or_an_unreachable_hub_id_says_so(client, tiny_qbert_dir, demo_wikiref):
     info, status = client.predict(str(demo_wikiref), api_name="/load_model")
-    assert "not a Q-BERT model folder" in status and "Q-BERT from" in info  # the loaded model stays
+    assert "not a model folder (no config.json)" in status and "Q-BERT from" in info  # the loaded model stays
     outputs = client.predict(str(tiny_qbert_dir), api_name="/load_dataset")
     assert "not a dataset folder" in outputs[-1]
     outputs = client.predict("nobody/no-such-dataset", api_name="/load_dataset")

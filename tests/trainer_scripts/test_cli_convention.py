@@ -131,11 +131,12 @@ BAD_INPUT = [
     ("experiments --duc_dirs adir --rows qbert --out mine", 2, "mine holds files this command did not write"),
     ("experiments --duc_dirs adir --rows qbert --seed 3", 2, "--seed is set by the runner"),
     # summarize, demo, the command itself
-    ("summarize --model adir --query q afile", 2, "adir: not a saved model folder (no config.json)"),
+    ("summarize --model adir --query q afile", 2, "adir: not a model folder (no config.json); pass a saved Q-BERT folder"),
     ("summarize --model adir --query q", 2, "the following arguments are required: FILE"),
     ("demo --out afile", 2, "afile: exists and is not a folder"),
     ("nope", 2, "argument COMMAND: invalid choice: 'nope'"),
-    ("duc", 2, "the following arguments are required: duc_command"),
+    ("duc", 2, "wikiref duc: error: give a subcommand: convert, evaluate (see wikiref duc --help)"),
+    ("qfs", 2, "wikiref qfs: error: give a subcommand: convert,"),
 ]
 
 

@@ -224,7 +224,7 @@ def test_partial_coverage_and_bad_input_are_errors(years, tmp_path, capsys):
     assert "no such file or folder" in capsys.readouterr().err
 
     assert main(["--dataset", years[2006], "--model", str(tmp_path / "no-model")]) == 2
-    assert "no such model folder" in capsys.readouterr().err
+    assert "no-model: no such folder, and not a Hub id (org/name)" in capsys.readouterr().err
 
 
 def _tiny_qbert(folder):

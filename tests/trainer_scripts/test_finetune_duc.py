@@ -152,6 +152,10 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path, tiny_qbert_dir, tiny_bert_di
     assert finetune_duc.main(["--model_name_or_path", str(tmp_path / "no-model"), *missing, "--pooling", "foo",
                               *out]) == 2
     assert "--pooling must be one of" in caplog.text and "no-2005" not in caplog.text
+    caplog.clear()
+    assert finetune_duc.main(["--model_name_or_path", duc_years[2005], *years, "--test_year", "2006", *out]) == 2
+    assert f"--model_name_or_path {duc_years[2005]}: not a model folder (no config.json); pass a saved Q-BERT " \
+           "folder or a BERT-family encoder folder" in caplog.text and "masked-LM" not in caplog.text
     assert finetune_duc.main(["--model_name_or_path", str(tiny_qbert_dir), *years, "--test_year", "2006",
                               "--baselines", "lead", "random", *out]) == 2
     assert "unknown baseline(s) ['random']" in caplog.text

@@ -119,7 +119,7 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path, demo_wikiref, duc_years, tin
     assert "no 'dev' split" in caplog.text
     assert pretrain_wikiref.main(["--dataset", str(demo_wikiref), *base[:2], "--model_name_or_path",
                                   str(tmp_path / "nowhere"), *FAST]) == 2
-    assert "no such model folder" in caplog.text
+    assert "nowhere: no such folder (no model hub is used here: pass a local folder)" in caplog.text
     assert pretrain_wikiref.main(["--dataset", str(demo_wikiref), "--subnetwork_method", "magic", *base]) == 2
     assert "--subnetwork_method" in caplog.text
     assert not (tmp_path / "out" / "results.json").exists()

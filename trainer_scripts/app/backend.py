@@ -74,15 +74,13 @@ def load_model(source: str, allowed: AllowedSources | None = None) -> LoadedMode
     """
     if allowed is not None:
         source = allowed.admit(source, "model")
-    source = str(source).strip()
-    if not source:
-        raise AppError("no model given: pass a saved Q-BERT folder or a Hub id")
-    folder = Path(source)
-    if folder.exists():
-        _check_model_folder(folder)
-    elif not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", source):
-        raise AppError(f"{source}: no such folder, and not a Hub id (org/name)")
     import modeling_qbert
+
+    try:
+        source = modeling_qbert.check_model_source(source)
+    except ValueError as error:
+        raise AppError(str(error)) from None
+    folder = Path(source)
 
     try:
         loaded = modeling_qbert.load_pipeline(source)
@@ -93,19 +91,6 @@ def load_model(source: str, allowed: AllowedSources | None = None) -> LoadedMode
         raise AppError(f"{source}: not a Q-BERT model (model_type {loaded.model.config.model_type!r})")
     loaded.model.register_forward_pre_hook(check_time)  # a request's time limit stops it at its next batch
     return LoadedModel(source, loaded)
-
-
-def _check_model_folder(folder: Path) -> None:
-    config = folder / "config.json"
-    if not folder.is_dir() or not config.is_file():
-        raise AppError(f"{folder}: not a Q-BERT model folder (no config.json); pass a folder saved by the training "
-                       "scripts or save_pretrained")
-    try:
-        model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
-    except (OSError, ValueError, AttributeError) as error:
-        raise AppError(f"{config}: not a readable model configuration ({_one_line(error)})") from None
-    if model_type != "qbert":
-        raise AppError(f"{folder}: not a Q-BERT model folder (model_type {model_type!r}, not 'qbert')")
 
 
 def _one_line(error: BaseException) -> str:
