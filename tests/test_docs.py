@@ -134,3 +134,37 @@ def test_experiments_page_keeps_the_runner_section():
     """docs/experiments.md documents the experiments runner under this heading."""
     text = (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
     assert re.search(r"^## Running the paper's experiments$", text, re.M)
+
+
+def test_one_install_story():
+    """Every install line of the pages, the card template and the code's messages tells the same story: the project
+    is not on a package index, so it is installed from its repository (``"wikiref @ git+URL"``, ``"wikiref[extra] @
+    git+URL"``) or a checkout (``pip install .``, ``".[extra]"``); ``"wikiref[extra]"`` alone adds an extra to an
+    installed wikiref (pip keeps the installed one and fetches only the extra's packages). A bare ``pip install
+    wikiref`` would fetch another project, or nothing."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    repository, extras = project["urls"]["Repository"], set(project["optional-dependencies"])
+    url = re.escape(repository)
+    allowed = rf"wikiref(\[(?P<a>[\w,{{}}]+)\])? @ git\+{url}|\.(\[(?P<b>[\w,]+)\])?|wikiref\[(?P<c>[\w,{{}}]+)\]"
+    sources = [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "docs").glob("*.md"))]
+    sources += [path for package in PACKAGES for path in sorted((ROOT / package).rglob("*"))
+                if path.suffix in (".py", ".md") and "__pycache__" not in path.parts]
+    wrong, seen = [], 0
+    for path in sources:
+        text = path.read_text(encoding="utf-8").replace('\\"', '"')
+        quoted = r"(?P<quote>[\"'])(?P<quoted>[^\"'\n]*)(?P=quote)"
+        for match in re.finditer(rf"pip install (?:-\S+ )*(?:{quoted}|(?P<bare>[^\s`\"')]+))", text):
+            argument = match.group("quoted") if match.group("quote") else match.group("bare")
+            if "wikiref" not in argument and not argument.startswith("."):
+                continue  # another package (spacy, gradio, ...)
+            seen += 1
+            found = re.fullmatch(allowed, argument)
+            named = {name for group in "abc" if found and found.group(group) for name in found.group(group).split(",")}
+            if found is None or not named - {"{extra}"} <= extras:
+                wrong.append(f"{path.relative_to(ROOT)}: pip install {argument}")
+    assert seen >= 10 and not wrong, "install lines off the story:\n" + "\n".join(wrong)

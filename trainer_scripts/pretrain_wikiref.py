@@ -33,6 +33,7 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from trainer_scripts.common import (
@@ -130,7 +131,8 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
     results = TrainingResults.for_pretraining(
         script="pretrain_wikiref", run=info, recipe=recipe, base_model=base, objective=model.config.objective,
         pretraining=PretrainingResults(
-            dataset=data_args.dataset, recipe=recipe, objective=model.config.objective,
+            dataset=data_args.dataset, dataset_source="folder" if Path(data_args.dataset).is_dir() else "hub",
+            recipe=recipe, objective=model.config.objective,
             examples={"train": len(train_rows), "validation": len(validation_rows)}, windows=len(windows),
             hyperparameters=hyperparameters(training_args, processor.max_length), steps=output.global_step,
             train_loss=output.training_loss, validation=validation, test=test,
