@@ -168,3 +168,42 @@ def test_one_install_story():
             if found is None or not named - {"{extra}"} <= extras:
                 wrong.append(f"{path.relative_to(ROOT)}: pip install {argument}")
     assert seen >= 10 and not wrong, "install lines off the story:\n" + "\n".join(wrong)
+
+
+def recipe_table() -> str:
+    """docs/training.md's table of the shipped recipes, made from the recipe files: one row per option a recipe sets
+    (``-`` where it leaves the script's default), one column per recipe and stage."""
+    from trainer_scripts.recipes import STAGES, available_recipes, format_setting, load_recipe
+
+    recipes = [load_recipe(name) for name in available_recipes()]
+    columns = [(recipe, stage) for recipe in recipes for stage in STAGES]
+    options = list(dict.fromkeys(option for recipe, stage in columns for option in recipe.settings(stage)))
+    stage_names = {"pretrain": "pre-training", "finetune": "fine-tuning"}
+    lines = ["| option | " + " | ".join(f"`{recipe.name}`: {stage_names[stage]}" for recipe, stage in columns) + " |",
+             "|---" * (len(columns) + 1) + "|"]
+    for option in options:
+        cells = [f"`{format_setting(recipe.settings(stage)[option])}`" if option in recipe.settings(stage) else "-"
+                 for recipe, stage in columns]
+        lines.append(f"| `--{option}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_training_page_states_the_recipes_as_the_files_define_them():
+    """The recipe table of docs/training.md is the recipe files' (it cannot drift from them: a changed recipe fails
+    here with the table to paste), the selection rule among its rows; the prose names each recipe's settings as
+    the files give them, and no longer calls the paper's settings the defaults of every run."""
+    from trainer_scripts.recipes import load_recipe
+
+    text = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    table = recipe_table()
+    assert table in text, f"docs/training.md's recipe table differs from the recipe files; it reads:\n{table}"
+    assert "| `--selection` |" in table
+    encoder = load_recipe("sentence-encoder").settings("finetune")
+    paper = load_recipe("paper").settings("finetune")
+    scripts = text.split("## Training scripts", 1)[1].split("### Recipes", 1)[0]
+    assert (f"encoder lr {encoder['learning_rate']:.0e}".replace("e-0", "e-") in scripts
+            and f"batches of {encoder['per_device_train_batch_size']} windows" in scripts
+            and f"{encoder['num_train_epochs']} epoch and the `{encoder['selection']}` selection rule" in scripts)
+    assert (f"lr {paper['learning_rate']:.0e}".replace("e-0", "e-") in scripts
+            and f"{paper['num_train_epochs']} epochs of {paper['per_device_train_batch_size']} windows" in scripts)
+    assert "as defaults (Adam lr 3e-5" not in text
