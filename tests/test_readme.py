@@ -365,6 +365,7 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "wikiref duc evaluate --dataset duc/2006 --baseline all --model runs/qbert":
             Entry("parse", "needs a fine-tuned model folder: tests/trainer_scripts/test_evaluate_duc.py scores a tiny "
                            "model beside the baselines"),
+        "wikiref duc evaluate --dataset duc/2006 --baseline all --summaries my_system.jsonl": Entry(),
         "python: import evaluate": Entry(),
         "python: from wikiref_dataset.rouge import RougeConfig, RougeScorer, rouge": Entry(),
         "wikiref rouge items.jsonl": Entry(),
