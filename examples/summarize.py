@@ -4,7 +4,9 @@
     python examples/summarize.py org/qbert-wikiref              # a Hub copy (custom code: trust_remote_code)
 
 One document is summarized with the WikiRef rule (sentences above the tuned threshold, no repeated trigram); several
-documents with the DUC rule (rank across documents, skip redundant sentences, 250 words).
+documents with the model's cluster rule, 250 words: the rule it was fine-tuned with (`config.cluster_selection`), `ilp`
+(bigram concept coverage) for the shipped encoder's `sentence-encoder` recipe, the paper's `duc` rule (rank across
+documents, skip redundant sentences) for the `paper` recipe. Each summary is printed under the rule that chose it.
 """
 
 import sys

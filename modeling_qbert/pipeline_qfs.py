@@ -70,14 +70,22 @@ def is_qbert_processor(processor: Any) -> bool:
                                                         for cls in type(processor).__mro__)
 
 
+def _input_mappings(inputs: Any) -> bool:
+    """Whether ``inputs`` is one input mapping or a non-empty list of them (not a query, which is a string or a list of
+    level strings)."""
+    return isinstance(inputs, Mapping) or (isinstance(inputs, list) and bool(inputs)
+                                           and all(isinstance(item, Mapping) for item in inputs))
+
+
 class QueryFocusedSummarizationPipeline(Pipeline):
     r"""
     Extractive query-focused summarization with a [`QBertForSentenceScoring`] model and its [`QBertProcessor`].
 
     Call with `query` (a string or a list of levels) and `documents` (a list of documents, each text, a list of
-    sentences or a DUC document mapping; a single string is one document), or with one input mapping
-    `{"query": …, "documents": […]}` or a list of them. A DUC row works as it is, and so does a WikiRef row
-    (`{"query": …, "document": […]}`).
+    sentences or a DUC document mapping; a single string is one document), positionally as transformers' pipelines
+    take two inputs (`summarize(query, documents)`) or by keyword (`summarize(query=…, documents=…)`), or with one
+    input mapping `{"query": …, "documents": […]}` or a list of them. A DUC row works as it is, and so does a WikiRef
+    row (`{"query": …, "document": […]}`).
 
     Parameters (at construction or per call):
         selection (`str`, defaults to `"auto"`): `"wikiref"`, a cluster rule (`"duc"`, `"mmr"`, `"ilp"`), or
@@ -122,14 +130,35 @@ class QueryFocusedSummarizationPipeline(Pipeline):
             self._forward_params.setdefault("window_batch_size", int(self._batch_size))
             self._batch_size = None
 
-    def __call__(self, inputs: Any = None, *, query: Any = None, documents: Any = None, document: Any = None,
+    def __call__(self, inputs: Any = None, documents: Any = None, *, query: Any = None, document: Any = None,
                  **kwargs) -> dict[str, Any] | list[dict[str, Any]]:
-        if inputs is None:
-            if query is None or (documents is None and document is None):
-                raise ValueError("pass query= and documents= (or document=), or one input mapping")
-            if documents is None:
-                documents = [document]
-            inputs = {"query": query, "documents": documents}
+        """Summarize ``documents`` for a query, in the forms transformers' pipelines take their inputs: positionally,
+        ``summarize(query, documents)`` (as the question-answering pipeline takes ``(question, context)``); by keyword,
+        ``summarize(query=…, documents=…)`` (or ``document=`` for one); one input mapping ``{"query": …,
+        "documents": […]}``; or a list of such mappings (a list of results).
+
+        Raises:
+            ValueError: the query or the documents are missing, or given twice (one line saying which).
+        """
+        if documents is not None or document is not None:
+            if documents is not None and document is not None:
+                raise ValueError("give documents= or document=, not both")
+            if inputs is not None:  # summarize(query, documents): the first argument is the query
+                if query is not None:
+                    raise ValueError("the query is given twice: positionally and as query=")
+                if _input_mappings(inputs):
+                    raise ValueError("an input mapping holds its own documents: pass it alone, or pass "
+                                     "(query, documents)")
+                query = inputs
+            if query is None:
+                raise ValueError("documents without a query: pass (query, documents) or query= and documents=")
+            inputs = {"query": query, "documents": documents if documents is not None else [document]}
+        elif inputs is None:
+            raise ValueError("pass (query, documents), query= and documents= (or document=), one input mapping or a "
+                             "list of them")
+        elif query is not None or not _input_mappings(inputs):
+            raise ValueError("a query without documents: pass (query, documents), query= and documents=, or an input "
+                             "mapping {'query': ..., 'documents': [...]}")
         if "batch_size" in kwargs:  # inputs are not batched together; their windows are
             kwargs["window_batch_size"] = kwargs.pop("batch_size")
         return super().__call__(inputs, **kwargs)

@@ -200,7 +200,7 @@ def split_into_sentences(text: str) -> list[str]:
         if (error.name or "").split(".")[0] in ("spacy", "thinc"):
             raise ImportError(
                 "splitting a raw-text document into sentences needs spaCy: pip install spacy "
-                "(or pass the document as a list of sentences)"
+                "(or pass the document as a list of sentences)", name=error.name
             ) from None
         raise ImportError(
             f"splitting a raw-text document into sentences needs the project's sentence splitter ({error}); this "

@@ -134,3 +134,76 @@ def test_experiments_page_keeps_the_runner_section():
     """docs/experiments.md documents the experiments runner under this heading."""
     text = (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
     assert re.search(r"^## Running the paper's experiments$", text, re.M)
+
+
+def test_one_install_story():
+    """Every install line of the pages, the card template and the code's messages tells the same story: the project
+    is not on a package index, so it is installed from its repository (``"wikiref @ git+URL"``, ``"wikiref[extra] @
+    git+URL"``) or a checkout (``pip install .``, ``".[extra]"``); ``"wikiref[extra]"`` alone adds an extra to an
+    installed wikiref (pip keeps the installed one and fetches only the extra's packages). A bare ``pip install
+    wikiref`` would fetch another project, or nothing."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    repository, extras = project["urls"]["Repository"], set(project["optional-dependencies"])
+    url = re.escape(repository)
+    allowed = rf"wikiref(\[(?P<a>[\w,{{}}]+)\])? @ git\+{url}|\.(\[(?P<b>[\w,]+)\])?|wikiref\[(?P<c>[\w,{{}}]+)\]"
+    sources = [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "docs").glob("*.md"))]
+    sources += [path for package in PACKAGES for path in sorted((ROOT / package).rglob("*"))
+                if path.suffix in (".py", ".md") and "__pycache__" not in path.parts]
+    wrong, seen = [], 0
+    for path in sources:
+        text = path.read_text(encoding="utf-8").replace('\\"', '"')
+        quoted = r"(?P<quote>[\"'])(?P<quoted>[^\"'\n]*)(?P=quote)"
+        for match in re.finditer(rf"pip install (?:-\S+ )*(?:{quoted}|(?P<bare>[^\s`\"')]+))", text):
+            argument = match.group("quoted") if match.group("quote") else match.group("bare")
+            if "wikiref" not in argument and not argument.startswith("."):
+                continue  # another package (spacy, gradio, ...)
+            seen += 1
+            found = re.fullmatch(allowed, argument)
+            named = {name for group in "abc" if found and found.group(group) for name in found.group(group).split(",")}
+            if found is None or not named - {"{extra}"} <= extras:
+                wrong.append(f"{path.relative_to(ROOT)}: pip install {argument}")
+    assert seen >= 10 and not wrong, "install lines off the story:\n" + "\n".join(wrong)
+
+
+def recipe_table() -> str:
+    """docs/training.md's table of the shipped recipes, made from the recipe files: one row per option a recipe sets
+    (``-`` where it leaves the script's default), one column per recipe and stage."""
+    from trainer_scripts.recipes import STAGES, available_recipes, format_setting, load_recipe
+
+    recipes = [load_recipe(name) for name in available_recipes()]
+    columns = [(recipe, stage) for recipe in recipes for stage in STAGES]
+    options = list(dict.fromkeys(option for recipe, stage in columns for option in recipe.settings(stage)))
+    stage_names = {"pretrain": "pre-training", "finetune": "fine-tuning"}
+    lines = ["| option | " + " | ".join(f"`{recipe.name}`: {stage_names[stage]}" for recipe, stage in columns) + " |",
+             "|---" * (len(columns) + 1) + "|"]
+    for option in options:
+        cells = [f"`{format_setting(recipe.settings(stage)[option])}`" if option in recipe.settings(stage) else "-"
+                 for recipe, stage in columns]
+        lines.append(f"| `--{option}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_training_page_states_the_recipes_as_the_files_define_them():
+    """The recipe table of docs/training.md is the recipe files' (it cannot drift from them: a changed recipe fails
+    here with the table to paste), the selection rule among its rows; the prose names each recipe's settings as
+    the files give them, and no longer calls the paper's settings the defaults of every run."""
+    from trainer_scripts.recipes import load_recipe
+
+    text = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    table = recipe_table()
+    assert table in text, f"docs/training.md's recipe table differs from the recipe files; it reads:\n{table}"
+    assert "| `--selection` |" in table
+    encoder = load_recipe("sentence-encoder").settings("finetune")
+    paper = load_recipe("paper").settings("finetune")
+    scripts = text.split("## Training scripts", 1)[1].split("### Recipes", 1)[0]
+    assert (f"encoder lr {encoder['learning_rate']:.0e}".replace("e-0", "e-") in scripts
+            and f"batches of {encoder['per_device_train_batch_size']} windows" in scripts
+            and f"{encoder['num_train_epochs']} epoch and the `{encoder['selection']}` selection rule" in scripts)
+    assert (f"lr {paper['learning_rate']:.0e}".replace("e-0", "e-") in scripts
+            and f"{paper['num_train_epochs']} epochs of {paper['per_device_train_batch_size']} windows" in scripts)
+    assert "as defaults (Adam lr 3e-5" not in text

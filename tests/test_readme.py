@@ -242,6 +242,12 @@ _PUSH = {
         Entry("parse", "publishes to the real Hub: tests/trainer_scripts/test_push_to_hub.py publishes to a local "
                        "Hub-compatible server"),
 }
+_INSTALL = {
+    'pip install "wikiref @ git+https://github.com/wikiref/wikiref"':
+        Entry("skip", "installs from the network (the project's future public address)"),
+    "pip install .": Entry("skip", "installs the dependencies from a package index: tests/test_install.py builds the "
+                                   "wheel it installs, offline, and checks what the wheel holds"),
+}
 # a "parse" entry whose reason starts so: the command runs, as written, on the page named next (the same key with
 # mode "run" in that page's table; test_a_command_run_on_another_page_runs_there checks it)
 SAME_AS = "runs verbatim on "
@@ -263,10 +269,11 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         **_BUILD,
         "python: import datasets": Entry(),
         **_PRETRAIN, **_FINETUNE, **_DUC, **_PUSH, **_APP,
-        "pip install wikiref": Entry("skip", "installs from a package index; the core install without the build "
-                                             "extra is tests/trainer_scripts/test_training_stack.py's"),
-        'pip install "wikiref[build]"': Entry("skip", "installs from a package index (make demo/make test install "
-                                                      "every extra)"),
+        **_INSTALL,
+        'pip install ".[build]"': Entry("skip", "installs the build extra's packages from a package index (make "
+                                                "demo/make test install every extra)"),
+        'pip install "wikiref[build]"': Entry("skip", "adds the build extra's packages to an installed wikiref, from a "
+                                                      "package index (make demo/make test install every extra)"),
     },
     "docs/building.md": {
         "wikiref statements enwiki-pages-articles.xml.bz2 --out build/statements --tasks 4 --workers 4":
@@ -358,6 +365,7 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
         "wikiref duc evaluate --dataset duc/2006 --baseline all --model runs/qbert":
             Entry("parse", "needs a fine-tuned model folder: tests/trainer_scripts/test_evaluate_duc.py scores a tiny "
                            "model beside the baselines"),
+        "wikiref duc evaluate --dataset duc/2006 --baseline all --summaries my_system.jsonl": Entry(),
         "python: import evaluate": Entry(),
         "python: from wikiref_dataset.rouge import RougeConfig, RougeScorer, rouge": Entry(),
         "wikiref rouge items.jsonl": Entry(),
@@ -431,7 +439,8 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
     },
     "docs/publishing.md": {
         **_PUSH,
-        'pip install "wikiref @ git+https://github.com/wikiref/wikiref"':
+        **_INSTALL,
+        'pip install "wikiref[build] @ git+https://github.com/wikiref/wikiref"':
             Entry("skip", "installs from the network (the project's future public address)"),
         "python trainer_scripts/model_card.py --results outputs/qbert-duc/results.json --model_repo org/qbert-wikiref "
         "--output README.md": Entry("parse", "needs a fine-tuning run's results.json: tests/trainer_scripts/"

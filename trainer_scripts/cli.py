@@ -210,11 +210,12 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
     rescore = add_subcommand(
         commands, "rescore", help="choose summaries again from saved sentence scores and score them, in seconds",
         description="Choose every test cluster's summary again from the sentence scores that fine-tuning units saved "
-                    "(wikiref experiments, finetune_duc.py: sentence_scores.jsonl), with other selection rules, the "
-                    "seeds' scores averaged or another signal mixed in, and score the summaries with the official "
-                    "DUC settings: the levers that change no weight, measured without retraining. Units that differ "
-                    "only in fold and seed are one group; each seed's folds are pooled and scored per year. Under "
-                    "each rule, QUERY-SIM and LEAD chosen by the same rule stand beside the model (QUERY-SIM (ILP)). "
+                    "(wikiref experiments' units, finetune_duc.py's --output_dir: sentence_scores.jsonl), with other "
+                    "selection rules, the seeds' scores averaged or another signal mixed in, and score the summaries "
+                    "with the official DUC settings: the levers that change no weight, measured without retraining. "
+                    "Units that differ only in fold and seed are one group; each seed's folds are pooled and scored "
+                    "per year. Under each rule, QUERY-SIM and LEAD chosen by the same rule stand beside the model "
+                    "(QUERY-SIM (ILP)). "
                     "Prints a table (mean ± std over the seeds [95% interval of the median seed's run]); --out writes "
                     "rescore.md and rescore.json.",
         example=["wikiref rescore runs --duc_dirs duc/2006 --selection duc mmr ilp --average_seeds",
@@ -222,7 +223,8 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
                  "position:0.1 --out rescored"],
         func=run_rescore, writes=("out",))
     rescore.add_argument("runs", nargs="+", metavar="RUN",
-                         help="a wikiref experiments --out folder, its units/ folder, or unit folders")
+                         help="a wikiref experiments --out folder, its units/ folder, unit folders, or finetune_duc.py "
+                              "--output_dir folders (or a folder holding them)")
     rescore.add_argument("--duc_dirs", nargs="+", metavar="DIR",
                          help="the converted DUC years the units tested on (default: the folders their command names)")
     rules = ("duc", "mmr", "ilp")  # selection.CLUSTER_RULES, written here for a parser without the ROUGE engine's import

@@ -477,7 +477,7 @@ class EvaluateArguments:
         "metavar": "FILE_OR_DIR",
         "help": "System summaries: JSON lines {topic_id, summary[, system]} or a DUC peer folder."})
     model: str | None = field(default=None, metadata={
-        "metavar": "DIR", "help": "A Q-BERT model folder (with --baseline: the model beside the baselines)."})
+        "metavar": "DIR", "help": "A Q-BERT model folder (with --baseline and/or --summaries: one table)."})
     selection: list[str] = field(default_factory=list, metadata={"metavar": "RULE", "help": SELECTION_HELP})
     out: str | None = field(default=None, metadata={
         "metavar": "RESULTS.json", "aliases": ["--output"], "help": "Write every score (0-1 scale) as JSON."})
@@ -486,11 +486,12 @@ class EvaluateArguments:
     quiet: bool = field(default=False, metadata={"help": "No progress bars."})
 
 
-def check_arguments(arguments: Any, converter: str = "wikiref duc convert") -> None:
-    """Refuse a command line that names no dataset, no system or systems that do not go together (``--summaries``
-    goes alone; ``--baseline`` may go with ``--model``), an unknown baseline, or an unknown or pointless
-    ``--selection`` rule (the options of :class:`EvaluateArguments`, or of ``evaluate_qfs.py``'s arguments, whose
-    folders ``converter`` writes).
+def check_arguments(arguments: Any, converter: str = "wikiref duc convert", summaries_beside: bool = True) -> None:
+    """Refuse a command line that names no dataset, no system or systems that do not go together (with
+    ``summaries_beside`` false, as ``wikiref qfs evaluate`` has it, ``--summaries`` goes alone; otherwise any of
+    ``--baseline``, ``--summaries`` and ``--model`` go together, rows of one table as Table VI puts other systems
+    beside the baselines and the model), an unknown baseline, or an unknown or pointless ``--selection`` rule (the
+    options of :class:`EvaluateArguments`, or of ``evaluate_qfs.py``'s arguments, whose folders ``converter`` writes).
 
     Raises:
         EvaluationError: in one line.
@@ -498,9 +499,13 @@ def check_arguments(arguments: Any, converter: str = "wikiref duc convert") -> N
     if not arguments.dataset:
         raise EvaluationError(f"--dataset is required: a folder written by `{converter}`")
     given = [name for name in ("baseline", "summaries", "model") if getattr(arguments, name)]
-    if not given or (len(given) > 1 and "summaries" in given):
-        raise EvaluationError("give exactly one of --baseline, --summaries, --model (or --baseline with --model)"
-                              + (f" (got {', '.join('--' + name for name in given)})" if given else ""))
+    if not given:
+        raise EvaluationError("give the systems to score: --baseline, --summaries, --model"
+                              + (" (several together: one table)" if summaries_beside else
+                                 " (--summaries alone, or --baseline with --model)"))
+    if not summaries_beside and len(given) > 1 and "summaries" in given:
+        raise EvaluationError("give --summaries alone, or --baseline with --model (got "
+                              f"{', '.join('--' + name for name in given)})")
     from wikiref_dataset.baselines import baseline_key
 
     arguments.baseline = [baseline_key(name) for name in arguments.baseline]  # query_sim is query-sim
@@ -508,7 +513,7 @@ def check_arguments(arguments: Any, converter: str = "wikiref duc convert") -> N
     if unknown:
         raise EvaluationError(f"--baseline: unknown {', '.join(map(repr, unknown))}: choose from "
                               f"{', '.join(BASELINE_CHOICES)}")
-    if arguments.selection and arguments.summaries:
+    if arguments.selection and arguments.summaries and not (arguments.baseline or arguments.model):
         raise EvaluationError("--selection chooses the sentences of the baselines and the model; summaries given "
                               "with --summaries are scored as they are")
     compared_rules(arguments.selection)
@@ -542,23 +547,26 @@ def _run(args: EvaluateArguments) -> int:
     except DucError as error:
         raise EvaluationError(str(error)) from None
     rows = [row for year in years for row in year.scorable]
-    if args.summaries:
-        found = SystemSummaries(read_summaries(args.summaries))
-        known = {row["topic_id"] for year in years for row in year.rows}
-        for system, summaries in found.summaries.items():
-            unknown = sorted(set(summaries) - known)
-            if unknown and len(unknown) == len(summaries):
-                raise EvaluationError(
-                    f"{args.summaries}: system {system!r}: none of its {len(summaries)} summaries is for a topic of "
-                    f"{', '.join(f'DUC {year.year}' for year in years)} (e.g. {unknown[0]}); give the year its "
-                    "summaries are for")
-            if unknown:
-                logger.warning("system %r: %d summaries for topics not in the datasets ignored (e.g. %s)",
-                               system, len(unknown), unknown[0])
-    else:
-        found = generated_rows(args, rows, progress)
+    given = SystemSummaries(read_summaries(args.summaries)) if args.summaries else SystemSummaries()
+    known = {row["topic_id"] for year in years for row in year.rows}
+    for system, summaries in given.summaries.items():
+        unknown = sorted(set(summaries) - known)
+        if unknown and len(unknown) == len(summaries):
+            raise EvaluationError(
+                f"{args.summaries}: system {system!r}: none of its {len(summaries)} summaries is for a topic of "
+                f"{', '.join(f'DUC {year.year}' for year in years)} (e.g. {unknown[0]}); give the year its "
+                "summaries are for")
+        if unknown:
+            logger.warning("system %r: %d summaries for topics not in the datasets ignored (e.g. %s)",
+                           system, len(unknown), unknown[0])
+    # the baselines and the model are chosen here; --summaries rows come after them, scored as they are
+    generated = generated_rows(args, rows, progress) if args.baseline or args.model else SystemSummaries()
+    clash = sorted(set(given.summaries) & set(generated.summaries))
+    if clash:
+        raise EvaluationError(f"{args.summaries}: system {clash[0]!r} has the name of a row of --baseline/--model; "
+                              "name it otherwise (the 'system' field, or the peer files' id)")
+    found = SystemSummaries().extend(generated).extend(given)
     systems = found.summaries
-    generated = not args.summaries
 
     evaluation = evaluate_systems(years, systems, rules=found.rules)
     print(f"ROUGE recall x100 with the official DUC settings ({evaluation.settings}); 95% confidence intervals "
@@ -568,11 +576,11 @@ def _run(args: EvaluateArguments) -> int:
         print(f"\n{RULES_NOTE}")
     if args.out:
         Path(args.out).write_text(json.dumps(evaluation.to_dict(), indent=1) + "\n", encoding="utf-8")
-    if args.save_summaries and generated:
-        write_summaries(Path(args.save_summaries), systems)
+    if args.save_summaries and generated.summaries:
+        write_summaries(Path(args.save_summaries), generated.summaries)
     scored = sum(values is not None for by_year in evaluation.scores.values() for values in by_year.values())
     clusters = ", ".join(f"DUC {year.year}: {len(year.scorable)} clusters" for year in years)
-    wrote = [path for path in (args.out, args.save_summaries if generated else None) if path]
+    wrote = [path for path in (args.out, args.save_summaries if generated.summaries else None) if path]
     print(f"\n{len(evaluation.scores)} system(s) scored ({scored} system-year results; {clusters})"
           + (f"; wrote {', '.join(wrote)}" if wrote else ""), file=sys.stderr)
     return 0

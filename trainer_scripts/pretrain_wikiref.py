@@ -12,8 +12,10 @@ F1 (`selection.tune_threshold`), and report ROUGE-1/2/L F1 of the selected sente
 (validation, and test when present, with the validation threshold). The tuned threshold is stored in the model's
 config (`selection_threshold`), so the pipeline uses it.
 
-Optimiser defaults are the paper's (lr 3e-5, β 0.9/0.999, weight decay 0.01, linear decay); epochs and batch size
-are options (the paper searched {3, 4} and {24, 32}). ``--subnetwork_method iterative`` prunes the encoder matrices
+The script's own defaults are the paper's optimiser (lr 3e-5, β 0.9/0.999, weight decay 0.01, linear decay; 3 epochs of
+32 windows); the training recipe chosen for the encoder (``--recipe``, ``trainer_scripts/recipes/``) replaces some:
+the shipped MiniLM's ``sentence-encoder`` recipe trains at lr 2e-5 in batches of 16 windows with bf16 autocast. The
+command line overrides both (docs/training.md, "Recipes"). ``--subnetwork_method iterative`` prunes the encoder matrices
 during this training with the cubic schedule of Zhu & Gupta (Table IX's iterative identification): by default from
 100% to ``--subnetwork_fraction`` trainable over the first 75% of the run's optimizer steps, updating every
 max(1, steps // 100) steps (``--subnetwork_end_step`` / ``--subnetwork_update_frequency`` set them; a run that ends
@@ -33,6 +35,7 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from trainer_scripts.common import (
@@ -130,7 +133,8 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
     results = TrainingResults.for_pretraining(
         script="pretrain_wikiref", run=info, recipe=recipe, base_model=base, objective=model.config.objective,
         pretraining=PretrainingResults(
-            dataset=data_args.dataset, recipe=recipe, objective=model.config.objective,
+            dataset=data_args.dataset, dataset_source="folder" if Path(data_args.dataset).is_dir() else "hub",
+            recipe=recipe, objective=model.config.objective,
             examples={"train": len(train_rows), "validation": len(validation_rows)}, windows=len(windows),
             hyperparameters=hyperparameters(training_args, processor.max_length), steps=output.global_step,
             train_loss=output.training_loss, validation=validation, test=test,

@@ -112,15 +112,15 @@ class QfsEvaluateArguments:
 
 
 def check_arguments(arguments: QfsEvaluateArguments) -> None:
-    """Refuse a command line without a dataset, without exactly one kind of system (as ``wikiref duc evaluate``
-    does), or with an unknown value.
+    """Refuse a command line without a dataset, without systems, with ``--summaries`` beside other systems (which
+    ``wikiref duc evaluate`` allows), or with an unknown value.
 
     Raises:
         EvaluationError: in one line.
     """
     from trainer_scripts.duc_evaluation import check_arguments as check_systems
 
-    check_systems(arguments, converter="wikiref qfs convert")
+    check_systems(arguments, converter="wikiref qfs convert", summaries_beside=False)
     if arguments.value not in VALUE_CHOICES:
         raise EvaluationError(f"--value: expected one of {', '.join(VALUE_CHOICES)}, got {arguments.value!r}")
 

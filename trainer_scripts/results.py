@@ -322,6 +322,9 @@ class PretrainingResults(Record):
     """``results["pretraining"]``: WikiRef pre-training (``pretrain_wikiref.py``), or the one the starting model had."""
 
     dataset: str | None = None
+    dataset_source: str | None = field(default=None, metadata={"omit_none": True})
+    """Where ``dataset`` was loaded from: ``"folder"`` (a local folder) or ``"hub"`` (a Hub id); absent from results
+    written before it was recorded. The model card names a Hub dataset by its id and a folder by its own name only."""
     recipe: RecipeRecord | None = field(default=None, metadata=_record(RecipeRecord))
     objective: str | None = None
     examples: dict[str, int] | None = None

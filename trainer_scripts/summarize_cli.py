@@ -2,10 +2,11 @@
 
     wikiref summarize --model runs/qbert --query "Barack Obama" --query "Early life" page1.txt page2.txt
 
-Each FILE is one document (UTF-8 text, split into sentences with the project's splitter; ``--sentences-per-line``
-takes every non-empty line as a sentence; ``-`` reads standard input). One document is summarized with the WikiRef
-rule, several with the model's cluster rule (its ``config.cluster_selection``: the DUC rule unless it was trained
-with another; ``--selection`` overrides). The summary goes to standard output (``--json``: the
+Each FILE is one document (UTF-8 text, split into sentences with the project's splitter, which needs spaCy, the
+``build`` extra; ``--sentences-per-line`` takes every non-empty line as a sentence; ``-`` reads standard input). One
+document is summarized with the WikiRef rule, several with the model's cluster rule (its ``config.cluster_selection``:
+the rule it was fine-tuned with, the paper's DUC rule unless its recipe or ``--selection`` chose another, as the
+shipped encoder's ``sentence-encoder`` recipe chooses ILP; ``--selection`` overrides). The summary goes to standard output (``--json``: the
 scored sentences too); progress and a closing line go to standard error.
 
 This module imports only the standard library at import time: the ``wikiref`` command builds its parser on every
@@ -32,6 +33,27 @@ class SummarizeError(CliError):
     """A user-facing error: printed as one line, exit status 2."""
 
 
+SPLITTER_MODULES = ("spacy", "thinc")
+SPLITTER_MISSING = ('raw text needs the sentence splitter, spaCy, which is the build extra: pip install "wikiref[build]" '
+                    "(or pass --sentences-per-line, one sentence per line)")
+"""Why a raw-text FILE cannot be summarized without spaCy. spaCy stays in the ``build`` extra rather than the core: it
+brings a dozen packages of its own (thinc, blis, srsly, cymem, preshed, weasel, typer, ...) for this one job of the
+core, splitting raw text, which sentences already split (``--sentences-per-line``), the training scripts and the DUC
+evaluation do without."""
+
+
+def check_sentence_splitter() -> None:
+    """Refuse raw text at once, before the model loads, where the sentence splitter cannot be imported.
+
+    Raises:
+        SummarizeError: spaCy is not installed (one line naming the extra and ``--sentences-per-line``).
+    """
+    import importlib.util
+
+    if any(importlib.util.find_spec(name) is None for name in SPLITTER_MODULES):
+        raise SummarizeError(SPLITTER_MISSING)
+
+
 def add_summarize_parser(commands: Any) -> argparse.ArgumentParser:
     """Add the ``summarize`` subcommand to ``commands`` (the object ``add_subparsers`` returns)."""
     parser = add_subcommand(
@@ -49,7 +71,7 @@ def add_summarize_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--query", required=True, action="append", metavar="LEVEL",
                         help="the query; repeat for its levels: title, section, subsection …")
     parser.add_argument("--sentences-per-line", action="store_true",
-                        help="every non-empty line is one sentence (no sentence splitting)")
+                        help="every non-empty line is one sentence (no sentence splitting, so no spaCy needed)")
     parser.add_argument("--selection", choices=SELECTIONS, default="auto",
                         help="selection rule: wikiref (threshold + trigram blocking), duc (250 words, bigram "
                              "redundancy), mmr (maximal marginal relevance), ilp (bigram concept coverage, integer "
@@ -111,6 +133,8 @@ def _summarize(args: argparse.Namespace) -> int:
         raise SummarizeError("--query is empty: give the topic or question to summarize for (repeat --query for its "
                              "levels)")
     documents = read_documents(args.files, args.sentences_per_line)
+    if not args.sentences_per_line:
+        check_sentence_splitter()
     if args.max_words <= 0 or args.batch_size <= 0:
         raise SummarizeError("--max-words and --batch-size must be positive")
     from wikiref_dataset.selection import check_settings
@@ -148,6 +172,8 @@ def _summarize(args: argparse.Namespace) -> int:
     try:
         result = summarize(query=list(args.query), documents=documents, **options)
     except ImportError as err:  # raw text needs the project's sentence splitter
+        if (err.name or "").split(".")[0] in SPLITTER_MODULES:
+            raise SummarizeError(SPLITTER_MISSING) from None
         raise SummarizeError(str(err)) from None
 
     if args.json:
@@ -161,4 +187,4 @@ def _summarize(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_summarize_parser", "run_summarize", "read_documents", "SummarizeError"]
+__all__ = ["add_summarize_parser", "run_summarize", "read_documents", "check_sentence_splitter", "SummarizeError"]

@@ -70,28 +70,33 @@ def read_jsonl_items(path: Path) -> tuple[list[str], list[list[str]], list[str]]
 
 
 def read_filelist(path: Path) -> tuple[list[str], list[list[str]], list[str]]:
-    """ROUGE-1.5.5's ``-z SPL`` file list: each line ``system_file ref_file_1 … ref_file_k``, relative paths taken
-    from the list's folder. Texts are read byte for byte as UTF-8 (no normalisation), as ROUGE reads them."""
+    """ROUGE-1.5.5's ``-z SPL`` file list: each line ``system_file ref_file_1 … ref_file_k``; blank lines and lines
+    starting with ``#`` are skipped, and each item's id is its place among the pairs (ROUGE's evaluation id). The paths
+    are used as given, so relative ones are read from the working directory, as ROUGE-1.5.5 opens them (``-z`` takes
+    each path from the list, with no root before it). Texts are read byte for byte as UTF-8 (no normalisation), as
+    ROUGE reads them."""
     systems, references, ids = [], [], []
-    base = path.parent
 
     def load(name: str, line_number: int) -> str:
-        file = (base / name) if not Path(name).is_absolute() else Path(name)
+        file = Path(name)
         try:
             return file.read_bytes().decode("utf-8", errors="replace")
         except OSError as err:
-            raise CliError(f"{path}:{line_number}: cannot read {file} ({err.strerror})") from None
+            beside = not file.is_absolute() and (path.parent / file).is_file() and path.parent.resolve() != Path.cwd()
+            hint = (f"; paths are read from the working directory, as ROUGE-1.5.5 reads them, and {name} is beside "
+                    f"the list: run from {path.parent}" if beside else "")
+            raise CliError(f"{path}:{line_number}: cannot read {file} ({err.strerror}){hint}") from None
 
     with open(path, encoding="utf-8") as handle:
         for line_number, line in enumerate(handle, start=1):
             names = line.split()
-            if not names:
+            if not names or line.startswith("#"):
                 continue
             if len(names) < 2:
                 raise CliError(f"{path}:{line_number}: expected 'system_file reference_file...', got {line.strip()!r}")
             systems.append(load(names[0], line_number))
             references.append([load(name, line_number) for name in names[1:]])
-            ids.append(str(line_number))
+            ids.append(str(len(systems)))
     if not systems:
         raise CliError(f"{path}: no items")
     return systems, references, ids
@@ -214,7 +219,9 @@ def add_rouge_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentP
                  "--per-item"],
         func=run_rouge)
     rouge.add_argument("input", help="JSON lines {prediction, references} or, with --filelist, a ROUGE -z SPL list")
-    rouge.add_argument("--filelist", action="store_true", help="input is 'system_file ref_file...' per line")
+    rouge.add_argument("--filelist", action="store_true",
+                       help="input is 'system_file ref_file...' per line (ROUGE's -z SPL list; relative paths from the "
+                            "working directory, as ROUGE-1.5.5 reads them)")
     rouge.add_argument("--rouge-args", help='ROUGE-1.5.5 options, e.g. "-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0"')
     rouge.add_argument("--stopwords", help="stop-word list for -s (one word per line)")
     rouge.add_argument("--per-item", action="store_true", help="also print every item's scores")

@@ -32,12 +32,21 @@ def test_load_wikiref(demo_wikiref, tmp_path):
     assert usage.returncode != 0 and "usage:" in usage.stderr
 
 
-def test_summarize(tiny_qbert_dir):
-    result = run(sys.executable, str(EXAMPLES / "summarize.py"), str(tiny_qbert_dir))
+@pytest.mark.parametrize("rule", ["duc", "ilp"])
+def test_summarize(tiny_qbert_dir, tmp_path, rule):
+    """The example on a model fine-tuned with the paper's rule and on one fine-tuned with the `sentence-encoder`
+    recipe's (ILP): several documents are summarized with the model's own rule, as its docstring says."""
+    model = tmp_path / "model"
+    shutil.copytree(tiny_qbert_dir, model)
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, "cluster_selection": rule}))
+    result = run(sys.executable, str(EXAMPLES / "summarize.py"), str(model))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "1 document(s), wikiref rule:" in result.stdout
-    assert "2 document(s), duc rule:" in result.stdout
+    assert f"2 document(s), {rule} rule:" in result.stdout
     assert result.stdout.count("] ") >= 2  # selected sentences with their scores
+    docstring = (EXAMPLES / "summarize.py").read_text().split('"""')[1]
+    assert "the model's cluster rule" in docstring and f"`{rule}`" in docstring
 
 
 def test_duc_metric():

@@ -198,3 +198,28 @@ def test_pipeline_from_objects_and_processor_checks():
     _, other = build(pooling="mean")
     with pytest.raises(ValueError, match="pooling"):
         QueryFocusedSummarizationPipeline(model=model, processor=other, device=-1)
+
+
+def test_inputs_in_every_form_transformers_pipelines_take(summarize):
+    """`summarize(query, documents)` positionally (as the question-answering pipeline takes (question, context)), by
+    keyword, mixed, as one input mapping and as a list of them: the same summary; a missing or doubled part is one
+    ValueError saying which."""
+    query, documents = ["King", "Early life"], [DOCUMENT, SECOND]
+    expected = summarize(query=query, documents=documents)
+    assert summarize(query, documents) == expected
+    assert summarize(query, documents=documents) == expected
+    assert summarize(query, documents, selection="duc") == expected  # pipeline parameters as keywords beside them
+    assert summarize({"query": query, "documents": documents}) == expected
+    assert summarize([{"query": query, "documents": documents}, {"query": "war", "documents": [SECOND]}])[0] == expected
+    assert summarize("king", DOCUMENT)["sentences"] == summarize(query="king", documents=DOCUMENT)["sentences"]
+    assert summarize("king", document=DOCUMENT) == summarize(query="king", documents=[DOCUMENT])
+    with pytest.raises(ValueError, match="a query without documents"):
+        summarize(query)
+    with pytest.raises(ValueError, match="the query is given twice"):
+        summarize(query, documents, query=query)
+    with pytest.raises(ValueError, match="an input mapping holds its own documents"):
+        summarize({"query": query, "documents": documents}, documents)
+    with pytest.raises(ValueError, match="documents without a query"):
+        summarize(documents=documents)
+    with pytest.raises(ValueError, match="not both"):
+        summarize(query, documents, document=DOCUMENT)

@@ -118,7 +118,7 @@ BAD_INPUT = [
     ("duc convert {duc2006} --year 2004 --out out", 2, "argument --year: invalid choice: 2004"),
     ("duc convert {duc2006} --year 2006 --out mine", 2, "mine holds files this project did not write"),
     ("duc evaluate --dataset adir --baseline lead", 2, "adir: not a converted DUC dataset"),
-    ("duc evaluate --dataset adir", 2, "give exactly one of --baseline, --summaries, --model"),
+    ("duc evaluate --dataset adir", 2, "give the systems to score: --baseline, --summaries, --model"),
     ("duc evaluate --dataset adir --baseline foo", 2, "--baseline: unknown 'foo'"),
     # qfs convert / qfs evaluate
     ("qfs convert qmsum adir --out out", 2, "adir: not a QMSum release"),

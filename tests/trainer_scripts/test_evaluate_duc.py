@@ -284,6 +284,46 @@ def test_a_model_beside_the_baselines_under_its_rule_and_the_greedy_one(years, t
         summarize, rows, rule="mmr")
 
 
+def test_the_model_the_baselines_and_summaries_in_one_table(years, tmp_path, monkeypatch):
+    """Table VI's shape: `wikiref duc evaluate` with --baseline, --model and --summaries, run as a user runs it (the
+    console script, a fresh process): one table and one JSON file with the baselines' rows, the model's and the
+    summaries' (scored as they are, no rule), each with the numbers it has alone; a summaries system named as a
+    baseline's row is one error line."""
+    import os
+
+    folder = tmp_path / "tiny-qbert"
+    _tiny_qbert(folder)
+    summaries = tmp_path / "mine.jsonl"
+    summaries.write_text("".join(json.dumps({"topic_id": topic, "summary": "A ferry sank in the harbor fog.",
+                                             "system": "MINE"}) + "\n" for topic in ("D0601A", "D0602B")))
+    script = Path(sys.executable).with_name("wikiref")
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "trainer_scripts.cli"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "HF_DATASETS_CACHE": str(tmp_path / "hf")}
+    together = tmp_path / "together.json"
+    completed = subprocess.run([*command, "duc", "evaluate", "--dataset", years[2006], "--baseline", "lead",
+                                "query-sim", "--model", str(folder), "--summaries", str(summaries), "--out",
+                                str(together), "--quiet"], env=env, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    table = [line.split()[0] for line in completed.stdout.splitlines() if line.split()[:1]
+             and line.split()[0] in ("LEAD", "QUERY-SIM", "tiny-qbert", "MINE")]
+    assert table == ["LEAD", "QUERY-SIM", "tiny-qbert", "MINE"]
+    results = json.loads(together.read_text())
+    assert list(results["systems"]) == ["LEAD", "QUERY-SIM", "tiny-qbert", "MINE"]
+    assert results["rules"] == {"LEAD": "duc", "QUERY-SIM": "duc", "tiny-qbert": "duc"}  # summaries: no rule
+    alone = tmp_path / "alone.json"
+    assert main(["--dataset", years[2006], "--summaries", str(summaries), "--out", str(alone), "--quiet"]) == 0
+    assert json.loads(alone.read_text())["systems"]["MINE"] == results["systems"]["MINE"]
+    assert main(["--dataset", years[2006], "--baseline", "lead", "query-sim", "--out", str(alone), "--quiet"]) == 0
+    assert {name: results["systems"][name] for name in ("LEAD", "QUERY-SIM")} == json.loads(alone.read_text())["systems"]
+
+    summaries.write_text(summaries.read_text().replace('"MINE"', '"LEAD"'))
+    completed = subprocess.run([*command, "duc", "evaluate", "--dataset", years[2006], "--baseline", "lead",
+                                "--summaries", str(summaries), "--quiet"], env=env, capture_output=True, text=True,
+                               timeout=300)
+    assert completed.returncode == 2 and completed.stderr.count("\n") == 1
+    assert "system 'LEAD' has the name of a row of --baseline/--model" in completed.stderr
+
+
 def test_model_folder(years, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     folder = tmp_path / "tiny-qbert"
@@ -365,8 +405,8 @@ def test_wikiref_duc_evaluate_parses_like_the_hf_argument_parser(argv, datasets)
 @pytest.mark.parametrize("argv, message", [
     (["--baseline", "lead"], "--dataset is required"),
     (["--dataset", "{year}", "--baseline", "foo"], "--baseline: unknown 'foo': choose from lead, query-sim, oracle, all"),
-    (["--dataset", "{year}"], "give exactly one of --baseline, --summaries, --model (or --baseline with --model)"),
-    (["--dataset", "{year}", "--baseline", "lead", "--summaries", "s.jsonl"], "(got --baseline, --summaries)"),
+    (["--dataset", "{year}"], "give the systems to score: --baseline, --summaries, --model (several together: one "
+                              "table)"),
     (["--dataset", "{year}", "--baseline", "lead", "--selection", "duc", "best"],
      "--selection: unknown selection rule 'best'; choose one of duc, mmr, ilp"),
     (["--dataset", "{year}", "--summaries", "s.jsonl", "--selection", "ilp"],

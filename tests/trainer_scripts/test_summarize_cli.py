@@ -128,3 +128,39 @@ def test_importing_the_cli_module_does_not_import_transformers():
     code = "import sys, trainer_scripts.summarize_cli; print('transformers' in sys.modules, 'torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["False", "False"], result.stderr
+
+
+def test_raw_text_without_spacy_names_the_extra_in_one_line(model_dir, documents, tmp_path):
+    """The core install has no spaCy (the build extra's): `wikiref summarize FILE`, run as a user runs it (the console
+    script in a fresh process, spaCy not importable), stops at once with one line naming the extra and
+    --sentences-per-line, before the model loads; with --sentences-per-line it summarizes."""
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    shim = tmp_path / "shim"  # sitecustomize runs at start-up: spaCy then cannot be imported, as where not installed
+    shim.mkdir()
+    helper = root / "tests" / "not_installed.py"
+    (shim / "sitecustomize.py").write_text(
+        "import importlib.util\n"
+        f"_spec = importlib.util.spec_from_file_location('not_installed', {str(helper)!r})\n"
+        "_helper = importlib.util.module_from_spec(_spec)\n_spec.loader.exec_module(_helper)\n"
+        "_helper.hide_packages(('spacy', 'thinc'))\n", encoding="utf-8")
+    script = Path(sys.executable).with_name("wikiref")
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "trainer_scripts.cli"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(shim), str(root)])}
+    probe = subprocess.run([sys.executable, "-c", "import spacy"], env=env, capture_output=True, text=True, timeout=60)
+    assert "No module named 'spacy'" in probe.stderr  # the shim works
+
+    raw = subprocess.run([*command, "summarize", "--model", str(model_dir), "--query", "king", str(documents[0])],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert raw.returncode == 2 and raw.stdout == ""
+    assert raw.stderr == ('wikiref summarize: error: raw text needs the sentence splitter, spaCy, which is the build '
+                          'extra: pip install "wikiref[build]" (or pass --sentences-per-line, one sentence per line)\n')
+
+    lines = subprocess.run([*command, "summarize", "--model", str(model_dir), "--query", "king", "--sentences-per-line",
+                            "--threshold", "-1", str(documents[0])], env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert lines.returncode == 0, lines.stderr[-2000:]
+    assert lines.stdout.strip() and set(lines.stdout.splitlines()) <= set(documents[0].read_text().splitlines())

@@ -36,8 +36,9 @@ def test_duc_holds_convert_and_evaluate():
 
 def test_duc_evaluate_errors_are_one_line(capsys):
     assert main(["duc", "evaluate", "--dataset", "d"]) == 2  # a system is required
-    assert capsys.readouterr().err.splitlines()[-1] == ("wikiref duc evaluate: error: give exactly one of "
-                                                        "--baseline, --summaries, --model (or --baseline with --model)")
+    assert capsys.readouterr().err.splitlines()[-1] == ("wikiref duc evaluate: error: give the systems to score: "
+                                                        "--baseline, --summaries, --model (several together: one "
+                                                        "table)")
 
 
 def test_data_subcommands_run_through_the_top_level_command(tmp_path, capsys):

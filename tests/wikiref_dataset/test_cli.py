@@ -36,7 +36,8 @@ def test_rouge_jsonl_json_output(tmp_path, capsys):
     assert output["per_item"]["a"]["rouge_1"]["recall"] == expected.per_item[0]["rouge_1"].recall
 
 
-def test_rouge_filelist_text_report(tmp_path, capsys):
+def test_rouge_filelist_text_report(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the list's relative paths are read from the working directory
     (tmp_path / "sys1.txt").write_bytes(b"The cat sat on the mat.\nIt was red.")
     (tmp_path / "ref1.txt").write_bytes(b"A cat sat on a red mat.")
     (tmp_path / "ref2.txt").write_bytes(b"The cat was on the mat.")
@@ -63,6 +64,37 @@ def test_rouge_bad_input_is_a_clear_error(tmp_path, capsys, content, message):
     (tmp_path / "items.jsonl").write_text(content)
     assert main(["rouge", str(tmp_path / "items.jsonl")]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_rouge_filelist_paths_are_read_from_the_working_directory_as_rouge_reads_them(tmp_path):
+    """ROUGE-1.5.5 with ``-z SPL`` opens each path of the list as given (no root before it: relative to the working
+    directory) and skips blank and ``#`` lines, numbering the pairs from 1; `wikiref rouge --filelist`, run as a user
+    runs it, does the same, and a list written for its own folder, read from elsewhere, says to run from there."""
+    (tmp_path / "texts").mkdir()
+    (tmp_path / "lists").mkdir()
+    (tmp_path / "texts" / "peer.txt").write_bytes(b"The cat sat on the mat.\nIt was red.")
+    (tmp_path / "texts" / "model.txt").write_bytes(b"A cat sat on a red mat.")
+    (tmp_path / "lists" / "list.txt").write_text("# peer model\n\ntexts/peer.txt texts/model.txt\n", encoding="utf-8")
+    script = Path(sys.executable).with_name("wikiref")
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "wikiref_dataset.cli"]
+    completed = subprocess.run([*command, "rouge", "lists/list.txt", "--filelist", "--json", "--per-item"],
+                               cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    output = json.loads(completed.stdout)
+    expected = rouge(["The cat sat on the mat.\nIt was red."], [["A cat sat on a red mat."]])
+    assert output["averages"] == expected.to_dict() and list(output["per_item"]) == ["1"]
+
+    (tmp_path / "lists" / "peer.txt").write_bytes(b"The cat sat.")  # a list naming the files beside it
+    (tmp_path / "lists" / "model.txt").write_bytes(b"A cat sat.")
+    (tmp_path / "lists" / "beside.txt").write_text("peer.txt model.txt\n", encoding="utf-8")
+    completed = subprocess.run([*command, "rouge", "lists/beside.txt", "--filelist"], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 2 and len(completed.stderr.strip().splitlines()) == 1
+    assert "lists/beside.txt:1: cannot read peer.txt (No such file or directory); paths are read from the working " \
+           "directory, as ROUGE-1.5.5 reads them, and peer.txt is beside the list: run from lists" in completed.stderr
+    completed = subprocess.run([*command, "rouge", "beside.txt", "--filelist"], cwd=tmp_path / "lists",
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
 
 
 def test_rouge_missing_files_and_bad_options(tmp_path, capsys):

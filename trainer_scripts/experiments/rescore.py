@@ -12,7 +12,8 @@ with the official DUC settings, as the runner scores a row.
 
 Units: the folders given, a run's ``units/`` folder, or a run folder (``wikiref experiments --out``); every
 fine-tuning unit with saved DUC scores is read (``unit.json`` says its command), the others are passed over with a
-note. Units whose commands differ only in ``--fold``, ``--seed`` and ``--output_dir`` form one group (one row of a
+note. A ``finetune_duc.py --output_dir`` folder is a unit too (its ``results.json`` says the command: the one it
+records, else the DUC folders, folds and seed it records), alone or as a child of a folder given. Units whose commands differ only in ``--fold``, ``--seed`` and ``--output_dir`` form one group (one row of a
 run); within a group, each seed's folds are pooled and scored per DUC year, a year only where the seed's folds hold
 all of its scorable clusters (a seed with a fold missing is named and left out of that year).
 
@@ -49,6 +50,8 @@ from trainer_scripts.experiments.common import MEASURE_NAMES, MEASURES, QBERT_SY
 MODEL_SYSTEM = QBERT_SYSTEM
 """The System column's name of the units' own rows."""
 UNIT_FILE = "unit.json"
+RESULTS_FILE = "results.json"
+"""What a ``finetune_duc.py --output_dir`` folder holds beside its scores: read as the unit record it has no file for."""
 SCORES_FILES = ("sentence_scores.jsonl", "sentence_scores.jsonl.gz")
 PER_RUN_OPTIONS = ("--fold", "--seed", "--output_dir")
 """The options in which the units of one group (one row of a run) differ."""
@@ -181,8 +184,15 @@ def read_scores(path: Path) -> dict[str, list[list[float]]]:
     return scores
 
 
+def is_unit_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a unit: it holds ``unit.json`` (``wikiref experiments``), or it is a fine-tuning run's
+    output folder (``finetune_duc.py --output_dir``: ``results.json`` beside the saved sentence scores)."""
+    return (folder / UNIT_FILE).is_file() or ((folder / RESULTS_FILE).is_file()
+                                              and any((folder / name).is_file() for name in SCORES_FILES))
+
+
 def unit_folders(paths: Iterable[str | Path]) -> list[Path]:
-    """The unit folders under ``paths``: a unit folder itself (it holds ``unit.json``), or a folder whose children
+    """The unit folders under ``paths`` (:func:`is_unit_folder`): a unit folder itself, or a folder whose children
     (or whose ``units/`` folder's children) are units.
 
     Raises:
@@ -192,13 +202,15 @@ def unit_folders(paths: Iterable[str | Path]) -> list[Path]:
     for path in map(Path, paths):
         if not path.is_dir():
             raise ExperimentError(f"{path}: no such folder (give unit folders, a run's units/ folder or a run folder)")
-        if (path / UNIT_FILE).is_file():
+        if is_unit_folder(path):
             folders.append(path)
             continue
         parent = path / "units" if (path / "units").is_dir() else path
-        children = sorted(child for child in parent.iterdir() if (child / UNIT_FILE).is_file())
+        children = sorted(child for child in parent.iterdir() if child.is_dir() and is_unit_folder(child))
         if not children:
-            raise ExperimentError(f"{path}: holds no unit (a folder with {UNIT_FILE}, as wikiref experiments writes)")
+            raise ExperimentError(f"{path}: holds no unit (a folder with {UNIT_FILE}, as wikiref experiments writes, "
+                                  f"or a finetune_duc.py --output_dir folder: {RESULTS_FILE} and "
+                                  f"{SCORES_FILES[0]})")
         folders.extend(children)
     return list(dict.fromkeys(folders))
 
@@ -207,11 +219,15 @@ def read_units(paths: Iterable[str | Path]) -> Found:
     """Every fine-tuning unit with saved DUC sentence scores under ``paths`` (:func:`unit_folders`)."""
     found = Found()
     for folder in unit_folders(paths):
-        try:
-            unit = json.loads((folder / UNIT_FILE).read_text(encoding="utf-8"))
-            argv = [str(value) for value in unit["argv"]]
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ExperimentError(f"{folder / UNIT_FILE}: not a unit record ({error})") from None
+        if (folder / UNIT_FILE).is_file():
+            try:
+                unit = json.loads((folder / UNIT_FILE).read_text(encoding="utf-8"))
+                argv = [str(value) for value in unit["argv"]]
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                raise ExperimentError(f"{folder / UNIT_FILE}: not a unit record ({error})") from None
+        else:
+            unit = output_folder_unit(folder)
+            argv = unit["argv"]
         if unit.get("kind") != "finetune":
             continue
         if "--qfs_dir" in argv:
@@ -229,6 +245,51 @@ def read_units(paths: Iterable[str | Path]) -> Found:
         raise ExperimentError("no fine-tuning unit with saved DUC sentence scores under "
                               + ", ".join(map(str, paths)))
     return found
+
+
+def output_folder_unit(folder: Path) -> dict[str, Any]:
+    """The unit record (``{"kind", "argv"}``, as ``unit.json`` holds it) of a ``finetune_duc.py --output_dir`` folder,
+    from its ``results.json``: the command the run records, when it is a ``finetune_duc.py`` command; else (a run
+    started from Python, whose record holds the caller's command line) the options that group, seed and fold it, from
+    what the results record (``--duc_dirs`` as evaluated, ``--folds``/``--fold``, ``--seed``, ``--qfs_dir``).
+
+    Raises:
+        ExperimentError: the results file cannot be read (naming the file and the problem).
+    """
+    import shlex
+
+    from trainer_scripts.results import ResultsError, TrainingResults, read_results_file
+
+    path = folder / RESULTS_FILE
+    try:
+        results = TrainingResults.from_dict(read_results_file(path), str(path))
+    except ResultsError as error:
+        raise ExperimentError(f"{path}: not a training run's results ({error})") from None
+    if results.script != "finetune_duc":
+        return {"kind": str(results.script or "unknown"), "argv": []}
+    try:
+        command = shlex.split((results.run.command if results.run else None) or "")
+    except ValueError:
+        command = []
+    if command and Path(command[0]).name == "finetune_duc.py":
+        return {"kind": "finetune", "argv": command[1:]}
+    finetuning = results.finetuning
+    argv: list[str] = []
+    if finetuning and finetuning.benchmark:
+        argv += ["--qfs_dir", str(finetuning.benchmark.dataset or finetuning.benchmark.benchmark)]
+    datasets = results.evaluation.datasets if results.evaluation else {}
+    duc_dirs = [str(found.path) for _, found in sorted(datasets.items()) if found and found.path]
+    if duc_dirs:
+        argv += ["--duc_dirs", *duc_dirs]
+    folds = finetuning.folds if finetuning else None
+    if folds and folds.folds is not None:
+        argv += ["--folds", str(folds.folds), "--fold", str(folds.fold)]
+    elif finetuning and finetuning.test_year is not None:
+        argv += ["--test_year", str(finetuning.test_year)]
+    hyperparameters = (finetuning.hyperparameters if finetuning else None) or {}
+    if hyperparameters.get("seed") is not None:
+        argv += ["--seed", str(hyperparameters["seed"])]
+    return {"kind": "finetune", "argv": [*argv, "--output_dir", str(folder)]}
 
 
 # ---- selection and scoring ---------------------------------------------------------------------------------------
