@@ -39,9 +39,10 @@ built its optimizer) and `subnetwork/trainable_fraction` are added to the traini
 from __future__ import annotations
 
 import atexit
-import gc
 import os
+import sys
 from collections.abc import Mapping
+from typing import Any, NoReturn
 
 import torch
 from torch import nn
@@ -69,23 +70,55 @@ SUBNETWORK_NAMES_KEY = "subnetwork_parameter_names"
 """Param-group key of a subnetwork group: the names of the masked parameters whose compact values the group holds."""
 
 
-def end_process_group() -> None:
-    """Destroy torch.distributed's default process group, if this process has one, and free what still holds it.
+ENDED_GROUPS: list[Any] = []
+"""The process groups :func:`end_process_group` ended, held until the process ends (see there)."""
 
-    ``destroy_process_group`` only takes the group out of torch's registry. The DDP wrapper a `Trainer` built keeps
-    it alive (its reducer holds the group), and that wrapper sits in the trainer's reference cycles, so it is freed
-    only when the cycle collector next runs: at some later allocation, or during the interpreter's finalization.
-    Freed then, the gloo group's worker threads are torn down while Python is shutting down, and a thread that needs
-    the interpreter is stopped by a forced unwind through C++ code that may not throw: "terminate called without an
-    active exception" (SIGABRT) after training and saving finished, so that ``accelerate launch`` reports a
-    failure, at random. Collecting here frees the wrapper and the group while the interpreter is fully alive.
-    [`QBertTrainer`] registers this at exit in every process of a distributed run; the project's scripts call it
-    when they return."""
+
+def end_process_group(together: bool = False) -> None:
+    """End torch.distributed's default process group, if this process has one, without ever freeing it.
+
+    With ``together``, every process of the run calls this at the same point (the scripts do, as soon as training
+    returns: nothing after it communicates), and a barrier first completes whatever work the group still holds, so
+    that no process leaves while a peer may still need it. Without it (at exit, whatever happened), the group is
+    ended alone.
+
+    Why the group is kept (:data:`ENDED_GROUPS`) rather than freed: freeing a gloo group from Python can deadlock or
+    abort the process after a run succeeded. Its destructor takes the group's work lock, while one of its worker
+    threads, holding that lock, may still be releasing a finished collective (an all-gather of the trainer's)
+    whose tensors belong to Python objects, and so waits for the interpreter lock that the freeing thread holds: a
+    deadlock (seen: rank 1 of ``accelerate launch`` hung in ``~ProcessGroupGloo`` under ``gc.collect``). Freed
+    during the interpreter's finalization instead (the DDP wrapper that holds it sits in the trainer's reference
+    cycles), the worker cannot get that lock at all and is stopped by a forced unwind through C++ code that may not
+    throw: "terminate called without an active exception" (SIGABRT). So the group is taken out of torch's registry
+    and held, and a script that ran one ends its process with :func:`exit_process`, which skips the interpreter's
+    finalization: the operating system releases the group, its threads and sockets. [`QBertTrainer`] registers this
+    at exit in every process of a distributed run."""
     import torch.distributed as dist
 
-    if dist.is_available() and dist.is_initialized():
-        dist.destroy_process_group()
-        gc.collect()
+    if not dist.is_available() or not dist.is_initialized():
+        return
+    if together and dist.get_world_size() > 1:
+        dist.barrier()
+    ENDED_GROUPS.append(dist.group.WORLD)
+    dist.destroy_process_group()
+
+
+def exit_process(status: int | None) -> NoReturn:
+    """End a training script's process with ``status``: ``sys.exit`` normally; after a process group was ended
+    (:func:`end_process_group`), ``os._exit`` once standard output, standard error and logging are flushed, so that
+    the group is never freed by Python (which can deadlock or abort, see there)."""
+    import logging as std_logging
+
+    status = 0 if status is None else status
+    if not ENDED_GROUPS:
+        sys.exit(status)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken stream: nothing more can be said
+            pass
+    std_logging.shutdown()
+    os._exit(status)
 
 
 def is_head_parameter(name: str) -> bool:

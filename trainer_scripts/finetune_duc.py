@@ -56,7 +56,6 @@ score of every test sentence, one line per cluster: for choosing a selection rul
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -117,6 +116,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     from transformers import set_seed
 
     from modeling_qbert.pipeline_qfs import QueryFocusedSummarizationPipeline
+    from modeling_qbert.trainer import end_process_group
 
     # Options (DucArguments checked its own when parsed) and the data: DUC years or another benchmark.
     check_model_arguments(model_args)
@@ -161,6 +161,7 @@ def _run(model_args: ModelArguments, duc_args: DucArguments, training_args: Any)
     subnetwork, subnetwork_record = finetuning_subnetwork(trainer, setup.subnetwork)
     logger.info("trained %d steps in %.1f s, loss %.4f; %s", output.global_step, seconds, output.training_loss,
                 subnetwork.to_dict())
+    end_process_group(together=True)  # every process, here: nothing below communicates
     if not trainer.is_world_process_zero():
         return 0  # the other data-parallel processes are done: evaluation and saving happen once, on the main one
 
@@ -238,4 +239,6 @@ def _trainer(model: Any, processor: Any, windows: Any, setup: Any, selection: Ep
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from modeling_qbert.trainer import exit_process
+
+    exit_process(main())  # a distributed run's process group is never freed by Python (end_process_group)

@@ -32,7 +32,6 @@ density and schedule), the model card ``README.md`` and, with ``--subnetwork_met
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -85,6 +84,8 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
     pruning = subnetwork_config(data_args)
     from transformers import Trainer, set_seed
 
+    from modeling_qbert.trainer import end_process_group
+
     info = run_info(model_args.run_kind)
     loaded = load_wikiref(data_args)
     train_rows = first_examples(loaded[data_args.train_split], data_args.max_train_examples)
@@ -113,6 +114,7 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
     logger.info("trained %d steps in %.1f s, loss %.4f", output.global_step, time.perf_counter() - started,
                 output.training_loss)
 
+    end_process_group(together=True)  # every process, here: nothing below communicates
     if not trainer.is_world_process_zero():
         return 0  # the other data-parallel processes are done: evaluation and saving happen once, on the main one
     model = trainer.accelerator.unwrap_model(trainer.model)
@@ -161,4 +163,6 @@ def _run(model_args: ModelArguments, data_args: WikiRefArguments, training_args:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from modeling_qbert.trainer import exit_process
+
+    exit_process(main())  # a distributed run's process group is never freed by Python (end_process_group)

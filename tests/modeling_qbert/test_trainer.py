@@ -599,14 +599,12 @@ def test_ranking_loss_weight_adds_the_ranking_term(tmp_path):
 
 
 END_PROCESS_GROUP = r'''
-import gc, sys, tempfile, weakref
+import atexit, gc, sys, tempfile, weakref
 import torch, torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
-from modeling_qbert.trainer import end_process_group
+from modeling_qbert.trainer import ENDED_GROUPS, end_process_group, exit_process
 
 dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
-gc.collect()
-gc.disable()  # as at any moment between two automatic collections
 
 
 class Holder:  # a reference cycle holding the DDP wrapper, as a Trainer's do
@@ -617,22 +615,35 @@ holder = Holder()
 holder.cycle = holder
 holder.model = DistributedDataParallel(torch.nn.Linear(4, 4))
 holder.model(torch.randn(2, 4)).sum().backward()  # the reducer's allreduce ran on the group
-wrapper = weakref.ref(holder.model)
+group = weakref.ref(dist.group.WORLD)
 del holder
-end_process_group()
-print("group freed" if wrapper() is None else "group still held", dist.is_initialized())
+end_process_group(together=True)
+gc.collect()  # the wrapper goes; the group stays, held until the process ends
+atexit.register(print, "finalized")  # os._exit skips the interpreter's finalization
+print("ended" if not dist.is_initialized() else "still initialized", "kept" if group() is ENDED_GROUPS[0] else "freed",
+      end=" ")
+exit_process(3)
 '''
 
 
-def test_end_process_group_frees_the_group_while_the_interpreter_is_alive():
-    """The DDP wrapper (its reducer holds the gloo group) is freed by end_process_group itself, not later by the
-    cycle collector during the interpreter's finalization, where tearing the group's threads down can abort the
-    process ("terminate called without an active exception") after a run succeeded."""
+def test_an_ended_process_group_is_kept_and_the_script_exits_without_freeing_it():
+    """end_process_group takes the group out of torch's registry but never frees it (freeing a gloo group from
+    Python can deadlock against its worker threads, or abort during finalization); exit_process then ends the
+    process with the script's status, its output flushed, without the interpreter's finalization."""
     import torch.distributed as dist
 
     if not dist.is_available() or not dist.is_gloo_available():
         pytest.skip("this torch build has no gloo backend")
     done = subprocess.run([sys.executable, "-c", END_PROCESS_GROUP], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[2])
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["group", "freed", "False"], done.stdout + done.stderr[-2000:]
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert done.stdout.split() == ["ended", "kept"], done.stdout + done.stderr[-2000:]
+
+
+def test_exit_process_without_a_process_group_is_sys_exit():
+    from modeling_qbert.trainer import ENDED_GROUPS, exit_process
+
+    assert not ENDED_GROUPS
+    with pytest.raises(SystemExit) as exited:
+        exit_process(2)
+    assert exited.value.code == 2
