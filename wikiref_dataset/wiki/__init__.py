@@ -1,5 +1,6 @@
-"""WikiRef from a Wikipedia dump: pages (:mod:`.dump`), plain text (:mod:`.plaintext`), statements and their
-citations (:mod:`.statements`, :mod:`.citations`), the datatrove step (:mod:`.steps`) and the CLI (:mod:`.cli`)."""
+"""WikiRef from a Wikipedia dump: pages (:mod:`.dump`), plain text (:mod:`.plaintext`, its inline templates
+:mod:`.templates`), statements and their citations (:mod:`.spans`, :mod:`.statements`, :mod:`.citations`), the
+datatrove step (:mod:`.steps`) and the CLI (:mod:`.cli`)."""
 
 import importlib
 from typing import Any

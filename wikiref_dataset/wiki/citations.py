@@ -36,8 +36,10 @@ import mwparserfromhell
 from mwparserfromhell.nodes import Template
 from mwparserfromhell.wikicode import Wikicode
 
+from .holes import HOLE_START, strip_holes
 from .languages import WikiLanguage, wiki_language
-from .plaintext import HOLE_START, TemplateArgs, canonical_template_name, render, strip_holes
+from .plaintext import TemplateArgs, render
+from .templates.arguments import canonical_template_name
 
 __all__ = [
     "ARCHIVE_TYPES",

@@ -6,7 +6,8 @@ Portuguese ``{{séc|XIX}}`` (``século XIX``), ``{{fmtn|1234567}}`` (``1 234 567
 ``[inline]`` and ``[inline_patterns]`` tables of the language's file, read into
 :class:`~wikiref_dataset.wiki.languages.InlineTemplate` (kinds ``pattern``, ``number`` and ``date``; the docstring
 there says what each does). :func:`inline_renderer` makes the renderer of one entry; :func:`language_templates` puts them before every other table while a language is read (the plain-text renderer,
-:mod:`~wikiref_dataset.wiki.plaintext`, reads them from its ``LANGUAGE_TEMPLATES`` context). A template whose
+:mod:`~wikiref_dataset.wiki.plaintext`, reads them from the ``LANGUAGE_TEMPLATES`` context of
+:mod:`~wikiref_dataset.wiki.templates.context`). A template whose
 arguments do not fit its kind (a date that is not one) still leaves a hole, so its statement is dropped and counted.
 """
 
@@ -15,22 +16,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import date
 
 from .languages import DateFormat, InlineTemplate, NumberFormat, WikiLanguage
-from .plaintext import (
-    LANGUAGE_TEMPLATES,
-    LanguageTemplates,
-    TemplateArgs,
-    format_number,
-    superscript,
-    unrendered,
-)
+from .plaintext import superscript
+from .templates.arguments import Renderer, TemplateArgs, unrendered
+from .templates.context import LANGUAGE_TEMPLATES, LanguageTemplates
+from .templates.numbers import format_number
 
 __all__ = ["inline_renderer", "language_templates"]
-
-Renderer = Callable[[TemplateArgs], str]
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*\Z")
@@ -178,7 +173,7 @@ def _date(spec: InlineTemplate, dates: DateFormat) -> Renderer:
 
 def inline_renderer(spec: InlineTemplate, language: WikiLanguage) -> Renderer:
     """The renderer of one ``[inline]`` entry of ``language`` (a function of
-    :class:`~wikiref_dataset.wiki.plaintext.TemplateArgs` to text)."""
+    :class:`~wikiref_dataset.wiki.templates.arguments.TemplateArgs` to text)."""
     if spec.kind == "number":
         return _number(language.numbers)
     if spec.kind == "date":

@@ -13,7 +13,7 @@ out of the text before it parses the rest, leaving a "strip marker" in their pla
 * non-prose extension tags (math, chem, gallery, timeline, pre, syntaxhighlight, score, poem ...) are removed with
   their content; ``<nowiki>`` keeps its content as literal text (escaped as entities so it is not parsed). The tags
   whose content is words or symbols of a sentence (``<math>``, ``<chem>``, ``<ce>``, ``<hiero>``, ``<score>``) leave
-  a hole marker (:func:`~wikiref_dataset.wiki.plaintext.hole`, named ``math tag`` ...) so that a statement missing a
+  a hole marker (:func:`~wikiref_dataset.wiki.holes.hole`, named ``math tag`` ...) so that a statement missing a
   formula in mid-sentence can be told from one where a displayed formula stood on a line of its own.
 
 The result is split into sections at heading lines (``== Title ==``). Doing all this with regular expressions is
@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .plaintext import hole
+from .holes import hole
 
 __all__ = ["PLACEHOLDER", "PreparedPage", "RefTag", "Section", "prepare", "parse_ref_attributes", "split_sections"]
 
