@@ -107,7 +107,7 @@ def test_errors_are_one_line_and_exit_2(model_dir, documents, tmp_path, capsys):
     assert run(["summarize", "--model", str(model_dir), "--query", "King", str(tmp_path / "missing.txt")]) == 2
     assert "missing.txt: no such file" in capsys.readouterr().err
     assert run(["summarize", "--model", str(tmp_path), "--query", "King", str(documents[0])]) == 2
-    assert "not a model folder (no config.json); pass a saved Q-BERT folder or a Hub id" in capsys.readouterr().err
+    assert "not a model folder (no config.json); pass a saved Q-BERT folder" in capsys.readouterr().err
     binary = tmp_path / "binary.txt"
     binary.write_bytes(b"\xff\xfe\x00bad")
     assert run(["summarize", "--model", str(model_dir), "--query", "King", str(binary)]) == 2
