@@ -447,7 +447,7 @@ def test_cdx_server_failures(local_server) -> None:
 def test_cdx_hosts_on_the_loopback_interface_are_not_spaced() -> None:
     """One's own CDX server on this machine gets no politeness interval unless one is given; every other host keeps
     cdx_toolkit's (1 s for Common Crawl's index server, 3 s for others)."""
-    from wikiref_dataset.web.commoncrawl import _cdx_interval, is_loopback_host
+    from wikiref_dataset.web.commoncrawl.cdx import _cdx_interval, is_loopback_host
 
     for host in ("127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "LOCALHOST."):
         assert is_loopback_host(host) and _cdx_interval(host, None) == 0.0, host
