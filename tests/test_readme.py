@@ -334,6 +334,10 @@ SNIPPETS: dict[str, dict[str, Entry]] = {
             Entry("parse", "hours of GPU training on NIST's DUC data and a full WikiRef: "
                            "tests/trainer_scripts/test_run_experiments.py runs the runner on tiny models and fixtures"),
         "wikiref experiments --list_rows": Entry(),
+        "wikiref experiments --duc_dirs duc/2006 duc/2007 --test_years 2007 --rows qbert --baselines true --out "
+        "held-out-2007": Entry("parse", "fine-tunes MiniLM with 3 seeds on NIST's DUC 2006 and tests on 2007 (DUC 2007 "
+                                        "is not here): tests/trainer_scripts/test_run_experiments.py plans it on "
+                                        "fixtures"),
         "wikiref experiments --duc_dirs duc/2006 --rows bert qbert --folds 5 --max_steps 300 --out kfold-2006":
             Entry("parse", "fine-tunes MiniLM 30 times on a DUC year (hours on CPU): "
                            "tests/trainer_scripts/test_run_experiments.py runs cluster folds on a tiny model"),

@@ -625,3 +625,20 @@ def test_table_vi_shows_the_baselines_under_the_models_rule(tmp_path, capsys, ti
     assert ("**LEAD (ILP)** (`lead@ilp`)", "ILP") in named and ("**Q-BERT** (`qbert`)", "ILP") in named
     assert ("**ORACLE** (`oracle`)", "oracle") in named
     assert "sentences chosen by the ilp rule, the fine-tuned rows' (paper: the greedy rule" in table
+
+
+def test_held_out_years_train_on_the_others_and_test_only_those(tmp_path, capsys, duc_years, tiny_bert_dir):
+    """--test_years 2007: every seed trains on 2006 and tests on 2007; no unit tests 2006, the baselines score
+    2007 only; a year not given, or --test_years with cluster folds, is one error line."""
+    out = tmp_path / "experiments"
+    argv = ["--duc_dirs", duc_years[2006], duc_years[2007], "--encoder", str(tiny_bert_dir), "--rows", "qbert",
+            "--seeds", "42", "43", "--baselines", "true", "--out", str(out)]
+    status, stdout, stderr = _run(capsys, *argv, "--test_years", "2007", "--dry_run", "--estimate", "false")
+    assert status == 0 and "3 units, 3 to run" in stderr, stderr
+    assert stdout.count("--test_year 2007") == 2 and "--test_year 2006" not in stdout, stdout
+    assert stdout.count("evaluate_duc.py") == 1 and f"--dataset {duc_years[2006]} --baseline" not in stdout, stdout
+    for extra, message in ((["--test_years", "2005"], "--test_years 2005: not among the given DUC years (2006, 2007)"),
+                           (["--test_years", "2007", "--protocol", "kfold"], "--test_years chooses the held-out")):
+        assert wikiref(["experiments", *argv, *extra, "--dry_run"]) == 2
+        assert message in capsys.readouterr().err.strip().splitlines()[-1]
+    assert not out.exists()

@@ -69,6 +69,10 @@ class ExperimentArguments:
         "metavar": "SEED", "help": "Training seeds: each row runs once per seed per fold (default 42 43 44)."})
     folds: int = field(default=5, metadata={
         "metavar": "K", "help": "Cluster folds when a single DUC year is given (or with --protocol kfold)."})
+    test_years: list[int] = field(default_factory=list, metadata={
+        "metavar": "YEAR", "help": "Cross-year protocol: the years to test, each trained on every other given year "
+                                   "(default: every year). E.g. --duc_dirs duc/2006 duc/2007 --test_years 2007: train "
+                                   "on 2006, test on 2007, the held-out-year protocol, with every seed, in one table."})
     protocol: str = field(default="auto", metadata={
         "help": "auto (cross_year with two or more years, kfold with one), cross_year, or kfold (clusters of every "
                 "given year dealt into --folds folds, the folds' summaries pooled)."})

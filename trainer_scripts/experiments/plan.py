@@ -243,7 +243,15 @@ def plan_folds(arguments: ExperimentArguments, clusters: Mapping[int, int]) -> l
         if len(years) < 2:
             raise ExperimentError("--protocol cross_year needs two or more DUC years (train on the others, test on "
                                   "one); with one year, use cluster folds (--protocol kfold)")
-        return [Fold(test_year=year) for year in sorted(years)]
+        tested = sorted(set(arguments.test_years)) or years
+        unknown = [year for year in tested if year not in years]
+        if unknown:
+            raise ExperimentError(f"--test_years {' '.join(map(str, unknown))}: not among the given DUC years "
+                                  f"({', '.join(map(str, years))})")
+        return [Fold(test_year=year) for year in tested]
+    if arguments.test_years:
+        raise ExperimentError("--test_years chooses the held-out years of the cross-year protocol; with cluster folds "
+                              "every cluster is tested once")
     from trainer_scripts.common import ScriptError
     from trainer_scripts.finetuning import check_fold_count
 
@@ -414,7 +422,9 @@ class _Planner:
         self.duc_dirs = [inputs.years[year] for year in sorted(inputs.years)]
         cross_year = folds[0].test_year is not None
         # the rows run on one fold only (Fig. 6) take the one testing the latest year, or every cluster fold
-        self.last_fold = [fold for fold in folds if fold.test_year == max(inputs.years)] if cross_year else folds
+        self.tested_years = sorted(fold.test_year for fold in folds) if cross_year else sorted(inputs.years)
+        """The DUC years a model is tested on: every year, or ``--test_years`` (cross-year)."""
+        self.last_fold = [fold for fold in folds if fold.test_year == max(self.tested_years)] if cross_year else folds
 
     def add(self, unit: Unit, row: str | None) -> str:
         """``unit``, or the planned unit with its key, now also needed by ``row``; returns the key."""
@@ -431,7 +441,7 @@ class _Planner:
         return {year: self.add(Unit("baselines", str(year), [
                     "--dataset", path, "--baseline", "all", *self.selection, "--out", "{out}/metrics.json",
                     "--quiet", "true"], [path], self.inputs.identity), "baselines")
-                for year, path in sorted(self.inputs.years.items())}
+                for year, path in sorted(self.inputs.years.items()) if year in self.tested_years}
 
     def qfs_baseline_units(self) -> dict[str, str]:
         """Benchmark name -> the unit scoring the baselines on each benchmark of ``--qfs_dirs``, under every rule of
@@ -471,6 +481,8 @@ class _Planner:
             variant.pretrain[seed] = pretrained
         if row.duc == "evaluate":
             for year, path in sorted(self.inputs.years.items()):
+                if year not in self.tested_years:
+                    continue
                 variant.evaluate[(year, seed)] = self.add(Unit(
                     "evaluate", str(year), ["--dataset", path, "--model", f"{{unit:{pretrained}}}", "--out",
                                             "{out}/metrics.json", "--save_summaries", "{out}/summaries.jsonl",

@@ -53,7 +53,7 @@ class Report:
 
     @property
     def years(self) -> list[int]:
-        return sorted(self.plan.inputs.years)
+        return list(self.plan.tested_years)
 
     @property
     def last_year(self) -> int:
@@ -69,7 +69,7 @@ class Report:
             "wikiref": self.plan.inputs.wikiref, "duc": {str(year): path for year, path in
                                                           sorted(self.plan.inputs.years.items())},
             "protocol": "cross_year" if folds[0].test_year is not None else "kfold",
-            "folds": [fold.name for fold in folds], "seeds": list(self.arguments.seeds),
+            "folds": [fold.name for fold in folds], "test_years": self.years, "seeds": list(self.arguments.seeds),
             "pretrain_per_seed": self.arguments.pretrain_per_seed,
             "training_options": list(self.extra),
             "pretrain_options": self.plan.options.shared["pretrain"],
@@ -362,7 +362,9 @@ class Report:
                  f"{settings['recipe']['description']}",
                  f"- WikiRef: {settings['wikiref'] or 'none (no pre-trained rows)'}",
                  f"- DUC: {', '.join(settings['duc'])}; "
-                 + ("each year tested once, trained on the others" if settings["protocol"] == "cross_year" else
+                 + (("each year tested once, trained on the others" if self.years == sorted(self.plan.inputs.years)
+                     else f"tested on {', '.join(map(str, self.years))}, each trained on every other year")
+                    if settings["protocol"] == "cross_year" else
                     f"{len(self.plan.folds)} cluster folds, their summaries pooled and scored per year"),
                  f"- seeds: {' '.join(map(str, settings['seeds']))}"
                  + (" (WikiRef pre-training once per seed)" if settings["pretrain_per_seed"] else

@@ -105,7 +105,7 @@ class Scores:
     def duc_runs(self, variant: Variant) -> dict[int, list[dict[str, Any]]]:
         """``{year: [metric dict of each distinct run]}`` of a row variant (each seed's unit, shared units once)."""
         row = variant.row
-        years = sorted(self.plan.inputs.years)
+        years = list(self.plan.tested_years)
         runs: dict[int, list[dict[str, Any]]] = {year: [] for year in years}
         if row.duc == "baseline":
             for year in years:
