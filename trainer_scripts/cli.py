@@ -92,7 +92,9 @@ def add_demo_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPa
                     "shipped dump and WARC, pre-train Q-BERT for a few steps, fine-tune a 10% subnetwork on three "
                     "small DUC-style clusters, summarize one, score the model and the baselines with the official "
                     "DUC metric and render the model card. The numbers measure the plumbing, not the method.",
-        example="wikiref demo --out outputs", func=run_demo, resumable=True, writes=("out",))
+        example="wikiref demo --out outputs", func=run_demo, resumable=True, writes=("out",),
+        quiet_help="no progress bars on stderr (transformers' \"Loading weights\" and \"Writing model shards\", "
+                   "datasets' processing); the steps' output and errors are still printed")
     demo.add_argument("--out", default="outputs", metavar="DIR",
                       help="folder for everything the demo writes (default outputs)")
     return demo
@@ -220,7 +222,8 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
         example=["wikiref rescore runs --duc_dirs duc/2006 --selection duc mmr ilp --average_seeds",
                  "wikiref rescore runs/units --duc_dirs duc/2006 --selection ilp --mix none query_sim:0.2 "
                  "position:0.1 --out rescored"],
-        func=run_rescore, writes=("out",))
+        func=run_rescore, writes=("out",),
+        quiet_help="no 'rescoring' lines or progress bar on stderr; the table and errors are still printed")
     rescore.add_argument("runs", nargs="+", metavar="RUN",
                          help="a wikiref experiments --out folder, its units/ folder, or unit folders")
     rescore.add_argument("--duc_dirs", nargs="+", metavar="DIR",

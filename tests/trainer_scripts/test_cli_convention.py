@@ -351,3 +351,24 @@ def test_every_subcommand_takes_the_shared_flags():
         assert parser._option_string_actions["-q"].dest == "quiet", name
     args = build_parser().parse_args(["duc", "evaluate", "--dataset", "d", "--baseline", "lead", "-q"])
     assert args.quiet is True
+
+
+QUIET_HIDES = {"rouge": "progress bar", "summarize": "Loading weights", "app": "Loading weights",
+               "rescore": "progress bar", "demo": "Loading weights"}
+DATATROVE_COMMANDS = ("aquamuse", "build", "documents", "psg2sum", "statements")
+
+
+def test_quiet_and_verbose_help_say_what_they_change_in_each_command():
+    """-q's help spoke of datatrove's logs on commands that run no datatrove stage (rouge, summarize, app, rescore):
+    each says what -q hides there, and none speaks of datatrove (its logs show only with -v); -v's help on the
+    commands that run datatrove stages says it adds datatrove's logs and statistics tables."""
+    found = _every_subcommand()
+    for name, parser in found.items():
+        quiet = parser._option_string_actions["-q"].help or ""
+        assert "datatrove" not in quiet, (name, quiet)
+    for name, hidden in QUIET_HIDES.items():
+        assert hidden in found[name]._option_string_actions["-q"].help, name
+    for name in DATATROVE_COMMANDS:
+        verbose = found[name]._option_string_actions["-v"].help
+        assert "datatrove" in verbose and "statistics" in verbose, name
+    assert "datatrove" not in found["rouge"]._option_string_actions["-v"].help

@@ -26,7 +26,9 @@ def add_app_parser(commands: Any) -> argparse.ArgumentParser:
                     "LEAD and ORACLE on a DUC or benchmark cluster, scored against its references; explore a built "
                     "dataset (search, examples with their oracle sentences and provenance, the card, the dropped "
                     "statements). Needs the app extra (pip install \"wikiref[app]\").",
-        example="wikiref app --model outputs/qbert-duc --dataset outputs/wikiref", func=run_app)
+        example="wikiref app --model outputs/qbert-duc --dataset outputs/wikiref", func=run_app,
+        quiet_help="no 'loading' and 'served to others' lines or transformers' \"Loading weights\" bar on stderr; "
+                   "the address served and errors are still printed")
     parser.add_argument("--model", metavar="DIR_OR_HUB_ID", help="a saved Q-BERT folder or a Hub model id")
     parser.add_argument("--dataset", metavar="DIR_OR_HUB_ID",
                         help="a dataset folder (WikiRef, PSG2SUM, AQuaMuSe, a converted DUC year or benchmark) or a "
