@@ -57,7 +57,7 @@ def run_demo(args: argparse.Namespace) -> int:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise CliError(f"{args.out}: exists and is not a folder; choose another output folder")
     try:
-        run_chain(args.out)
+        run_chain(args.out, progress=not args.quiet)
     except RuntimeError as error:
         raise CliError(str(error)) from None
     return 0

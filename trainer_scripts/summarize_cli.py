@@ -124,7 +124,8 @@ def _summarize(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
-        summarize = modeling_qbert.load_pipeline(model_dir)  # this package's classes, not a Hub copy's code
+        # this package's classes, not a Hub copy's code; -q: without transformers' "Loading weights" bar
+        summarize = modeling_qbert.load_pipeline(model_dir, progress=not args.quiet)
     except (OSError, ValueError) as err:
         raise SummarizeError(f"{model_dir}: cannot load the model ({err})") from None
     loaded = time.perf_counter()

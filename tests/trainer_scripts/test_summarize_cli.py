@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 
@@ -115,3 +116,20 @@ def test_importing_the_cli_module_does_not_import_transformers():
     code = "import sys, trainer_scripts.summarize_cli; print('transformers' in sys.modules, 'torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["False", "False"], result.stderr
+
+
+def _wikiref(argv: list[str]) -> subprocess.CompletedProcess:
+    """``wikiref ARGV`` in a fresh process, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "trainer_scripts.cli", *argv], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+
+def test_quiet_hides_the_loading_bar(model_dir, documents):
+    """`wikiref summarize -q`: no "Loading weights" bar nor loading lines on stderr, only the closing line; without
+    -q the bar is there (transformers shows it on every load)."""
+    argv = ["summarize", "--model", str(model_dir), "--query", "King", "--sentences-per-line", str(documents[0])]
+    plain, quiet = _wikiref(argv), _wikiref([*argv, "-q"])
+    assert plain.returncode == 0 and quiet.returncode == 0, plain.stderr[-2000:] + quiet.stderr[-2000:]
+    assert "Loading weights" in plain.stderr
+    assert quiet.stderr.strip().startswith("selected ") and len(quiet.stderr.strip().splitlines()) == 1, quiet.stderr
+

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 from wikiref_dataset.command import CliError, add_subcommand
@@ -66,9 +67,15 @@ def run_app(args: argparse.Namespace) -> int:
         allowed = [what for what in (args.model, args.dataset, *args.allow) if what]
         print(f"served to others ({args.host}): the page loads only {', '.join(allowed) or 'nothing'}; uploads, "
               "requests and the queue are bounded (docs/app.md)", file=sys.stderr, flush=True)
+    bars = nullcontext()
+    if args.quiet:  # every model the app loads, at start or from the page, without transformers' bars
+        from modeling_qbert import no_progress_bars
+
+        bars = no_progress_bars()
     try:
-        serve(args.model, args.dataset, host=args.host, port=port, allow=args.allow,
-              on_ready=lambda url: print(f"serving on {url} (Ctrl-C stops)", flush=True))
+        with bars:
+            serve(args.model, args.dataset, host=args.host, port=port, allow=args.allow,
+                  on_ready=lambda url: print(f"serving on {url} (Ctrl-C stops)", flush=True))
     except AppError as error:
         raise CliError(str(error)) from None
     except OSError as error:
