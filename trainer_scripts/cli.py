@@ -176,8 +176,6 @@ def add_experiments_parser(commands: argparse._SubParsersAction) -> argparse.Arg
 
 def run_rescore(args: argparse.Namespace) -> int:
     """``wikiref rescore``: see ``experiments/rescore.py`` (bad input is one line, exit 2)."""
-    import sys
-
     from wikiref_dataset.selection import check_settings, rule_settings
 
     from .experiments.rescore import Mix, Rule, rescore, to_markdown, write_outputs
@@ -191,15 +189,14 @@ def run_rescore(args: argparse.Namespace) -> int:
         raise CliError(f"--{error}") from None
     rules = [Rule(name, rule_settings(name, **settings)) for name in dict.fromkeys(args.selection)]
     mixes = list(dict.fromkeys(Mix.parse(text) for text in args.mix))
-    say = None if args.quiet else (lambda message: print(f"rescoring {message} ...", file=sys.stderr, flush=True))
     from wikiref_dataset.baselines import baseline_key
 
     baselines = [] if args.baselines == ["none"] else list(dict.fromkeys(map(baseline_key, args.baselines)))
     unknown = [name for name in baselines if name not in ("query-sim", "lead")]
     if unknown:
         raise CliError(f"--baselines: unknown {', '.join(map(repr, unknown))}: choose from query-sim, lead, or none")
-    result = rescore(args.runs, args.duc_dirs, rules, mixes, average_seeds=args.average_seeds, progress=say,
-                     baselines=baselines)
+    result = rescore(args.runs, args.duc_dirs, rules, mixes, average_seeds=args.average_seeds,
+                     progress=not args.quiet, baselines=baselines)
     table = to_markdown(result)
     print(table, end="")
     if args.out:
