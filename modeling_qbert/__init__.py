@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
@@ -70,9 +73,47 @@ def register() -> None:
     _registered = True
 
 
-def load_pipeline(model: str | os.PathLike, **kwargs: Any) -> Any:
+_bars_lock = threading.Lock()
+_bars_held = 0
+_bars_found = (True, False)  # (transformers' bars on, huggingface_hub's bars off) when the first block began
+
+
+@contextmanager
+def no_progress_bars(active: bool = True) -> Iterator[None]:
+    """Within this block (when ``active``), transformers' progress bars ("Loading weights") and huggingface_hub's
+    (downloads) are off: a command's ``--quiet`` keeps a model load silent. Both switches are process-wide, so blocks
+    in several threads share them: the first to enter turns them off, the last to leave puts back what the first
+    found (a caller that had turned them off keeps them off)."""
+    global _bars_held, _bars_found
+    if not active:
+        yield
+        return
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars
+    from transformers.utils import logging as hf_logging
+
+    with _bars_lock:
+        if _bars_held == 0:
+            _bars_found = (hf_logging.is_progress_bar_enabled(), are_progress_bars_disabled())
+            hf_logging.disable_progress_bar()  # turns huggingface_hub's off too
+        _bars_held += 1
+    try:
+        yield
+    finally:
+        with _bars_lock:
+            _bars_held -= 1
+            if _bars_held == 0:
+                transformers_on, hub_off = _bars_found
+                if transformers_on:
+                    hf_logging.enable_progress_bar()  # turns huggingface_hub's on too
+                    if hub_off:
+                        disable_progress_bars()
+
+
+def load_pipeline(model: str | os.PathLike, *, progress: bool = True, **kwargs: Any) -> Any:
     """The ``query-focused-summarization`` pipeline of a saved Q-BERT folder or Hub repo with this package's classes
-    (not the code files a Hub copy carries), Q-BERT registered first. ``kwargs`` go to ``transformers.pipeline``.
+    (not the code files a Hub copy carries), Q-BERT registered first. ``progress=False`` loads it without
+    transformers' "Loading weights" bar or a download's bars (:func:`no_progress_bars`: a command's ``--quiet``).
+    ``kwargs`` go to ``transformers.pipeline``.
 
     Raises:
         OSError, ValueError: what ``transformers.pipeline`` raises for a folder or repo it cannot load.
@@ -82,7 +123,8 @@ def load_pipeline(model: str | os.PathLike, **kwargs: Any) -> Any:
     from .pipeline_qfs import TASK, QueryFocusedSummarizationPipeline
 
     register()
-    return pipeline(TASK, model=str(model), pipeline_class=QueryFocusedSummarizationPipeline, **kwargs)
+    with no_progress_bars(not progress):
+        return pipeline(TASK, model=str(model), pipeline_class=QueryFocusedSummarizationPipeline, **kwargs)
 
 
 HUB_ID = r"[\w.-]+(/[\w.-]+)?"
@@ -165,6 +207,7 @@ __all__ = [
     "register",
     "check_model_source",
     "load_pipeline",
+    "no_progress_bars",
     "QBertConfig",
     "QBertForSentenceScoring",
     "QBertPreTrainedModel",

@@ -57,7 +57,7 @@ def run_demo(args: argparse.Namespace) -> int:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise CliError(f"{args.out}: exists and is not a folder; choose another output folder")
     try:
-        run_chain(args.out)
+        run_chain(args.out, progress=not args.quiet)
     except RuntimeError as error:
         raise CliError(str(error)) from None
     return 0
@@ -92,7 +92,9 @@ def add_demo_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentPa
                     "shipped dump and WARC, pre-train Q-BERT for a few steps, fine-tune a 10% subnetwork on three "
                     "small DUC-style clusters, summarize one, score the model and the baselines with the official "
                     "DUC metric and render the model card. The numbers measure the plumbing, not the method.",
-        example="wikiref demo --out outputs", func=run_demo, resumable=True, writes=("out",))
+        example="wikiref demo --out outputs", func=run_demo, resumable=True, writes=("out",),
+        quiet_help="no progress bars on stderr (transformers' \"Loading weights\" and \"Writing model shards\", "
+                   "datasets' processing); the steps' output and errors are still printed")
     demo.add_argument("--out", default="outputs", metavar="DIR",
                       help="folder for everything the demo writes (default outputs)")
     return demo
@@ -174,8 +176,6 @@ def add_experiments_parser(commands: argparse._SubParsersAction) -> argparse.Arg
 
 def run_rescore(args: argparse.Namespace) -> int:
     """``wikiref rescore``: see ``experiments/rescore.py`` (bad input is one line, exit 2)."""
-    import sys
-
     from wikiref_dataset.selection import check_settings, rule_settings
 
     from .experiments.rescore import Mix, Rule, rescore, to_markdown, write_outputs
@@ -189,15 +189,14 @@ def run_rescore(args: argparse.Namespace) -> int:
         raise CliError(f"--{error}") from None
     rules = [Rule(name, rule_settings(name, **settings)) for name in dict.fromkeys(args.selection)]
     mixes = list(dict.fromkeys(Mix.parse(text) for text in args.mix))
-    say = None if args.quiet else (lambda message: print(f"rescoring {message} ...", file=sys.stderr, flush=True))
     from wikiref_dataset.baselines import baseline_key
 
     baselines = [] if args.baselines == ["none"] else list(dict.fromkeys(map(baseline_key, args.baselines)))
     unknown = [name for name in baselines if name not in ("query-sim", "lead")]
     if unknown:
         raise CliError(f"--baselines: unknown {', '.join(map(repr, unknown))}: choose from query-sim, lead, or none")
-    result = rescore(args.runs, args.duc_dirs, rules, mixes, average_seeds=args.average_seeds, progress=say,
-                     baselines=baselines)
+    result = rescore(args.runs, args.duc_dirs, rules, mixes, average_seeds=args.average_seeds,
+                     progress=not args.quiet, baselines=baselines)
     table = to_markdown(result)
     print(table, end="")
     if args.out:
@@ -221,7 +220,8 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
         example=["wikiref rescore runs --duc_dirs duc/2006 --selection duc mmr ilp --average_seeds",
                  "wikiref rescore runs/units --duc_dirs duc/2006 --selection ilp --mix none query_sim:0.2 "
                  "position:0.1 --out rescored"],
-        func=run_rescore, writes=("out",))
+        func=run_rescore, writes=("out",),
+        quiet_help="no 'rescoring' lines or progress bar on stderr; the table and errors are still printed")
     rescore.add_argument("runs", nargs="+", metavar="RUN",
                          help="a wikiref experiments --out folder, its units/ folder, unit folders, or finetune_duc.py "
                               "--output_dir folders (or a folder holding them)")

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -80,14 +81,39 @@ def run_script(name: str, argv: Sequence[str]) -> int:
     return int(script_main(name)(list(argv)) or 0)
 
 
-def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_steps: int = 6) -> dict[str, Any]:
-    """Run the chain; returns what it produced (paths and the fine-tuned model's DUC scores)."""
+@contextmanager
+def _no_progress_bars(active: bool = True) -> Iterator[None]:
+    """Within this block (when ``active``: ``wikiref demo -q``), no progress bar of transformers ("Loading weights",
+    "Writing model shards"), huggingface_hub or datasets ("packing Q-BERT windows"); they are put back after."""
+    import datasets
+
+    import modeling_qbert
+
+    datasets_bars = active and datasets.is_progress_bar_enabled()
+    if datasets_bars:
+        datasets.disable_progress_bars()
+    try:
+        with modeling_qbert.no_progress_bars(active):
+            yield
+    finally:
+        if datasets_bars:
+            datasets.enable_progress_bars()
+
+
+def run_demo(out: str | Path = "outputs", pretrain_steps: int = 8, finetune_steps: int = 6,
+             progress: bool = True) -> dict[str, Any]:
+    """Run the chain; returns what it produced (paths and the fine-tuned model's DUC scores). ``progress=False``
+    (``wikiref demo -q``): the steps print what they did, without progress bars (:func:`_no_progress_bars`)."""
+    with _no_progress_bars(not progress):
+        return _run_chain(Path(out), pretrain_steps, finetune_steps)
+
+
+def _run_chain(out: Path, pretrain_steps: int, finetune_steps: int) -> dict[str, Any]:
     import datasets
     import torch
 
     from wikiref_dataset.wikiref.build import run_demo_build
 
-    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     torch.manual_seed(0)

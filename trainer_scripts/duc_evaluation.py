@@ -220,8 +220,9 @@ def model_rule(summarize: Callable[..., Any]) -> str:
     return getattr(summarize.model.config, "cluster_selection", "duc")
 
 
-def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
-    """The ``"query-focused-summarization"`` pipeline (``modeling_qbert.pipeline_qfs``) of a saved Q-BERT folder.
+def load_model_pipeline(model_dir: str | Path, progress: bool = True) -> Callable[..., Any]:
+    """The ``"query-focused-summarization"`` pipeline (``modeling_qbert.pipeline_qfs``) of a saved Q-BERT folder;
+    ``progress=False`` (a command's ``--quiet``) loads it without transformers' "Loading weights" bar.
 
     Raises:
         EvaluationError: the folder does not exist or holds no loadable Q-BERT model.
@@ -233,7 +234,7 @@ def load_model_pipeline(model_dir: str | Path) -> Callable[..., Any]:
     except ValueError as error:
         raise EvaluationError(str(error)) from None
     try:
-        return modeling_qbert.load_pipeline(model_dir)
+        return modeling_qbert.load_pipeline(model_dir, progress=progress)
     except (OSError, ValueError) as error:
         raise EvaluationError(f"{model_dir}: cannot load a Q-BERT model and processor ({error})") from None
 
@@ -594,7 +595,7 @@ def generated_rows(arguments: Any, rows: Sequence[Mapping[str, Any]], progress: 
     :func:`baseline_summaries` takes it."""
     from wikiref_dataset.baselines import BASELINE_NAMES
 
-    summarize = load_model_pipeline(arguments.model) if arguments.model else None
+    summarize = load_model_pipeline(arguments.model, progress) if arguments.model else None
     rules = compared_rules(arguments.selection, model_rule(summarize) if summarize is not None else None)
     found = SystemSummaries()
     if arguments.baseline:

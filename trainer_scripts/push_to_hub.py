@@ -35,13 +35,15 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from trainer_scripts.model_card import DUC_FIGURE, ModelCardError, check_results, render_model_card
 from trainer_scripts.results import RESULTS_NAME, ResultsError, TrainingResults, read_results_file
+from wikiref_dataset.command import one_line
 
 INSTALL_COMMAND = 'pip install "wikiref @ git+https://github.com/wikiref/wikiref"'
 """How to install this project (from its repository, ``[project.urls] Repository`` in pyproject.toml)."""
@@ -59,6 +61,11 @@ DATASET_IGNORE = ["work/**", "**/__pycache__/**", ".*", "**/.*", "*.tmp", "**/*.
 
 class PushError(ValueError):
     """A folder or argument that cannot be published, named in the message."""
+
+
+class HubError(Exception):
+    """The Hub could not be reached, or refused a request, for the repo the message names: one line, exit status 1
+    (the folders and arguments were fine)."""
 
 
 @dataclass
@@ -469,22 +476,74 @@ def push_space(args: PushArguments, api: Any | None = None) -> str:
     return info.commit_url
 
 
+def hub_problem(error: BaseException) -> str | None:
+    """What went wrong between this machine and the Hub, in a few words with what to do, when ``error`` is the Hub
+    client's (offline mode, no connection, a refused or failed request, no token); ``None`` for anything else."""
+    from huggingface_hub import constants
+    from huggingface_hub.errors import HfHubHTTPError, LocalTokenNotFoundError, OfflineModeIsEnabled
+
+    try:
+        from huggingface_hub.errors import HTTPError  # the HTTP client's base error (httpx's in huggingface_hub 1.x+)
+    except ImportError:
+        HTTPError = HfHubHTTPError  # noqa: N806
+    endpoint = constants.ENDPOINT
+    if isinstance(error, OfflineModeIsEnabled):
+        return f"cannot reach the Hub ({endpoint}): HF_HUB_OFFLINE is set; unset it to push"
+    if isinstance(error, LocalTokenNotFoundError):
+        return "no Hub token: set HF_TOKEN, pass --token or log in (hf auth login)"
+    if isinstance(error, HfHubHTTPError):
+        response = getattr(error, "response", None)
+        status = getattr(response, "status_code", None)
+        said = one_line(getattr(error, "server_message", None) or str(error).split("\n")[0])
+        if status in (401, 403):
+            return (f"the Hub ({endpoint}) refused the request ({status}: {said}): set HF_TOKEN or pass --token, a "
+                    "token with write access to this namespace")
+        return f"the Hub ({endpoint}) answered {status or 'an error'} ({said})"
+    if isinstance(error, (HTTPError, ConnectionError, TimeoutError)):
+        return f"cannot reach the Hub ({endpoint}: {one_line(error) or type(error).__name__}): check the network, or HF_ENDPOINT"
+    return None
+
+
+@contextmanager
+def reaching(repo: str | None, pushed: dict[str, str]) -> Iterator[None]:
+    """Within this block, an error of the Hub client becomes a :class:`HubError` naming ``repo`` and what went wrong
+    (:func:`hub_problem`), and the parts ``pushed`` before it."""
+    try:
+        yield
+    except Exception as error:
+        problem = hub_problem(error)
+        if problem is None:
+            raise
+        done = f" (pushed before it: {', '.join(f'{part} {url}' for part, url in pushed.items())})" if pushed else ""
+        raise HubError(f"{repo}: {problem}{done}") from error
+
+
 def push(args: PushArguments) -> dict[str, str]:
-    """Run the parts ``args`` asks for (everything checked before anything is sent); ``{part: commit URL}``."""
+    """Run the parts ``args`` asks for (everything checked before anything is sent); ``{part: commit URL}``.
+
+    Raises:
+        PushError: a folder or argument that cannot be published.
+        HubError: the Hub could not be reached or refused a request (the message names the repo).
+    """
     api = _api(args.token)
+    pushed: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="push_to_hub-") as workdir:
-        model = model_upload(Path(args.model_dir), args, api, Path(workdir)) if args.model_dir else None
+        with reaching(args.sparse_delta_base_repo or args.model_repo, pushed):  # the delta's base is checked there
+            model = model_upload(Path(args.model_dir), args, api, Path(workdir)) if args.model_dir else None
         if args.dataset_dir:
             check_dataset_folder(Path(args.dataset_dir))
-        pushed = {}
         if args.metric_repo:
-            pushed["metric"] = push_metric(args, api)
+            with reaching(args.metric_repo, pushed):
+                pushed["metric"] = push_metric(args, api)
         if args.dataset_dir:
-            pushed["dataset"] = push_dataset(args, api)
+            with reaching(args.dataset_repo, pushed):
+                pushed["dataset"] = push_dataset(args, api)
         if model is not None:
-            pushed["model"] = push_model(args, api, upload=model)
+            with reaching(args.model_repo, pushed):
+                pushed["model"] = push_model(args, api, upload=model)
         if args.space_repo:  # last: it names the model and dataset repos, which now exist
-            pushed["space"] = push_space(args, api)
+            with reaching(args.space_repo, pushed):
+                pushed["space"] = push_space(args, api)
     return pushed
 
 
@@ -497,6 +556,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PushError as error:
         print(f"push_to_hub: error: {error}", file=sys.stderr)
         return 2
+    except HubError as error:
+        print(f"push_to_hub: error: {one_line(error)}", file=sys.stderr)
+        return 1
     for part, url in pushed.items():
         print(f"{part}: {url}")
     print(f"pushed {len(pushed)} repo(s): {', '.join(pushed)}", file=sys.stderr)

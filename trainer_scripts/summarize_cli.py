@@ -64,7 +64,9 @@ def add_summarize_parser(commands: Any) -> argparse.ArgumentParser:
                     "redundancy, MMR or ILP concept coverage). The summary "
                     "goes to standard output (--json: every scored sentence too); progress to standard error.",
         example='wikiref summarize --model runs/qbert --query "Barack Obama" --query "Early life" page1.txt page2.txt',
-        func=run_summarize)
+        func=run_summarize,
+        quiet_help="no 'loading' and 'scoring' lines or transformers' \"Loading weights\" bar on stderr; the "
+                   "summary, the closing line and errors are still printed")
     parser.add_argument("files", nargs="+", metavar="FILE", help="documents: UTF-8 text files ('-' reads stdin)")
     parser.add_argument("--model", required=True, metavar="DIR",
                         help="folder written by save_pretrained (model, tokenizer and processor)")
@@ -152,7 +154,8 @@ def _summarize(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
-        summarize = modeling_qbert.load_pipeline(model_dir)  # this package's classes, not a Hub copy's code
+        # this package's classes, not a Hub copy's code; -q: without transformers' "Loading weights" bar
+        summarize = modeling_qbert.load_pipeline(model_dir, progress=not args.quiet)
     except (OSError, ValueError) as err:
         where = "cannot load the model" if Path(model_dir).exists() else "cannot be reached on the Hub"
         raise SummarizeError(f"{model_dir}: {where} ({' '.join(str(err).split())[:300]})") from None

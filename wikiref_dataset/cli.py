@@ -217,7 +217,9 @@ def add_rouge_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentP
         example=["wikiref rouge items.jsonl",
                  "wikiref rouge filelist.txt --filelist --rouge-args \"-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0\" "
                  "--per-item"],
-        func=run_rouge)
+        func=run_rouge,
+        quiet_help="no progress bar on stderr (shown when 200 items or more are scored); the scores, warnings and "
+                   "errors are still printed")
     rouge.add_argument("input", help="JSON lines {prediction, references} or, with --filelist, a ROUGE -z SPL list")
     rouge.add_argument("--filelist", action="store_true",
                        help="input is 'system_file ref_file...' per line (ROUGE's -z SPL list; relative paths from the "

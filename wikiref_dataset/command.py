@@ -3,9 +3,11 @@
 One convention for all subcommands (``wikiref_dataset.cli`` and ``trainer_scripts.cli`` register them):
 
 * :func:`add_subcommand` declares one with a one-paragraph description, a runnable example under its options, and the
-  common options (:func:`add_common_options`): ``-q/--quiet`` (no progress bars or stage headers, datatrove's
-  console logs reduced to errors: its log files keep everything), ``-v/--verbose`` (more log lines; ``-vv``
-  debug) and ``--debug`` (an error shows its traceback).
+  common options (:func:`add_common_options`): ``-q/--quiet`` (no progress bars or stage headers; each command's help
+  says what it hides there), ``-v/--verbose`` (more log lines; ``-vv`` debug) and ``--debug`` (an error shows its
+  traceback). datatrove's console logs (each task's pipeline, its statistics tables) are shown only with ``-v`` (and
+  not ``-q``): by default a command that runs datatrove stages prints its own short summary, and the logs and
+  statistics stay in the run's logs folder (:data:`DATATROVE_VERBOSE_HELP`).
 * :func:`dispatch` runs the chosen subcommand and turns what it raises into one line on stderr and an exit status:
   ``wikiref <command>: error: <what>`` and 2 for a bad command line or bad input (:class:`CliError`, ``ValueError``,
   a missing or unreadable file, a dump that cannot be read), 1 for a run that failed (:class:`RunFailed`,
@@ -36,9 +38,10 @@ from .process.disk import describe_disk_full, disk_full, free_space
 if TYPE_CHECKING:
     from .process.lifetime import Interrupts
 
-__all__ = ["MODULE_EXTRAS", "ArgumentParser", "CliError", "RunFailed", "add_common_options", "add_split_arguments",
-           "add_subcommand", "check_input_files", "check_run_folder", "cleaned_up_on_input_error", "deprecated_alias",
-           "dispatch", "missing_extra", "one_line", "one_line_errors", "warn"]
+__all__ = ["DATATROVE_VERBOSE_HELP", "MODULE_EXTRAS", "QUIET_HELP", "VERBOSE_HELP", "ArgumentParser", "CliError",
+           "RunFailed", "add_common_options", "add_split_arguments", "add_subcommand", "check_input_files",
+           "check_run_folder", "cleaned_up_on_input_error", "deprecated_alias", "dispatch", "missing_extra", "one_line",
+           "one_line_errors", "warn"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
 
@@ -153,25 +156,37 @@ def either_spelling(tokens: Sequence[str], known: set[str]) -> list[str]:
     return spelled
 
 
-def add_common_options(parser: argparse.ArgumentParser, quiet: bool = True) -> None:
-    """``-q/--quiet`` (unless the command declares its own: ``quiet=False``), ``-v/--verbose``, ``--debug``."""
+QUIET_HELP = "no progress bars or stage headers; the closing summary and errors are still printed"
+"""The ``-q`` help of a command that declares no other (``quiet_help`` of :func:`add_subcommand`)."""
+
+VERBOSE_HELP = "more log lines on stderr (-vv: debug)"
+"""The ``-v`` help of a command that declares no other (``verbose_help`` of :func:`add_subcommand`)."""
+
+DATATROVE_VERBOSE_HELP = ("more log lines on stderr, datatrove's included: each task's pipeline and statistics tables "
+                          "(by default they stay in the logs folder, with stats.json; -vv: debug)")
+"""The ``-v`` help of the commands that run datatrove stages (``build``, ``statements``, ``documents``, ...)."""
+
+
+def add_common_options(parser: argparse.ArgumentParser, quiet: bool = True, quiet_help: str = QUIET_HELP,
+                       verbose_help: str = VERBOSE_HELP) -> None:
+    """``-q/--quiet`` (unless the command declares its own: ``quiet=False``), ``-v/--verbose``, ``--debug``; the help
+    of ``-q`` and ``-v`` says what they change in this command."""
     group = parser.add_argument_group("messages")
     if quiet:
-        group.add_argument("-q", "--quiet", action="store_true",
-                           help="no progress bars or stage headers; datatrove's console logs only show errors (its "
-                                "log files keep everything); the closing summary and errors are still printed")
-    group.add_argument("-v", "--verbose", action="count", default=0,
-                       help="more log lines on stderr (-vv: debug)")
+        group.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
+    group.add_argument("-v", "--verbose", action="count", default=0, help=verbose_help)
     group.add_argument("--debug", action="store_true", help="show the traceback of an error")
 
 
 def add_subcommand(commands: argparse._SubParsersAction, name: str, *, help: str, description: str,
                    example: str | Sequence[str], func: Callable[[argparse.Namespace], int], resumable: bool = False,
-                   quiet: bool = True, writes: Sequence[str] = ()) -> argparse.ArgumentParser:
+                   quiet: bool = True, quiet_help: str = QUIET_HELP, verbose_help: str = VERBOSE_HELP,
+                   writes: Sequence[str] = ()) -> argparse.ArgumentParser:
     """Register ``name`` on ``commands`` with ``help`` (its line in the command list), ``description`` (one
     paragraph), ``example`` (one or more runnable command lines, shown under the options) and the common options;
     ``func(args)`` runs it and returns the exit status. ``resumable``: an interrupted run resumes when rerun (the
-    interrupt message says so). ``quiet=False``: the command declares its own ``--quiet``. ``writes``: the option
+    interrupt message says so). ``quiet=False``: the command declares its own ``--quiet``. ``quiet_help`` and
+    ``verbose_help``: what ``-q`` hides and ``-v`` adds in this command. ``writes``: the option
     destinations that name the folders the command writes (``("out", "work")``); :func:`dispatch` locks them for the
     whole run (one writer per folder; the ``work`` of a build defaults to ``OUT.work``), and ``--wait`` is added."""
     examples = [example] if isinstance(example, str) else list(example)
@@ -179,7 +194,7 @@ def add_subcommand(commands: argparse._SubParsersAction, name: str, *, help: str
                                  epilog=("example:\n\n" if len(examples) == 1 else "examples:\n\n")
                                  + "\n".join(f"  {line}" for line in examples),
                                  formatter_class=HelpFormatter)
-    add_common_options(parser, quiet=quiet)
+    add_common_options(parser, quiet=quiet, quiet_help=quiet_help, verbose_help=verbose_help)
     if writes:
         parser.add_argument_group("concurrency").add_argument(
             "--wait", action="store_true",
@@ -364,6 +379,13 @@ def _say_interrupted(args: argparse.Namespace, name: str) -> None:
     print(f"{newline}wikiref {name}: interrupted{hint}", file=sys.stderr)
 
 
+def _datatrove_logs(args: argparse.Namespace) -> bool:
+    """Whether datatrove's console logs are shown: with ``-v`` and without ``-q``. By default a command's own summary
+    says what a run did, and datatrove's per-task pipelines and statistics tables (a few hundred lines for the
+    4-page sample) stay in the logs folder."""
+    return getattr(args, "verbose", 0) >= 1 and not getattr(args, "quiet", False)
+
+
 def _run_command(args: argparse.Namespace, name: str, debug: bool, interrupts: Interrupts) -> int:
     """Run the parsed subcommand under its folder locks; turn what it raises into one line and an exit status."""
     from .process.console import datatrove_console
@@ -375,7 +397,7 @@ def _run_command(args: argparse.Namespace, name: str, debug: bool, interrupts: I
         try:
             with folder_locks(folders, command=f"wikiref {name}", wait=getattr(args, "wait", False),
                               slurm_chain=getattr(args, "executor", None) == "slurm"), \
-                    datatrove_console(logs=not getattr(args, "quiet", False)):
+                    datatrove_console(logs=_datatrove_logs(args)):
                 return args.func(args)
         except Exception as error:
             full = disk_full(error)

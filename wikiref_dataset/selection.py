@@ -30,8 +30,12 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import os
+import sys
+import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +51,7 @@ __all__ = [
     "check_rule",
     "check_settings",
     "min_max_scaled",
+    "native_stdout_to_stderr",
     "rank_by_score",
     "rule_settings",
     "sentence_ngrams",
@@ -334,12 +339,76 @@ def _solve_coverage(lengths: Sequence[int], relevance: Sequence[float], weights:
     matrix = coo_array((data, (rows, columns)), shape=(first + n_concepts, n_sentences + n_concepts)).tocsr()
     upper = np.zeros(first + n_concepts)
     upper[0] = max_words
-    result = milp(objective, constraints=LinearConstraint(matrix, -np.inf, upper),
-                  integrality=np.ones(n_sentences + n_concepts), bounds=Bounds(0, 1),
-                  options={"time_limit": float(time_limit)})
+    # HiGHS prints a few debug lines of its own (its solution repair) straight to file descriptor 1, whatever disp
+    # says: they go to stderr, standard output is the caller's (`wikiref summarize --json`)
+    with native_stdout_to_stderr():
+        result = milp(objective, constraints=LinearConstraint(matrix, -np.inf, upper),
+                      integrality=np.ones(n_sentences + n_concepts), bounds=Bounds(0, 1),
+                      options={"time_limit": float(time_limit)})
     if result.x is None:
         raise RuntimeError(f"the concept-coverage program has no solution: {result.message}")
     return [position for position in range(n_sentences) if result.x[position] > 0.5]
+
+
+_native_stdout_lock = threading.Lock()
+_native_stdout_held = 0
+_native_stdout_saved: int | None = None
+
+
+@contextmanager
+def native_stdout_to_stderr() -> Iterator[None]:
+    """Within this block, whatever is written to file descriptor 1 goes to standard error instead. Native code writes
+    there past ``sys.stdout`` (HiGHS, behind ``scipy.optimize.milp``, prints
+    ``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();`` when it repairs a solution, whatever
+    ``disp`` says): ``contextlib.redirect_stdout`` does not see it, and on a command whose standard output is data
+    (``wikiref summarize --json``) the line would corrupt it. On leaving, the C library's and Python's buffers are
+    flushed and descriptor 1 put back, so nothing written inside reaches standard output later.
+
+    Thread-safe: descriptor 1 is one per process, so blocks in several threads share one redirection, made by the
+    first to enter and undone by the last to leave (no thread waits for another's block to end); what another thread
+    prints on standard output meanwhile goes to standard error too. Where descriptor 1 or 2 is not open, the block
+    changes nothing. Lives here, not in a helper module: this module is shipped as code with published models."""
+    global _native_stdout_held, _native_stdout_saved
+    with _native_stdout_lock:
+        if _native_stdout_held == 0:
+            _flush_stdout()
+            try:
+                _native_stdout_saved = os.dup(1)
+            except OSError:
+                _native_stdout_saved = None
+            else:
+                try:
+                    os.dup2(2, 1)
+                except OSError:
+                    os.close(_native_stdout_saved)
+                    _native_stdout_saved = None
+        _native_stdout_held += 1
+    try:
+        yield
+    finally:
+        with _native_stdout_lock:
+            _native_stdout_held -= 1
+            if _native_stdout_held == 0 and _native_stdout_saved is not None:
+                _flush_stdout()
+                os.dup2(_native_stdout_saved, 1)
+                os.close(_native_stdout_saved)
+                _native_stdout_saved = None
+
+
+def _flush_stdout() -> None:
+    """Flush Python's ``sys.stdout`` and the C library's output buffers (a ``printf`` into a pipe waits there, and
+    would reach descriptor 1 once it is put back); what cannot be flushed (a closed stream, no C library) is left."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError, TypeError):
+        pass
 
 
 def _fill_budget(sentences: Sequence[str], values: Sequence[float], chosen: list[int], max_words: int,

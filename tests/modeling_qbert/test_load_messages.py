@@ -68,3 +68,66 @@ def test_the_notes_are_held_back_only_while_building(tiny_bert_dir):
     before = {name: list(logging.getLogger(name).filters) for name in _EXPECTED_NOTES}
     QBertForSentenceScoring.from_bert(str(tiny_bert_dir))
     assert {name: list(logging.getLogger(name).filters) for name in _EXPECTED_NOTES} == before
+
+
+LOAD = r'''
+import sys
+from transformers.utils import logging as hf_logging
+from huggingface_hub.utils import are_progress_bars_disabled
+import modeling_qbert
+modeling_qbert.load_pipeline(sys.argv[1], progress=False)
+print("bars after:", hf_logging.is_progress_bar_enabled(), not are_progress_bars_disabled(), flush=True)
+print("--- plain load ---", file=sys.stderr, flush=True)
+modeling_qbert.load_pipeline(sys.argv[1])
+'''
+
+
+def test_a_quiet_load_shows_no_loading_bar_and_puts_the_bars_back(tiny_qbert_dir):
+    """load_pipeline(progress=False), what `-q` passes, loads without transformers' "Loading weights" bar; afterwards
+    transformers' and huggingface_hub's bars are on again, so the next plain load shows it (a fresh process: the
+    switches are process-wide)."""
+    done = subprocess.run([sys.executable, "-c", LOAD, str(tiny_qbert_dir)], capture_output=True, text=True,
+                          timeout=300, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "bars after: True True" in done.stdout
+    quiet, plain = done.stderr.split("--- plain load ---")
+    assert "Loading weights" not in quiet and "Loading weights" in plain, done.stderr
+
+
+def test_no_progress_bars_nests_and_shares_the_switch_across_threads():
+    """Blocks in several threads: the bars stay off until the last one ends, then are as the first found them; a
+    caller that had turned them off keeps them off."""
+    import threading
+
+    from transformers.utils import logging as hf_logging
+
+    from modeling_qbert import no_progress_bars
+
+    assert hf_logging.is_progress_bar_enabled()
+    entered, release = threading.Barrier(3), threading.Event()
+
+    def hold() -> None:
+        with no_progress_bars():
+            entered.wait()
+            release.wait()
+
+    threads = [threading.Thread(target=hold) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    entered.wait()
+    with no_progress_bars():
+        assert not hf_logging.is_progress_bar_enabled()
+    assert not hf_logging.is_progress_bar_enabled()  # the threads' blocks still run
+    release.set()
+    for thread in threads:
+        thread.join()
+    assert hf_logging.is_progress_bar_enabled()
+    with no_progress_bars(False):
+        assert hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        with no_progress_bars():
+            pass
+        assert not hf_logging.is_progress_bar_enabled()
+    finally:
+        hf_logging.enable_progress_bar()

@@ -334,3 +334,26 @@ def test_a_browser_runs_a_summarization_through_the_page(served, model, tmp_path
     low, high = image.getextrema()
     assert image.size[0] >= 800 and high - low > 100, "the screenshot is blank"
     assert sum(1 for count in image.resize((128, 160)).histogram() if count) > 20, "the screenshot holds no page"
+
+
+def test_quiet_serves_without_loading_lines_or_bars(tiny_qbert_dir, tmp_path):
+    """`wikiref app -q --model DIR` in its own process, as a user starts it: the model loads without the 'loading'
+    line or transformers' "Loading weights" bar; the address served is still printed."""
+    if not WIKIREF.is_file():
+        pytest.skip("the wikiref script is not installed next to this Python")
+    log = tmp_path / "app.log"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", "NO_PROXY": "127.0.0.1,localhost"}
+    with open(log, "w") as handle:
+        process = subprocess.Popen([str(WIKIREF), "app", "-q", "--model", str(tiny_qbert_dir), "--port", "0"],
+                                   stdout=handle, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        started = time.perf_counter()
+        while "serving on " not in log.read_text() and time.perf_counter() - started < 180:
+            assert process.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.3)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+    text = log.read_text()
+    assert "serving on http://127.0.0.1:" in text, text[-3000:]
+    assert "Loading weights" not in text and "loading " not in text, text[-3000:]

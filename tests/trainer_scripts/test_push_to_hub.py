@@ -654,3 +654,33 @@ def test_space_runs_from_its_own_copy_of_the_code_and_summarizes_like_the_model(
     for value in ("/etc", "org/another-dataset"):  # a Space is served to others whatever its address
         status = client.predict(value, api_name="/load_dataset")[-1]
         assert status.startswith(f"**Problem:** {value}: not offered by this app") and "org/wikiref" in status, status
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("where", ["offline", "closed port"])
+def test_an_unreachable_hub_is_one_line_naming_the_repo(tmp_path, where):
+    """Offline (HF_HUB_OFFLINE=1) or with the Hub unreachable (HF_ENDPOINT at a closed port), the script ran into a
+    36- to 73-line traceback: now one line naming the repo, the endpoint and what to do, exit 1. Run as a user runs
+    it, in a fresh process (HF_ENDPOINT is read at import)."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("HF_")}
+    if where == "offline":
+        environment["HF_HUB_OFFLINE"] = "1"
+    else:
+        environment["HF_ENDPOINT"] = f"http://127.0.0.1:{_closed_port()}"
+    done = subprocess.run([sys.executable, str(ROOT / "trainer_scripts" / "push_to_hub.py"), "--metric_repo",
+                           "org/duc_rouge", "--token", "x"], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env={**environment, "HF_HOME": str(tmp_path / "hf")})
+    assert done.returncode == 1, done.stderr[-3000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith("push_to_hub: error: org/duc_rouge: cannot reach the Hub (")
+    expected = "HF_HUB_OFFLINE is set" if where == "offline" else environment["HF_ENDPOINT"]
+    assert expected in lines[0] and ("unset it" in lines[0] or "check the network" in lines[0]), lines[0]

@@ -346,3 +346,26 @@ def test_outputs_are_replaced_whole(tmp_path, monkeypatch):
         module.write_outputs(tmp_path / "out", {"run": 3}, "third\n")
     assert (tmp_path / "out" / "rescore.md").read_text() == "second\n"
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["rescore.json", "rescore.md"]
+
+
+def test_a_progress_bar_counts_the_clusters_and_quiet_hides_it(tmp_path, duc_years):
+    """`wikiref rescore --selection ilp` (minutes on full DUC years) shows a bar on stderr over the cluster summaries
+    it chooses: each seed's clusters and each baseline's, under the rule; -q shows nothing on stderr. Fresh
+    processes, as a user runs it."""
+    import subprocess
+    import sys
+
+    written = _write_units(tmp_path / "run", duc_years[2006])
+    argv = [sys.executable, "-m", "trainer_scripts.cli", "rescore", str(tmp_path / "run"), "--duc_dirs",
+            duc_years[2006], "--selection", "ilp"]
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    shown = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=environment)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    topics = len(written[1])  # every scorable cluster: a seed's two folds
+    clusters = 2 * topics + 2 * topics  # the two seeds', then QUERY-SIM's and LEAD's
+    last = shown.stderr.replace("\r", "\n").strip().splitlines()[-1]
+    assert "100%" in last and f"{clusters}/{clusters}" in last and "cluster" in last, shown.stderr
+    assert "rescoring 4 unit(s) of" in shown.stderr
+    quiet = subprocess.run([*argv, "-q"], capture_output=True, text=True, timeout=300, env=environment)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    assert quiet.stdout == shown.stdout

@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 
@@ -164,3 +165,54 @@ def test_raw_text_without_spacy_names_the_extra_in_one_line(model_dir, documents
                            timeout=300)
     assert lines.returncode == 0, lines.stderr[-2000:]
     assert lines.stdout.strip() and set(lines.stdout.splitlines()) <= set(documents[0].read_text().splitlines())
+
+
+def _wikiref(argv: list[str]) -> subprocess.CompletedProcess:
+    """``wikiref ARGV`` in a fresh process, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "trainer_scripts.cli", *argv], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+
+def test_quiet_hides_the_loading_bar(model_dir, documents):
+    """`wikiref summarize -q`: no "Loading weights" bar nor loading lines on stderr, only the closing line; without
+    -q the bar is there (transformers shows it on every load)."""
+    argv = ["summarize", "--model", str(model_dir), "--query", "King", "--sentences-per-line", str(documents[0])]
+    plain, quiet = _wikiref(argv), _wikiref([*argv, "-q"])
+    assert plain.returncode == 0 and quiet.returncode == 0, plain.stderr[-2000:] + quiet.stderr[-2000:]
+    assert "Loading weights" in plain.stderr
+    assert quiet.stderr.strip().startswith("selected ") and len(quiet.stderr.strip().splitlines()) == 1, quiet.stderr
+
+
+SOLVER_PRINTS = r'''
+import ctypes, os, sys
+import scipy.optimize
+
+solve = scipy.optimize.milp
+
+
+def printing_milp(*args, **kwargs):  # what HiGHS does when it repairs a solution: C code writing to descriptor 1
+    ctypes.CDLL(None).printf(b"HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();\n")
+    os.write(1, b"written to descriptor 1\n")
+    return solve(*args, **kwargs)
+
+
+scipy.optimize.milp = printing_milp
+from trainer_scripts.cli import main
+sys.exit(main(sys.argv[1:]))
+'''
+
+
+def test_json_with_the_ilp_rule_is_json_whatever_the_solver_prints(model_dir, documents):
+    """`wikiref summarize --json --selection ilp`: standard output parses as JSON, as it is; and when the solver's C
+    code writes to descriptor 1 during the solve (HiGHS's `tmpSolver.run();` line, reproduced here), that goes to
+    stderr, not into the JSON."""
+    argv = ["summarize", "--model", str(model_dir), "--query", "King", "--sentences-per-line", "--json", "--selection",
+            "ilp", *map(str, documents)]
+    plain = _wikiref(argv)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    assert json.loads(plain.stdout)["selection"] == "ilp"
+    printed = subprocess.run([sys.executable, "-c", SOLVER_PRINTS, *argv], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert printed.returncode == 0, printed.stderr[-2000:]
+    assert json.loads(printed.stdout) == json.loads(plain.stdout)
+    assert "tmpSolver.run();" in printed.stderr and "written to descriptor 1" in printed.stderr

@@ -1,6 +1,7 @@
 """The data side of the ``wikiref`` command (``wikiref_dataset/cli.py``): ``rouge`` on JSON lines and ROUGE file
-lists, and the layering: the data subcommands run without the model side (the whole command:
-tests/trainer_scripts/test_wikiref_cli.py)."""
+lists, the layering (the data subcommands run without the model side; the whole command:
+tests/trainer_scripts/test_wikiref_cli.py), and what the datatrove commands print: their own summary, datatrove's
+logs and statistics only with -v."""
 
 import ast
 import json
@@ -188,3 +189,45 @@ def test_package_has_no_import_of_the_model_side():
             found |= {(path.relative_to(ROOT / "wikiref_dataset").as_posix(), name.split(".")[0]) for name in names
                       if name.split(".")[0] in MODEL_SIDE}
     assert found <= ALLOWED_IMPORTS, sorted(found - ALLOWED_IMPORTS)
+
+
+SAMPLE_DUMP, SAMPLE_WARC = (Path(__file__).resolve().parents[2] / "wikiref_dataset" / "data" / "sample" / "wikiref" / name
+                            for name in ("samplewiki-20240601-pages-articles.xml", "sample.warc.gz"))
+BUILD_STAGES = ("statements", "documents", "statistics", "curation", "dataset")
+
+
+def _data_command(argv: list[str]) -> subprocess.CompletedProcess:
+    """``wikiref ARGV`` (the data side) in a fresh process, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "wikiref_dataset.cli", *argv], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_build_prints_its_summary_and_keeps_datatrove_stats_in_the_logs(tmp_path):
+    """`wikiref build` on the embedded sample printed ~290 lines of datatrove's pipelines and statistics tables on
+    stderr: now its own summary on stdout (naming the logs folder) and nothing on stderr; each stage's task logs and
+    stats.json are in OUT.work/logs/<stage>/; -v shows datatrove's tables on stderr."""
+    argv = ["build", str(SAMPLE_DUMP), "--warc", str(SAMPLE_WARC), "--tasks", "2"]
+    done = _data_command([*argv, "--out", str(tmp_path / "quiet")])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(done.stderr.splitlines()) <= 3 and "Stats" not in done.stderr, done.stderr
+    logs = tmp_path / "quiet.work" / "logs"
+    assert "WikiRef build ->" in done.stdout and f"logs and statistics: {logs}" in done.stdout
+    for stage in BUILD_STAGES:
+        assert (logs / stage / "stats.json").is_file(), stage
+        assert "Stats" in (logs / stage / "logs" / "task_00000.log").read_text(), stage
+    verbose = _data_command([*argv, "--out", str(tmp_path / "verbose"), "-v"])
+    assert verbose.returncode == 0, verbose.stderr[-3000:]
+    assert "Stats: All 2 tasks" in verbose.stderr and len(verbose.stderr.splitlines()) > 100
+
+
+def test_statements_prints_its_summary_and_keeps_datatrove_stats_in_the_logs(tmp_path):
+    """`wikiref statements` on the sample dump: its summary (naming the logs folder), at most a few lines on stderr
+    (a warning, the progress bar), stats.json in OUT/logs; -v adds datatrove's tables."""
+    done = _data_command(["statements", str(SAMPLE_DUMP), "--out", str(tmp_path / "quiet")])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(done.stderr.splitlines()) <= 3 and "Stats" not in done.stderr, done.stderr
+    assert f"logs and statistics: {tmp_path / 'quiet' / 'logs'}" in done.stdout
+    assert (tmp_path / "quiet" / "logs" / "stats.json").is_file()
+    verbose = _data_command(["statements", str(SAMPLE_DUMP), "--out", str(tmp_path / "verbose"), "--verbose"])
+    assert verbose.returncode == 0, verbose.stderr[-3000:]
+    assert "Stats: All 1 tasks" in verbose.stderr

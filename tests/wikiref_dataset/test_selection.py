@@ -3,6 +3,8 @@ threshold tuning) and the cluster flattening helper."""
 
 import functools
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -356,3 +358,43 @@ def test_within_budget_never_passes_the_budget_and_keeps_what_fits_of_every_rule
                     fitting.append(index)
                     words += count_words(sentences[index])
             assert kept[:len(fitting)] == fitting and len(set(kept)) == len(kept)
+
+
+GUARDED_WRITES = r'''
+import ctypes, os, sys, threading
+from wikiref_dataset.selection import native_stdout_to_stderr
+
+print("before", flush=False)  # still in Python's buffer: flushed to stdout before the redirection
+with native_stdout_to_stderr():
+    os.write(1, b"os.write inside\n")
+    ctypes.CDLL(None).printf(b"printf inside\n")  # C's buffer (stdout is a pipe): flushed before fd 1 is put back
+    entered, release = threading.Barrier(2), threading.Event()
+
+    def nested():
+        with native_stdout_to_stderr():
+            entered.wait()
+            release.wait()
+            os.write(1, b"thread inside\n")
+
+    thread = threading.Thread(target=nested)
+    thread.start()
+    entered.wait()
+with native_stdout_to_stderr():  # the thread's block still holds the redirection
+    pass
+os.write(1, b"while the thread's block runs\n")
+release.set()
+thread.join()
+print("after", flush=True)
+os.write(1, b"os.write after\n")
+'''
+
+
+def test_native_writes_to_descriptor_1_go_to_stderr_inside_the_guard():
+    """What C code writes to file descriptor 1 inside `native_stdout_to_stderr` (HiGHS's debug lines during an ILP
+    solve) reaches stderr, not stdout, even from C's own buffer; Python's earlier output stays on stdout; blocks in
+    two threads share the redirection, which ends with the last of them. A fresh process: the test swaps fd 1."""
+    done = subprocess.run([sys.executable, "-c", GUARDED_WRITES], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "before\nafter\nos.write after\n"
+    for line in ("os.write inside", "printf inside", "thread inside", "while the thread's block runs"):
+        assert line in done.stderr, done.stderr

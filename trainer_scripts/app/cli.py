@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 from wikiref_dataset.command import CliError, add_subcommand
@@ -26,7 +27,9 @@ def add_app_parser(commands: Any) -> argparse.ArgumentParser:
                     "LEAD and ORACLE on a DUC or benchmark cluster, scored against its references; explore a built "
                     "dataset (search, examples with their oracle sentences and provenance, the card, the dropped "
                     "statements). Needs the app extra (pip install \"wikiref[app]\").",
-        example="wikiref app --model outputs/qbert-duc --dataset outputs/wikiref", func=run_app)
+        example="wikiref app --model outputs/qbert-duc --dataset outputs/wikiref", func=run_app,
+        quiet_help="no 'loading' and 'served to others' lines or transformers' \"Loading weights\" bar on stderr; "
+                   "the address served and errors are still printed")
     parser.add_argument("--model", metavar="DIR_OR_HUB_ID", help="a saved Q-BERT folder or a Hub model id")
     parser.add_argument("--dataset", metavar="DIR_OR_HUB_ID",
                         help="a dataset folder (WikiRef, PSG2SUM, AQuaMuSe, a converted DUC year or benchmark) or a "
@@ -64,9 +67,15 @@ def run_app(args: argparse.Namespace) -> int:
         allowed = [what for what in (args.model, args.dataset, *args.allow) if what]
         print(f"served to others ({args.host}): the page loads only {', '.join(allowed) or 'nothing'}; uploads, "
               "requests and the queue are bounded (docs/app.md)", file=sys.stderr, flush=True)
+    bars = nullcontext()
+    if args.quiet:  # every model the app loads, at start or from the page, without transformers' bars
+        from modeling_qbert import no_progress_bars
+
+        bars = no_progress_bars()
     try:
-        serve(args.model, args.dataset, host=args.host, port=port, allow=args.allow,
-              on_ready=lambda url: print(f"serving on {url} (Ctrl-C stops)", flush=True))
+        with bars:
+            serve(args.model, args.dataset, host=args.host, port=port, allow=args.allow,
+                  on_ready=lambda url: print(f"serving on {url} (Ctrl-C stops)", flush=True))
     except AppError as error:
         raise CliError(str(error)) from None
     except OSError as error:

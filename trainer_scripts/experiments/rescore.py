@@ -39,6 +39,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -319,15 +320,19 @@ class Clusters:
     baselines: dict[tuple[str, str], dict[int, dict[str, Any]]] = field(default_factory=dict)
     """``(baseline, rule label)`` -> its scores per year, computed once for every group on these years."""
 
-    def baseline_scores(self, name: str, rule: Rule) -> dict[int, dict[str, Any]]:
+    def baseline_scores(self, name: str, rule: Rule, bar: Any = None) -> dict[int, dict[str, Any]]:
         """``{year: metric dict}`` of baseline ``name`` (``lead``, ``query-sim``) chosen by ``rule`` with its settings
-        on every scorable cluster (``wikiref_dataset.baselines.baseline_summary``)."""
+        on every scorable cluster (``wikiref_dataset.baselines.baseline_summary``); ``bar`` (a tqdm bar) counts each
+        cluster chosen."""
         key = (name, rule.label)
         if key not in self.baselines:
             from wikiref_dataset.baselines import baseline_summary
 
-            summaries = {topic: baseline_summary(name, row, rule=rule.name, **rule.settings)
-                         for topic, row in self.rows.items()}
+            summaries = {}
+            for topic, row in self.rows.items():
+                summaries[topic] = baseline_summary(name, row, rule=rule.name, **rule.settings)
+                if bar is not None:
+                    bar.update()
             self.baselines[key] = self.score(summaries)
         return self.baselines[key]
 
@@ -362,12 +367,17 @@ class Clusters:
                                       "conversion of the DUC year") from None
         return flat
 
-    def summaries(self, scores: Mapping[str, Sequence[float]], rule: Rule, mix: Mix) -> dict[str, str]:
+    def summaries(self, scores: Mapping[str, Sequence[float]], rule: Rule, mix: Mix,
+                  bar: Any = None) -> dict[str, str]:
+        """Each cluster's summary chosen by ``rule`` from ``scores`` (``{topic: flat scores}``) with ``mix`` applied;
+        ``bar`` (a tqdm bar) counts each cluster chosen (an ILP solve may take seconds)."""
         summaries = {}
         for topic, values in scores.items():
             cluster = self.flat[topic]
             mixed = mix.apply(values, self.signal(mix.signal, topic))
             summaries[topic] = cluster.summary(cluster.select(mixed, rule=rule.name, **rule.settings))
+            if bar is not None:
+                bar.update()
         return summaries
 
     def score(self, summaries: Mapping[str, str]) -> dict[int, dict[str, Any]]:
@@ -400,12 +410,12 @@ def averaged_scores(by_seed: Mapping[int, Mapping[str, Sequence[float]]], year: 
             for topic in topics}
 
 
-def baseline_row(clusters: Clusters, name: str, rule: Rule, years: Sequence[str]) -> dict[str, Any]:
+def baseline_row(clusters: Clusters, name: str, rule: Rule, years: Sequence[str], bar: Any = None) -> dict[str, Any]:
     """The row of baseline ``name`` under ``rule`` on ``years`` (those the group's model rows give): its ``system``
-    name (``QUERY-SIM (ILP)``), one run per year."""
+    name (``QUERY-SIM (ILP)``), one run per year; ``bar`` counts the clusters chosen."""
     from wikiref_dataset.baselines import baseline_system
 
-    scored = clusters.baseline_scores(name, rule)
+    scored = clusters.baseline_scores(name, rule, bar)
     return {"system": baseline_system(name, rule.name), "baseline": name, "rule": rule.name,
             "settings": dict(rule.settings), "mix": "-", "average": False,
             "years": {str(year): summarize_runs([{**values, "unit": "baseline"}], MEASURES)
@@ -413,11 +423,11 @@ def baseline_row(clusters: Clusters, name: str, rule: Rule, years: Sequence[str]
 
 
 def rescore_group(clusters: Clusters, units: Sequence[SavedUnit], rules: Sequence[Rule], mixes: Sequence[Mix],
-                  average_seeds: bool = False, progress: Callable[[str], None] | None = None,
-                  baselines: Sequence[str] = ()) -> dict[str, Any]:
+                  average_seeds: bool = False, bar: Any = None, baselines: Sequence[str] = ()) -> dict[str, Any]:
     """One group's rows: ``{"seeds": {seed: [folds]}, "rows": [{"system", "rule", "mix", "average", "years": {year:
     summarize_runs(...)}}]}``; under each rule, after the model's rows, the ``baselines`` under the same rule (see
-    the module docstring)."""
+    the module docstring). ``bar`` (a tqdm bar) counts each cluster summary chosen (:func:`selections` says how
+    many) and its description says which rule and mix run."""
     by_seed = _seed_scores(clusters, units)
     _check_found(clusters, units, by_seed)
     missing = []
@@ -431,14 +441,14 @@ def rescore_group(clusters: Clusters, units: Sequence[SavedUnit], rules: Sequenc
     for rule in rules:
         ruled = []
         for mix in mixes:
-            if progress:
-                progress(f"{rule.label}, mix {mix.name}")
-            ruled += _model_rows(clusters, by_seed, rule, mix, average_seeds)
+            if bar is not None:
+                bar.set_description(f"{rule.label}, mix {mix.name}")
+            ruled += _model_rows(clusters, by_seed, rule, mix, average_seeds, bar)
         years = sorted({year for row in ruled for year in row["years"]})
         for name in baselines:
-            if progress:
-                progress(f"{name} under {rule.label}")
-            ruled.append(baseline_row(clusters, name, rule, years))
+            if bar is not None:
+                bar.set_description(f"{name} under {rule.label}")
+            ruled.append(baseline_row(clusters, name, rule, years, bar))
         rows += ruled
     if not any(row["years"] for row in rows if row["system"] == MODEL_SYSTEM):
         raise ExperimentError(f"{_named(units)}: no seed's units cover every scorable cluster of a DUC year given "
@@ -446,6 +456,28 @@ def rescore_group(clusters: Clusters, units: Sequence[SavedUnit], rules: Sequenc
     return {"seeds": {str(seed): sorted(unit.fold for unit in units if unit.seed == seed and unit.fold is not None)
                       for seed in sorted(by_seed)},
             "missing": missing, "rows": rows}
+
+
+def selections(groups: Sequence[tuple[Clusters, Sequence[SavedUnit]]], rules: Sequence[Rule], mixes: Sequence[Mix],
+               average_seeds: bool, baselines: Sequence[str]) -> int:
+    """How many cluster summaries :func:`rescore_group` chooses for ``groups`` (each with its years' clusters), in
+    order: each seed's clusters (and, with ``average_seeds``, the clusters of each year the seeds' averaged scores
+    cover) under every rule and mix, and each baseline's clusters under every rule, once per years' clusters (their
+    scores are kept across groups). Checks each group's units as :func:`rescore_group` does, so that a bad group is
+    refused before anything runs."""
+    count = 0
+    chosen: set[tuple[int, str, str]] = set()
+    for clusters, units in groups:
+        by_seed = _seed_scores(clusters, units)
+        _check_found(clusters, units, by_seed)
+        per_mix = sum(len(scores) for scores in by_seed.values())
+        if average_seeds:
+            per_mix += sum(len(year.scorable) for year in clusters.years if averaged_scores(by_seed, year) is not None)
+        keys = {(id(clusters), name, rule.label) for rule in rules for name in baselines
+                if (name, rule.label) not in clusters.baselines}
+        count += len(rules) * len(mixes) * per_mix + len(keys - chosen) * len(clusters.rows)
+        chosen |= keys
+    return count
 
 
 def _named(units: Sequence[SavedUnit]) -> str:
@@ -465,12 +497,12 @@ def _check_found(clusters: Clusters, units: Sequence[SavedUnit], by_seed: Mappin
 
 
 def _model_rows(clusters: Clusters, by_seed: Mapping[int, Mapping[str, Sequence[float]]], rule: Rule, mix: Mix,
-                average_seeds: bool) -> list[dict[str, Any]]:
+                average_seeds: bool, bar: Any = None) -> list[dict[str, Any]]:
     """The model's row under ``rule`` and ``mix`` (each seed's folds pooled and scored per year) and, with
-    ``average_seeds``, its row of the seeds' averaged scores."""
+    ``average_seeds``, its row of the seeds' averaged scores; ``bar`` counts the clusters chosen."""
     runs: dict[int, list[dict[str, Any]]] = {}
     for seed, scores in sorted(by_seed.items()):
-        for year, values in clusters.score(clusters.summaries(scores, rule, mix)).items():
+        for year, values in clusters.score(clusters.summaries(scores, rule, mix, bar)).items():
             runs.setdefault(year, []).append({**values, "unit": f"seed {seed}"})
     record = {"system": MODEL_SYSTEM, "rule": rule.name, "settings": dict(rule.settings), "mix": mix.name,
               "average": False,
@@ -481,22 +513,25 @@ def _model_rows(clusters: Clusters, by_seed: Mapping[int, Mapping[str, Sequence[
     for year in clusters.years:
         scores = averaged_scores(by_seed, year)
         if scores is not None:
-            values = clusters.score(clusters.summaries(scores, rule, mix)).get(int(year.year))
+            values = clusters.score(clusters.summaries(scores, rule, mix, bar)).get(int(year.year))
             if values:
                 averaged[str(year.year)] = summarize_runs([{**values, "unit": "seeds averaged"}], MEASURES)
     return [record, {**record, "average": True, "years": averaged}] if averaged else [record]
 
 
 def rescore(paths: Sequence[str | Path], duc_dirs: Sequence[str] | None, rules: Sequence[Rule],
-            mixes: Sequence[Mix], average_seeds: bool = False,
-            progress: Callable[[str], None] | None = None, baselines: Sequence[str] = ()) -> dict[str, Any]:
+            mixes: Sequence[Mix], average_seeds: bool = False, progress: bool = False,
+            baselines: Sequence[str] = ()) -> dict[str, Any]:
     """Every group's rows (:func:`rescore_group`) for the units under ``paths``, with the official settings, the
     notes on units passed over and each group's command; ``duc_dirs`` default to the units' own ``--duc_dirs``;
-    ``baselines`` (``query-sim``, ``lead``) add their rows under each rule.
+    ``baselines`` (``query-sim``, ``lead``) add their rows under each rule. ``progress``: a bar on stderr counts the
+    cluster summaries chosen (the ILP rule takes minutes on full DUC years), a line names each group.
 
     Raises:
         ExperimentError: no unit, a DUC folder that cannot be read, scores that do not fit its sentences.
     """
+    from tqdm.auto import tqdm
+
     from trainer_scripts.duc_evaluation import EvaluationError, official_settings
 
     found = read_units(paths)
@@ -504,8 +539,7 @@ def rescore(paths: Sequence[str | Path], duc_dirs: Sequence[str] | None, rules: 
     for unit in found.units:
         groups.setdefault(unit.group, []).append(unit)
     loaded: dict[tuple[str, ...], Clusters] = {}
-    results = []
-    for group, units in groups.items():
+    for units in groups.values():  # every DUC folder read before anything is chosen: a bad one stops the run at once
         folders = tuple(duc_dirs) if duc_dirs else units[0].duc_dirs
         if not folders:
             raise ExperimentError(f"{units[0].folder.name}: its command names no --duc_dirs; give --duc_dirs")
@@ -515,10 +549,16 @@ def rescore(paths: Sequence[str | Path], duc_dirs: Sequence[str] | None, rules: 
             except (EvaluationError, OSError, ValueError) as error:
                 hint = "" if duc_dirs else " (the folders the units' command names; give --duc_dirs)"
                 raise ExperimentError(f"{error}{hint}") from None
-        if progress:
-            progress(f"{len(units)} unit(s) of {' '.join(group)}")
-        record = rescore_group(loaded[folders], units, rules, mixes, average_seeds, progress, baselines)
-        results.append({"command": list(group), "units": sorted(unit.folder.name for unit in units), **record})
+    clusters = {group: loaded[tuple(duc_dirs) if duc_dirs else units[0].duc_dirs] for group, units in groups.items()}
+    total = selections([(clusters[group], units) for group, units in groups.items()], rules, mixes, average_seeds,
+                       baselines)
+    results = []
+    with tqdm(total=total, desc="rescoring", unit="cluster", disable=not progress, file=sys.stderr) as bar:
+        for group, units in groups.items():
+            if progress:
+                bar.write(f"rescoring {len(units)} unit(s) of {' '.join(group)}", file=sys.stderr)
+            record = rescore_group(clusters[group], units, rules, mixes, average_seeds, bar, baselines)
+            results.append({"command": list(group), "units": sorted(unit.folder.name for unit in units), **record})
     return {"settings": official_settings(), "notes": found.notes, "groups": results}
 
 

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from ..command import (
+    DATATROVE_VERBOSE_HELP,
     CliError,
     RunFailed,
     add_split_arguments,
@@ -43,7 +44,8 @@ def add_aquamuse_parser(commands: argparse._SubParsersAction) -> argparse.Argume
                     "folders, the documents filled in from --warc files.",
         example=["wikiref aquamuse --nq nq-train-*.jsonl.gz --corpus c4-train.*.json.gz --out aquamuse/ --workers 8",
                  "wikiref aquamuse --released release/v2 --warc CC-*.warc.gz --out released/"],
-        func=run_aquamuse_command, resumable=True, writes=("out", "work"))
+        func=run_aquamuse_command, resumable=True, writes=("out", "work"),
+        verbose_help=DATATROVE_VERBOSE_HELP)
     inputs = parser.add_argument_group("inputs (mining: --nq and --corpus; or --released)")
     inputs.add_argument("--nq", nargs="+", type=Path, default=[], metavar="FILE",
                         help="Natural Questions jsonl(.gz), simplified or original format (released AQuaMuSe lines "

@@ -1,4 +1,7 @@
-"""The console switch for datatrove's logs: within :func:`datatrove_console` the executors built print datatrove's logs on the console, or only its errors (``--quiet``); :func:`console_logs` is what they read. Standard library only: the command line sets it, the executors read it."""
+"""The console switch for datatrove's logs: within :func:`datatrove_console` the executors built print datatrove's logs
+on the console, or only its errors (what the ``wikiref`` commands ask unless ``-v`` is given: their own summary says
+what a run did); :func:`console_logs` is what they read. Standard library only: the command line sets it, the
+executors read it."""
 
 from __future__ import annotations
 

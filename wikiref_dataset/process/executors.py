@@ -10,7 +10,7 @@ command shares (``--out``, ``--work``, ``--overwrite``, ``--tasks``, ``--workers
 ``--executor-options``; help text from the fields' metadata), which :func:`executor_settings` reads back.
 
 :func:`datatrove_console` switches datatrove's console logs off (errors only) for the executors built inside it (the
-commands' ``--quiet``); each task's log file keeps everything. This module imports only the standard library at import
+commands, unless ``-v`` is given); each task's log file keeps everything. This module imports only the standard library at import
 time: the ``wikiref`` command builds its parsers on every call.
 """
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..command import (
+    DATATROVE_VERBOSE_HELP,
     RunFailed,
     add_split_arguments,
     add_subcommand,
@@ -46,7 +47,8 @@ def add_psg2sum_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
                     "LEAD1 and TextRank baselines. The closing summary counts candidates at λ = 0.3-0.7; when no pair "
                     "reaches λ nothing is published, exit status 1, and the message names the λ to retry with.",
         example="wikiref psg2sum enwiki-pages-meta-history1.xml.bz2 --min-score 0.3 --out psg2sum",
-        func=run_psg2sum_command, resumable=True, writes=("out", "work"))
+        func=run_psg2sum_command, resumable=True, writes=("out", "work"),
+        verbose_help=DATATROVE_VERBOSE_HELP)
     parser.add_argument("dumps", nargs="+", metavar="HISTORY_DUMP", type=Path,
                         help="pages-meta-history dump(s): .xml, .xml.bz2, .xml.gz or .7z (7z command or py7zr)")
     parser.add_argument("--min-score", type=float, default=None,

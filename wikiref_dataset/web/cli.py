@@ -13,7 +13,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..command import add_subcommand, check_run_folder
+from ..command import DATATROVE_VERBOSE_HELP, add_subcommand, check_run_folder
 from ..process.executors import positive_int
 
 if TYPE_CHECKING:
@@ -162,7 +162,8 @@ def add_documents_parser(subparsers: argparse._SubParsersAction) -> argparse.Arg
                     "statement ids, which source served it) and DIR/failed/*.jsonl.gz (status per URL); a rerun "
                     "resumes. `wikiref build` runs this stage itself.",
         example="wikiref documents build/statements --warc crawl/*.warc.gz --out build/documents",
-        func=run_documents_command, resumable=True, writes=("out",))
+        func=run_documents_command, resumable=True, writes=("out",),
+        verbose_help=DATATROVE_VERBOSE_HELP)
     parser.add_argument("statements", nargs="+", help="statement JSONL files (.jsonl/.jsonl.gz) or folders of them")
     parser.add_argument("--warc", nargs="*", action="extend", default=[], metavar="FILE",
                         help="WARC/ARC files or folders to index (Common Crawl or your own crawl); zero or more, "

@@ -16,7 +16,14 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..command import RunFailed, add_subcommand, check_input_files, check_run_folder, cleaned_up_on_input_error
+from ..command import (
+    DATATROVE_VERBOSE_HELP,
+    RunFailed,
+    add_subcommand,
+    check_input_files,
+    check_run_folder,
+    cleaned_up_on_input_error,
+)
 from ..process.executors import positive_int
 from .defaults import DEFAULT_KEEP_TYPES, DEFAULT_SKIP_SECTIONS
 
@@ -162,7 +169,8 @@ def add_statements_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
                     "shards DIR/<task>.jsonl.gz, and print what was kept and skipped. A damaged dump keeps the pages "
                     "read before the damage; a rerun skips finished tasks. `wikiref build` runs this stage itself.",
         example="wikiref statements enwiki-pages-articles.xml.bz2 --out build/statements --tasks 4 --workers 4",
-        func=run_statements_command, resumable=True, writes=("out",))
+        func=run_statements_command, resumable=True, writes=("out",),
+        verbose_help=DATATROVE_VERBOSE_HELP)
     parser.add_argument("dumps", nargs="+", metavar="DUMP", help="pages-articles dump files")
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="output folder for the statement shards (a rerun into it resumes)")

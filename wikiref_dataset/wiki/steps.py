@@ -182,6 +182,8 @@ class StatementsSummary:
         bare_urls_skipped, named_refs_resolved, refs_unresolved, archive_urls_used (`int`): see the extractor.
         damaged_dumps (`dict[str, int]`): ``"<file name> (<error>)"`` -> pages read before the damage.
         counts (`dict[str, int]`): every counter.
+        logging_dir (`str`): datatrove's task logs and statistics (``stats.json``) of the run, named in the summary:
+            the console shows them only with ``-v``.
     """
 
     output_dir: str
@@ -197,6 +199,7 @@ class StatementsSummary:
     archive_urls_used: int = 0
     damaged_dumps: dict[str, int] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    logging_dir: str = ""
 
     @classmethod
     def from_counts(cls, counts: dict[str, int], output_dir: str | Path, tasks: int) -> StatementsSummary:
@@ -254,6 +257,8 @@ class StatementsSummary:
                                                    for key, value in dropped.items()))
         for name, pages in self.damaged_dumps.items():
             lines.append(f"  damaged dump: {name}: {pages:,} pages read before the damage, kept")
+        if self.logging_dir:
+            lines.append(f"  logs and statistics: {self.logging_dir} (datatrove's task logs, stats.json)")
         return "\n".join(lines)
 
 
@@ -268,7 +273,9 @@ def read_summary(output_dir: str | Path, logging_dir: str | Path | None = None) 
     for path, reason in stats.unreadable:
         logger.warning("%s: unreadable stats file (%s)", path, reason)
     step_name = f"{WikiDumpStatements.type}: {WikiDumpStatements.name}"
-    return StatementsSummary.from_counts(dict(stats.step(step_name)), output_dir, stats.tasks[step_name])
+    summary = StatementsSummary.from_counts(dict(stats.step(step_name)), output_dir, stats.tasks[step_name])
+    summary.logging_dir = str(logging_dir)
+    return summary
 
 
 def run_statements(

@@ -537,6 +537,8 @@ class BuildSummary:
                          "(summed over tasks)")
         if self.work:
             lines.append(f"  intermediate files: {self.work} (a rerun with the same inputs reuses them; delete when done)")
+            lines.append(f"  logs and statistics: {Path(self.work) / 'logs'} (each stage's datatrove task logs and "
+                         "stats.json)")
         return "\n".join(lines)
 
 

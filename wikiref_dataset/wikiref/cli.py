@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..command import (
+    DATATROVE_VERBOSE_HELP,
     ArgumentParser,
     CliError,
     RunFailed,
@@ -92,7 +93,8 @@ def add_build_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentP
                     "state lives beside it in OUT.work: an interrupted build resumes when rerun, and a rerun with "
                     "other options redoes only the stages they feed. The example builds the sample shipped with the "
                     "package (a dump and a WARC written for this project) in about half a minute.",
-        example=sample_command(), func=run_build_command, resumable=True, writes=("out", "work"))
+        example=sample_command(), func=run_build_command, resumable=True, writes=("out", "work"),
+        verbose_help=DATATROVE_VERBOSE_HELP)
     inputs = parser.add_argument_group("inputs")
     inputs.add_argument("dumps", nargs="*", metavar="DUMP",
                         help="pages-articles dump files (.xml, .xml.bz2; a multistream .xml.bz2 with its "
