@@ -327,6 +327,13 @@ class Plan:
     row_rules: dict[str, str] = field(default_factory=dict)
     """Row name -> the rule its models choose with (:func:`row_rule`), for the rows that fine-tune."""
 
+    @property
+    def tested_years(self) -> list[int]:
+        """The DUC years a model is tested on: every year, or the cross-year protocol's ``--test_years``."""
+        if self.folds and self.folds[0].test_year is not None:
+            return sorted(fold.test_year for fold in self.folds)
+        return sorted(self.inputs.years)
+
 
 def row_rule(row: Row, options: StageOptions, recipe_settings: Mapping[str, Any]) -> str:
     """The cluster rule a fine-tuned row's models choose their summaries with (``finetune_duc.py --selection``): the
