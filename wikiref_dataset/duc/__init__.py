@@ -1,7 +1,7 @@
-"""DUC 2005-2007: NIST's folders read into datasets rows and converted folders (:mod:`.reader`), converted years as the
-evaluation and fine-tuning read them (:mod:`.years`) and the ``wikiref duc convert`` parser (:mod:`.cli`). The public
-names of the reader and of the years are re-exported here, so ``from wikiref_dataset.duc import load_duc_year`` keeps
-working."""
+"""DUC 2005-2007: NIST's folders read into datasets rows and converted folders (:mod:`.reader`; NIST's files
+parsed by :mod:`.nist`), converted years as the evaluation and fine-tuning read them (:mod:`.years`) and the
+``wikiref duc convert`` parser (:mod:`.cli`). The public names of the reader and of the years are re-exported here, so
+``from wikiref_dataset.duc import load_duc_year`` keeps working."""
 
 from __future__ import annotations
 
