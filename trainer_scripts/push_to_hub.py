@@ -398,9 +398,9 @@ bootstrap as the script).
 
 ## Requirements
 
-Only `evaluate` (`pip install evaluate`): the module carries the ROUGE engine it wraps (`rouge.py`,
-`_rouge_stemmer.py` and the WordNet 2.0 exception list `_rouge_wordnet_exceptions.py`, copied from the `wikiref`
-project, whose `wikiref_dataset.rouge` is the same engine; install it with `{INSTALL_COMMAND}`).
+Only `evaluate` (`pip install evaluate`): the module carries the ROUGE engine it wraps (`rouge.py`, its modules
+`_rouge_*.py` and the WordNet 2.0 exception list `_rouge_wordnet_exceptions.py`, copied from the `wikiref` project,
+whose `wikiref_dataset.rouge` is the same engine; install it with `{INSTALL_COMMAND}`).
 
 ## Usage
 

@@ -4,7 +4,7 @@ Used by WikiRef curation (oracle ROUGE-2 recall over at most 5 sentences as a fi
 (``oracle_label`` from a greedy ROUGE-2 F1 search, ``oracle_score`` = each sentence's own ROUGE-2 F1) and by the
 DUC ORACLE baseline (several references, a word budget).
 
-Tokens and stems come from the ROUGE engine (``rouge.py``: ROUGE-1.5.5 tokenization and ``-m`` stemming), so the
+Tokens and stems come from the ROUGE engine (``rouge/``: ROUGE-1.5.5 tokenization and ``-m`` stemming), so the
 oracle optimises the quantity the metric measures. ROUGE-1.5.5 keeps only ``[A-Za-z0-9]`` (accented letters split
 words, Japanese and Chinese have no token at all), so for a language other than English (:attr:`OracleConfig.language`)
 the oracle counts a *Unicode ROUGE*: the same n-gram counting, clipping and scores, over the words of the language's

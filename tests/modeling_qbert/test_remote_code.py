@@ -12,13 +12,16 @@ from modeling_qbert.remote_code import custom_pipelines, pipeline_code_files, sa
 from wikiref_dataset.metrics.standalone import standalone_source
 
 DOCUMENT = ["The king was born in the city.", "A river runs in the city.", "The cat sat on the mat."]
+# The ROUGE engine the selection rules count with: the package wikiref_dataset/rouge/ made flat (standalone.py).
+ENGINE_FILES = ["_rouge_bootstrap.py", "_rouge_config.py", "_rouge_counts.py", "_rouge_results.py", "_rouge_scorer.py",
+                "_rouge_stemmer.py", "_rouge_tokens.py", "_rouge_wordnet_exceptions.py", "rouge.py"]
 
 
 def test_pipeline_code_files_are_standalone():
     files = pipeline_code_files()
     assert set(files) == {"pipeline_qfs.py", "inference.py", "processing_qbert.py", "configuration_qbert.py",
-                          "selection.py", "rouge.py", "_rouge_stemmer.py", "_rouge_wordnet_exceptions.py",
-                          "text.py", "_spacy_import.py"}  # the sentence splitter, for documents given as raw text
+                          "selection.py", *ENGINE_FILES,
+                          "text.py", "spacy_components.py", "_spacy_import.py"}  # the sentence splitter, for raw text
     assert "from .rouge import RougeConfig, RougeScorer" in files["selection.py"]
     assert "from .selection import (\n    CLUSTER_RULES,\n    ClusterSentences," in files["pipeline_qfs.py"]
     assert "        from .text import default_pipeline" in files["processing_qbert.py"]
@@ -33,8 +36,8 @@ def test_saved_folder_loads_the_pipeline_from_its_own_code(tiny_qbert_dir, tmp_p
     saved.save_pretrained(tmp_path)
     assert "from wikiref_dataset.text import" in (tmp_path / "processing_qbert.py").read_text()  # as save_pretrained
     written = save_pipeline_code(tmp_path)
-    assert written == ["_rouge_stemmer.py", "_rouge_wordnet_exceptions.py", "_spacy_import.py", "inference.py",
-                       "pipeline_qfs.py", "processing_qbert.py", "rouge.py", "selection.py", "text.py", "config.json"]
+    assert written == sorted([*ENGINE_FILES, "_spacy_import.py", "inference.py", "pipeline_qfs.py", "processing_qbert.py",
+                              "selection.py", "spacy_components.py", "text.py"]) + ["config.json"]
     assert "from .text import default_pipeline" in (tmp_path / "processing_qbert.py").read_text()  # made relative
     assert save_pipeline_code(tmp_path) == ["config.json"]  # twice in a row: nothing left to write
     assert json.loads((tmp_path / "config.json").read_text())["custom_pipelines"] == custom_pipelines()

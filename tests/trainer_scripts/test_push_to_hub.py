@@ -23,6 +23,7 @@ from transformers import BertTokenizer
 
 from trainer_scripts import push_to_hub
 from trainer_scripts.push_to_hub import INSTALL_COMMAND, PushError, check_dataset_folder, check_model_folder
+from wikiref_dataset.metrics.standalone import rouge_engine_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,8 +116,9 @@ MODEL_REPO_FILES = {
     "config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "processor_config.json",
     "configuration_qbert.py", "modeling_qbert.py", "processing_qbert.py",  # auto_map
     "pipeline_qfs.py", "inference.py", "selection.py",  # custom_pipelines
-    "rouge.py", "_rouge_stemmer.py", "_rouge_wordnet_exceptions.py",  # the ROUGE engine selection.py uses
-    "text.py", "_spacy_import.py",  # the sentence splitter, for documents given as raw text
+    "rouge.py", "_rouge_bootstrap.py", "_rouge_config.py", "_rouge_counts.py", "_rouge_results.py",  # the ROUGE
+    "_rouge_scorer.py", "_rouge_stemmer.py", "_rouge_tokens.py", "_rouge_wordnet_exceptions.py",  # engine, made flat
+    "text.py", "spacy_components.py", "_spacy_import.py",  # the sentence splitter, for documents given as raw text
     "results.json", "README.md", "figures/duc_rouge2.png", ".gitattributes",
 }
 
@@ -274,7 +276,8 @@ def test_model_repo_contents(published):
     assert config["custom_pipelines"] == {"query-focused-summarization": {
         "impl": "pipeline_qfs.QueryFocusedSummarizationPipeline", "pt": ["AutoModel"], "type": "text"}}
     assert "from .rouge import" in files["selection.py"].decode() and b"wikiref_dataset" not in files["inference.py"]
-    assert files["rouge.py"] == (ROOT / "wikiref_dataset" / "rouge.py").read_bytes()
+    assert files["rouge.py"] == rouge_engine_files()["rouge.py"].encode()  # the engine's __init__.py made flat
+    assert files["_rouge_stemmer.py"] == (ROOT / "wikiref_dataset" / "rouge" / "stemmer.py").read_bytes()
     assert files["modeling_qbert.py"] == (published["model_dir"] / "modeling_qbert.py").read_bytes()
     assert "model.safetensors" in published["lfs"]["org/qbert-wikiref"]
     card = files["README.md"].decode()
@@ -339,9 +342,9 @@ def test_metric_loads_from_the_hub_space_and_scores_the_same(published):
     assert published["loaded"]["metric"] == local
     assert published["loaded"]["metric_module"].startswith("evaluate_modules.")
     files = published["files"]["org/duc_rouge"]
-    assert set(files) == {"duc_rouge.py", "rouge.py", "_rouge_stemmer.py", "_rouge_wordnet_exceptions.py", "README.md",
-                          "app.py", "requirements.txt", ".gitattributes"}
-    assert files["_rouge_stemmer.py"] == (ROOT / "wikiref_dataset" / "_rouge_stemmer.py").read_bytes()
+    assert set(files) == {"duc_rouge.py", *rouge_engine_files(), "README.md", "app.py", "requirements.txt",
+                          ".gitattributes"}
+    assert files["_rouge_stemmer.py"] == (ROOT / "wikiref_dataset" / "rouge" / "stemmer.py").read_bytes()
     module = files["duc_rouge.py"].decode()
     assert "from .rouge import RougeScorer" in module and "wikiref_dataset.rouge import" not in module
     readme = files["README.md"].decode()
@@ -624,7 +627,7 @@ def space(tmp_path_factory):
 
 def test_space_holds_the_app_its_requirements_and_card(space):
     files = space["files"]
-    assert {"app.py", "requirements.txt", "README.md", "trainer_scripts/app/ui.py", "wikiref_dataset/rouge.py",
+    assert {"app.py", "requirements.txt", "README.md", "trainer_scripts/app/ui.py", "wikiref_dataset/rouge/__init__.py",
             "modeling_qbert/pipeline_qfs.py", "wikiref_dataset/data/spacy-en-stop-words.txt"} <= set(files)
     readme = files["README.md"].decode()
     assert readme.startswith("---\n") and "sdk: gradio" in readme and "app_file: app.py" in readme

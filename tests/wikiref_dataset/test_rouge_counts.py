@@ -38,10 +38,10 @@ def test_encoded_hits_equal_counter_definitions(seed, max_n, skip_distance, skip
 
 
 def test_vocabulary_generation_reset_keeps_scores(monkeypatch):
-    import wikiref_dataset.rouge as rouge_module
+    import wikiref_dataset.rouge.scorer as scorer_module
 
     fresh = RougeScorer().score("the cat sat on the mat", ["a cat sat on a mat"])
-    monkeypatch.setattr(rouge_module, "_VOCABULARY_RESET", 3)
+    monkeypatch.setattr(scorer_module, "_VOCABULARY_RESET", 3)
     scorer = RougeScorer()
     for k in range(5):  # every item starts a new generation once the vocabulary passes 3 stems
         scorer.score(f"filler{k} words here", ["other filler words"])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from wikiref_dataset._rouge_stemmer import RougeStemmer, load_wordnet_exceptions, porter_stem
+from wikiref_dataset.rouge.stemmer import RougeStemmer, load_wordnet_exceptions, porter_stem
 
 GOLDEN_STEMS = Path(__file__).resolve().parents[3] / "shared" / "rouge_golden" / "stems.tsv"
 
@@ -115,6 +115,17 @@ def test_default_exception_map() -> None:
     assert exceptions["were"] == "be"
     assert exceptions["children"] == "child"
     assert exceptions["better"] == "well"
+
+
+def test_default_exception_map_read_beside_the_package_when_resources_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    import wikiref_dataset.rouge.stemmer as stemmer_module
+
+    def unreadable(package: str) -> None:
+        raise ImportError(f"no resources for {package}")  # as Python 3.11 with a stale editable install
+
+    monkeypatch.setattr(stemmer_module.resources, "files", unreadable)
+    assert load_wordnet_exceptions() == load_wordnet_exceptions(
+        Path(stemmer_module.__file__).resolve().parents[1] / "data" / "wordnet-2.0-exceptions.tsv")
 
 
 def test_load_exceptions_from_path(tmp_path: Path) -> None:

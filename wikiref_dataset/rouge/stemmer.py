@@ -269,8 +269,9 @@ def load_wordnet_exceptions(path: str | os.PathLike[str] | None = None) -> dict[
             text = resource.read_text(encoding="utf-8")
         except (ImportError, OSError):
             # Python 3.11's importlib.resources cannot read from a namespace package whose __path__ holds a
-            # non-directory entry (as a stale setuptools editable install produces); read next to this module.
-            fallback = Path(__file__).resolve().parent / _PACKAGED_EXCEPTIONS
+            # non-directory entry (as a stale setuptools editable install produces); read it from the package folder,
+            # above this module's.
+            fallback = Path(__file__).resolve().parent.parent / _PACKAGED_EXCEPTIONS
             name = str(fallback)
             if fallback.is_file():
                 text = fallback.read_text(encoding="utf-8")
