@@ -23,7 +23,7 @@ def test_pipeline_code_files_are_standalone():
                           "selection.py", *ENGINE_FILES,
                           "text.py", "spacy_components.py", "_spacy_import.py"}  # the sentence splitter, for raw text
     assert "from .rouge import RougeConfig, RougeScorer" in files["selection.py"]
-    assert "from .selection import (\n    CLUSTER_RULES,\n    ClusterSentences," in files["pipeline_qfs.py"]
+    assert "from .selection import (\n    BUDGETS,\n    CLUSTER_RULES,\n    ClusterSentences," in files["pipeline_qfs.py"]
     assert "        from .text import default_pipeline" in files["processing_qbert.py"]
     for name, text in files.items():
         assert standalone_source(text, name) == text  # nothing left to rewrite, no project import outside `try`
