@@ -607,11 +607,11 @@ def test_build_command_with_crawl_and_cdx_api(archive: Archive, tmp_path: Path) 
     dumps, _ = sample_inputs()
     result = _wikiref(["build", *dumps, "--warc", str(archive.sample.local_warc), "--crawl", SAMPLE_CRAWL,
                        "--cdx-api", archive.cdx_api, "--cc-data", archive.data_url,  # loopback: no spacing by default
-                       "--out", str(tmp_path / "wikiref"), "--tasks", "2"], tmp_path)
+                       "--out", str(tmp_path / "wikiref"), "--tasks", "2", "-v"], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Common Crawl" in result.stdout
-    # Each task says what the hosts' intervals imply before it looks anything up (in its log file, and on the
-    # console as datatrove shows a task's log); the summary, what was waited.
+    # Each task says what the hosts' intervals imply before it looks anything up (in its log file, and, with -v, on
+    # the console as datatrove shows a task's log); the summary, what was waited.
     plan = re.compile(r"task (\d): CDX lookups on 127\.0\.0\.1: no spacing \(a server on this machine; "
                       r"--cdx-min-interval sets one\), [\d,]+ URL\(s\) x 1 crawl\(s\)$")
     assert any(plan.search(line) for line in result.stderr.splitlines()), result.stderr[-3000:]
