@@ -39,6 +39,7 @@ built its optimizer) and `subnetwork/trainable_fraction` are added to the traini
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import sys
 from collections.abc import Mapping
@@ -90,8 +91,9 @@ def end_process_group(together: bool = False) -> None:
     during the interpreter's finalization instead (the DDP wrapper that holds it sits in the trainer's reference
     cycles), the worker cannot get that lock at all and is stopped by a forced unwind through C++ code that may not
     throw: "terminate called without an active exception" (SIGABRT). So the group is taken out of torch's registry
-    and held, and a script that ran one ends its process with :func:`exit_process`, which skips the interpreter's
-    finalization: the operating system releases the group, its threads and sockets. [`QBertTrainer`] registers this
+    and held for good (a reference the interpreter never gives back, so that its finalization does not free it
+    either), and a script that ran one ends its process with :func:`exit_process`, which skips the interpreter's
+    finalization altogether: the operating system releases the group, its threads and sockets. [`QBertTrainer`] registers this
     at exit in every process of a distributed run."""
     import torch.distributed as dist
 
@@ -99,7 +101,11 @@ def end_process_group(together: bool = False) -> None:
         return
     if together and dist.get_world_size() > 1:
         dist.barrier()
-    ENDED_GROUPS.append(dist.group.WORLD)
+    group = dist.group.WORLD
+    ENDED_GROUPS.append(group)
+    # A reference of the interpreter's own, never given back: the interpreter's finalization (which clears this
+    # module's list) does not free the group either, in a script that ends without exit_process.
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(group))
     dist.destroy_process_group()
 
 
