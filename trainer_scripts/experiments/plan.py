@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -329,10 +329,15 @@ class Plan:
 
     @property
     def tested_years(self) -> list[int]:
-        """The DUC years a model is tested on: every year, or the cross-year protocol's ``--test_years``."""
-        if self.folds and self.folds[0].test_year is not None:
-            return sorted(fold.test_year for fold in self.folds)
-        return sorted(self.inputs.years)
+        """The DUC years a model is tested on (:func:`tested_years`)."""
+        return tested_years(self.folds, self.inputs.years)
+
+
+def tested_years(folds: Sequence[Fold], years: Iterable[int]) -> list[int]:
+    """The DUC years a model is tested on: every given year, or the cross-year protocol's (``--test_years``)."""
+    if folds and folds[0].test_year is not None:
+        return sorted(fold.test_year for fold in folds)
+    return sorted(years)
 
 
 def row_rule(row: Row, options: StageOptions, recipe_settings: Mapping[str, Any]) -> str:
@@ -429,8 +434,7 @@ class _Planner:
         self.duc_dirs = [inputs.years[year] for year in sorted(inputs.years)]
         cross_year = folds[0].test_year is not None
         # the rows run on one fold only (Fig. 6) take the one testing the latest year, or every cluster fold
-        self.tested_years = sorted(fold.test_year for fold in folds) if cross_year else sorted(inputs.years)
-        """The DUC years a model is tested on: every year, or ``--test_years`` (cross-year)."""
+        self.tested_years = tested_years(folds, inputs.years)
         self.last_fold = [fold for fold in folds if fold.test_year == max(self.tested_years)] if cross_year else folds
 
     def add(self, unit: Unit, row: str | None) -> str:
